@@ -1,0 +1,16 @@
+//! Wire types for the Model Context Protocol.
+//!
+//! - [`jsonrpc`]: JSON-RPC 2.0 envelopes, request ids, error codes, strict one-pass decoding.
+//! - [`version`]: [`ProtocolVersion`], an ordered enum of every MCP revision, and its [`Era`].
+//! - [`mcp`]: every MCP type of every revision, version-neutral.
+//! - [`tables`]: which methods exist at which version, params validation and result shaping,
+//!   generated from the vendored schema files.
+//!
+//! This crate has no async runtime in its dependency tree.
+
+pub mod jsonrpc;
+pub mod mcp;
+pub mod tables;
+pub mod version;
+
+pub use version::{Era, ProtocolVersion, UnknownVersion};

@@ -1,0 +1,1 @@
+//! Every MCP type of every revision, as version-neutral Rust types.

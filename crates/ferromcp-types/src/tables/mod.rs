@@ -1,0 +1,1 @@
+//! The (method, version) tables generated from the vendored schema files.
