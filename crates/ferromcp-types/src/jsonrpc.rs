@@ -1,1 +1,25 @@
-//! JSON-RPC 2.0.
+//! JSON-RPC 2.0: messages, request ids, error codes and objects, and strict one-pass decoding.
+//!
+//! ```
+//! use ferromcp_types::jsonrpc::{Message, Payload, Request};
+//!
+//! let m = Message::from(Request::new(1, "tools/list", None));
+//! let bytes = m.to_vec();
+//! assert_eq!(bytes, br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+//! assert_eq!(Message::from_slice(&bytes).unwrap(), m);
+//! ```
+
+mod decode;
+mod error;
+mod id;
+mod message;
+mod payload;
+
+pub use decode::{DEFAULT_MAX_DEPTH, DecodeError, Decoder, Frame, MAX_SETTABLE_DEPTH};
+pub use error::{ErrorCode, ErrorObject};
+pub use id::RequestId;
+pub use message::{ErrorResponse, Message, Notification, Request, Response};
+pub use payload::Payload;
+
+#[cfg(test)]
+mod tests;

@@ -201,7 +201,10 @@ mod tests {
         );
         assert_eq!(ProtocolVersion::LATEST_MODERN.era(), Era::Modern);
         assert_eq!(ProtocolVersion::LATEST_HANDSHAKE.era(), Era::Handshake);
-        assert_eq!(ProtocolVersion::HTTP_HEADERLESS_DEFAULT.as_str(), "2025-03-26");
+        assert_eq!(
+            ProtocolVersion::HTTP_HEADERLESS_DEFAULT.as_str(),
+            "2025-03-26"
+        );
         assert!(ProtocolVersion::V2025_03_26.allows_batches());
         assert!(!ProtocolVersion::V2025_06_18.allows_batches());
     }
@@ -213,6 +216,9 @@ mod tests {
             ProtocolVersion::negotiate_common(&[V2024_11_05, V2025_06_18], &ProtocolVersion::ALL),
             Some(V2025_06_18)
         );
-        assert_eq!(ProtocolVersion::negotiate_common(&[V2024_11_05], &[V2026_07_28]), None);
+        assert_eq!(
+            ProtocolVersion::negotiate_common(&[V2024_11_05], &[V2026_07_28]),
+            None
+        );
     }
 }

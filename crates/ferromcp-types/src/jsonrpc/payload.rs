@@ -1,0 +1,158 @@
+//! Params and results that stay unparsed until someone needs them typed.
+
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// The `params` of a request or notification, or the `result` of a response.
+///
+/// Decoded messages carry their payload as raw JSON text ([`Payload::Raw`]), parsed once, into
+/// the handler's own type, by [`Payload::parse`]. In-process dispatch hands values over as they
+/// are ([`Payload::Value`]), with no serialization at all.
+///
+/// ```
+/// use ferromcp_types::jsonrpc::Payload;
+///
+/// let p = Payload::from_value(serde_json::json!({"name": "add"}));
+/// #[derive(serde::Deserialize)]
+/// struct P { name: String }
+/// assert_eq!(p.parse::<P>().unwrap().name, "add");
+/// ```
+#[derive(Clone)]
+pub enum Payload {
+    /// Unparsed JSON text, as it came off the wire.
+    Raw(Box<RawValue>),
+    /// A JSON value built in memory.
+    Value(Value),
+}
+
+impl Payload {
+    /// Wraps a JSON value.
+    pub fn from_value(value: Value) -> Self {
+        Self::Value(value)
+    }
+
+    /// Serializes any value into a payload.
+    pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Self> {
+        serde_json::to_value(value).map(Self::Value)
+    }
+
+    /// An empty JSON object.
+    pub fn empty_object() -> Self {
+        Self::Value(Value::Object(serde_json::Map::new()))
+    }
+
+    /// Deserializes the payload into `T` (from the raw text, or from the value without cloning).
+    pub fn parse<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
+        match self {
+            Self::Raw(raw) => serde_json::from_str(raw.get()),
+            Self::Value(value) => T::deserialize(value),
+        }
+    }
+
+    /// The payload as a JSON value (parses raw text).
+    pub fn into_value(self) -> serde_json::Result<Value> {
+        match self {
+            Self::Raw(raw) => serde_json::from_str(raw.get()),
+            Self::Value(value) => Ok(value),
+        }
+    }
+
+    /// The payload as a JSON object map; `None` when it is not an object.
+    pub fn into_object(self) -> Option<serde_json::Map<String, Value>> {
+        match self.into_value() {
+            Ok(Value::Object(map)) => Some(map),
+            _ => None,
+        }
+    }
+
+    /// Whether the payload is a JSON object.
+    pub fn is_object(&self) -> bool {
+        match self {
+            Self::Raw(raw) => raw.get().trim_start().starts_with('{'),
+            Self::Value(value) => value.is_object(),
+        }
+    }
+
+    /// The payload as compact JSON text.
+    pub fn to_json_string(&self) -> String {
+        match self {
+            Self::Raw(raw) => raw.get().to_owned(),
+            Self::Value(value) => value.to_string(),
+        }
+    }
+}
+
+impl From<Value> for Payload {
+    fn from(value: Value) -> Self {
+        Self::Value(value)
+    }
+}
+
+impl From<serde_json::Map<String, Value>> for Payload {
+    fn from(map: serde_json::Map<String, Value>) -> Self {
+        Self::Value(Value::Object(map))
+    }
+}
+
+impl From<Box<RawValue>> for Payload {
+    fn from(raw: Box<RawValue>) -> Self {
+        Self::Raw(raw)
+    }
+}
+
+impl fmt::Debug for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Raw(raw) => write!(f, "Raw({})", raw.get()),
+            Self::Value(value) => write!(f, "Value({value})"),
+        }
+    }
+}
+
+/// Payloads compare by the JSON they hold, whatever their form.
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Raw(a), Self::Raw(b)) if a.get() == b.get() => true,
+            (Self::Value(a), Self::Value(b)) => a == b,
+            _ => {
+                let a = self.clone().into_value().ok();
+                let b = other.clone().into_value().ok();
+                a.is_some() && a == b
+            }
+        }
+    }
+}
+
+impl Serialize for Payload {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Raw(raw) => raw.serialize(s),
+            Self::Value(value) => value.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Payload {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(d).map(Self::Raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn raw_and_value_forms_compare_by_content() {
+        let raw: Payload = serde_json::from_str(r#"{ "a" : 1 }"#).unwrap();
+        assert_eq!(raw, Payload::from_value(json!({"a": 1})));
+        assert!(raw.is_object());
+        assert_eq!(raw.to_json_string(), r#"{ "a" : 1 }"#);
+    }
+}

@@ -1,0 +1,208 @@
+//! Envelope decoding and encoding: JSON-RPC 2.0 §4–§6 and MCP "Base Protocol" (ids, errors).
+
+use super::*;
+use serde_json::json;
+
+fn decode(text: &str) -> Result<Message, DecodeError> {
+    Message::from_slice(text.as_bytes())
+}
+
+fn invalid(text: &str) -> DecodeError {
+    match decode(text) {
+        Err(e @ DecodeError::Invalid { .. }) => e,
+        other => panic!("expected an invalid-request error for {text}, got {other:?}"),
+    }
+}
+
+#[test]
+fn each_kind_of_message_decodes() {
+    let r = decode(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}"#);
+    let Ok(Message::Request(r)) = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(r.id, RequestId::from("a"));
+    assert_eq!(r.params, Some(Payload::from_value(json!({"name": "x"}))));
+
+    let n = decode(r#"{"method":"notifications/initialized","jsonrpc":"2.0"}"#).unwrap();
+    assert!(matches!(
+        n,
+        Message::Notification(Notification { params: None, .. })
+    ));
+
+    let ok = decode(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#).unwrap();
+    assert_eq!(ok, Message::response(RequestId::from(3), json!({})));
+
+    let err = decode(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#);
+    let Ok(Message::Error(e)) = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!((e.id, e.error.code), (None, ErrorCode::PARSE_ERROR));
+}
+
+#[test]
+fn encode_then_decode_is_identity() {
+    let messages = [
+        Message::from(Request::new("r-1", "ping", None)),
+        Message::from(Notification::new(
+            "x",
+            Some(Payload::from_value(json!({"a": [1, 2]}))),
+        )),
+        Message::response(RequestId::from(-5), json!({"ok": true})),
+        Message::error(None, ErrorObject::parse_error("nope")),
+        Message::error(Some(7.into()), ErrorObject::method_not_found("m")),
+    ];
+    for m in messages {
+        assert_eq!(decode(&m.to_json_string()).unwrap(), m);
+    }
+}
+
+#[test]
+fn keys_are_case_sensitive() {
+    let e = invalid(r#"{"jsonrpc":"2.0","id":1,"Method":"ping"}"#);
+    assert_eq!(
+        e.id(),
+        Some(&RequestId::from(1)),
+        "the id is kept for the answer"
+    );
+    invalid(r#"{"JSONRPC":"2.0","id":1,"method":"ping"}"#);
+    // An "ID" member is an unknown key, not an id: the message is a notification.
+    let m = decode(r#"{"jsonrpc":"2.0","ID":1,"method":"ping"}"#).unwrap();
+    assert!(matches!(m, Message::Notification(_)), "{m:?}");
+}
+
+#[test]
+fn duplicate_envelope_keys_are_rejected() {
+    for text in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{},"params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
+    ] {
+        let e = invalid(text);
+        assert!(e.to_string().contains("duplicate key"), "{e}");
+        assert_eq!(e.to_error_object().code, ErrorCode::INVALID_REQUEST);
+    }
+}
+
+#[test]
+fn nesting_depth_is_bounded() {
+    let nested = |depth: usize| {
+        // The envelope and `params` are two levels; the rest are arrays inside params.
+        let inner = "[".repeat(depth - 2) + &"]".repeat(depth - 2);
+        format!(r#"{{"jsonrpc":"2.0","method":"x","params":{{"a":{inner}}}}}"#)
+    };
+    assert!(
+        decode(&nested(DEFAULT_MAX_DEPTH)).is_ok(),
+        "the default allows 128 levels"
+    );
+    let e = decode(&nested(DEFAULT_MAX_DEPTH + 1)).unwrap_err();
+    assert_eq!(
+        e,
+        DecodeError::TooDeep {
+            limit: DEFAULT_MAX_DEPTH
+        }
+    );
+    assert_eq!(e.to_error_object().code, ErrorCode::PARSE_ERROR);
+
+    let shallow = Decoder::new().max_depth(10);
+    assert!(shallow.decode_message(nested(10).as_bytes()).is_ok());
+    assert!(shallow.decode_message(nested(11).as_bytes()).is_err());
+
+    let deep = Decoder::new().max_depth(300);
+    assert!(
+        deep.decode_message(nested(300).as_bytes()).is_ok(),
+        "settable above serde's own"
+    );
+    assert_eq!(
+        Decoder::new().max_depth(100_000).depth_limit(),
+        MAX_SETTABLE_DEPTH
+    );
+
+    // Brackets inside strings do not count.
+    let text = format!(
+        r#"{{"jsonrpc":"2.0","method":"x","params":{{"s":"{}"}}}}"#,
+        "[".repeat(500)
+    );
+    assert!(decode(&text).is_ok());
+}
+
+#[test]
+fn malformed_json_and_bad_utf8_are_parse_errors() {
+    for bytes in [
+        &b"{"[..],
+        b"not json",
+        b"",
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}",
+    ] {
+        let e = Message::from_slice(bytes).unwrap_err();
+        assert!(matches!(e, DecodeError::Parse(_)), "{e:?}");
+        let r = e.to_response();
+        assert_eq!((r.id, r.error.code), (None, ErrorCode::PARSE_ERROR));
+    }
+    assert!(matches!(
+        decode(r#"{"jsonrpc":"2.0","id":1,"method":"x"} trailing"#),
+        Err(DecodeError::Parse(_))
+    ));
+}
+
+#[test]
+fn wrong_shapes_are_invalid_requests() {
+    for text in [
+        r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
+        r#"{"id":1,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":true,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":""}}"#,
+        r#"{"jsonrpc":"2.0","result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":""}}"#,
+        r#"[1]"#,
+        r#""just a string""#,
+        r#"42"#,
+    ] {
+        let e = decode(text).unwrap_err();
+        assert!(matches!(e, DecodeError::Invalid { .. }), "{text}: {e:?}");
+    }
+    let e = invalid(r#"{"jsonrpc":"2.0","id":9,"method":"x","params":"p"}"#);
+    assert_eq!(e.to_response().id, Some(9.into()));
+}
+
+#[test]
+fn null_params_read_as_absent_and_unknown_keys_are_ignored() {
+    let m = decode(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null,"extra":{"a":1}}"#);
+    assert_eq!(m.unwrap(), Message::from(Request::new(1, "ping", None)));
+}
+
+#[test]
+fn batches_decode_entry_by_entry() {
+    let frame = Decoder::new()
+        .decode(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"bad":1}]"#)
+        .unwrap();
+    let Frame::Batch(entries) = frame else {
+        panic!()
+    };
+    assert_eq!(entries.len(), 2);
+    assert!(entries[0].is_ok() && entries[1].is_err());
+    assert!(
+        Decoder::new().decode(b"[]").is_err(),
+        "an empty batch is invalid"
+    );
+    assert!(Message::from_slice(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).is_err());
+}
+
+#[test]
+fn ids_correlate_across_forms_but_keep_their_wire_form() {
+    let Ok(Message::Response(r)) = decode(r#"{"jsonrpc":"2.0","id":"7","result":{}}"#) else {
+        panic!()
+    };
+    assert_eq!(r.id, RequestId::from(7));
+    assert_eq!(
+        Message::Response(r).to_json_string(),
+        r#"{"jsonrpc":"2.0","id":"7","result":{}}"#
+    );
+}
