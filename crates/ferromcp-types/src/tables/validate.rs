@@ -1,0 +1,468 @@
+//! Validation of params and results against a revision's schema.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use super::schema::{Additional, Compiled, NodeId, compiled, type_matches, type_name, type_names};
+use crate::ProtocolVersion;
+
+/// Nesting depth (of values and schema references together) beyond which validation gives up.
+const MAX_DEPTH: u32 = 256;
+
+/// What was validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// The `params` of a request or notification.
+    Params,
+    /// The `result` of a request.
+    Result,
+}
+
+/// Why a value does not match its schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParamsErrorKind {
+    /// A required field is absent; the error's pointer names the field.
+    MissingField {
+        /// The name of the missing field.
+        field: String,
+    },
+    /// The value has the wrong JSON type.
+    WrongType {
+        /// The allowed types, such as `"string or integer"`.
+        expected: String,
+        /// The type found.
+        found: &'static str,
+    },
+    /// The value is not the constant or not one of the enumerated values the schema allows.
+    NotAllowed {
+        /// The allowed value(s), as JSON.
+        expected: String,
+    },
+    /// A field the schema forbids (`additionalProperties: false`).
+    UnexpectedField {
+        /// The name of the field.
+        field: String,
+    },
+    /// A number, string length or array length is out of the allowed range.
+    OutOfRange {
+        /// The violated bound, such as `"minimum 0"`.
+        bound: String,
+    },
+    /// None of the alternatives of a union (`anyOf`/`oneOf`) fits the value.
+    NoMatchingAlternative {
+        /// How many alternatives the union has.
+        alternatives: usize,
+    },
+    /// The value is nested too deeply to be checked.
+    TooDeep,
+}
+
+impl fmt::Display for ParamsErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MissingField { field } => write!(f, "missing required field {field:?}"),
+            Self::WrongType { expected, found } => write!(f, "expected {expected}, found {found}"),
+            Self::NotAllowed { expected } => write!(f, "value not allowed, expected {expected}"),
+            Self::UnexpectedField { field } => write!(f, "unexpected field {field:?}"),
+            Self::OutOfRange { bound } => write!(f, "out of range ({bound})"),
+            Self::NoMatchingAlternative { alternatives } => {
+                write!(f, "matches none of the {alternatives} allowed shapes")
+            }
+            Self::TooDeep => f.write_str("nested too deeply to validate"),
+        }
+    }
+}
+
+/// A params (or result) value that does not match the schema of its method at a revision.
+///
+/// The message names the method, the revision and the JSON pointer of the failing field, e.g.
+/// `invalid params of "tools/call" at MCP 2025-06-18: at "/name": missing required field "name"`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {} of {method:?} at MCP {version}: at {pointer:?}: {kind}", target_name(*.target))]
+pub struct ParamsError {
+    method: String,
+    version: ProtocolVersion,
+    target: Target,
+    pointer: String,
+    kind: ParamsErrorKind,
+}
+
+fn target_name(target: Target) -> &'static str {
+    match target {
+        Target::Params => "params",
+        Target::Result => "result",
+    }
+}
+
+impl ParamsError {
+    /// The method whose params (or result) failed.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The revision whose schema was applied.
+    pub fn version(&self) -> ProtocolVersion {
+        self.version
+    }
+
+    /// Whether params or a result failed.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The JSON pointer (RFC 6901) of the failing value inside the params or result; `""` is the
+    /// whole value. For a missing field it points at where the field should be.
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// Why the value failed.
+    pub fn kind(&self) -> &ParamsErrorKind {
+        &self.kind
+    }
+}
+
+/// Validates the params of `method` (a request or a notification) against the schema of
+/// revision `v`. Absent params validate as `{}`.
+///
+/// A method this revision does not define (a custom method, or a spec method of another
+/// revision) passes: whether a method exists is [`exists`](super::exists)'s question, not this
+/// one's. Objects accept fields the schema does not list unless it says
+/// `additionalProperties: false`; types, required fields, constants and enums are strict.
+///
+/// ```
+/// use ferromcp_types::{ProtocolVersion, tables::validate_params};
+/// use serde_json::json;
+///
+/// let v = ProtocolVersion::V2025_06_18;
+/// assert!(validate_params("tools/list", v, None).is_ok());
+/// let err = validate_params("tools/call", v, Some(&json!({}))).unwrap_err();
+/// assert_eq!(err.pointer(), "/name");
+/// assert!(validate_params("acme/custom", v, Some(&json!([1]))).is_ok());
+/// ```
+pub fn validate_params(
+    method: &str,
+    v: ProtocolVersion,
+    params: Option<&Value>,
+) -> Result<(), ParamsError> {
+    let schemas = compiled(v);
+    match schemas.params(method) {
+        Some(id) => run(schemas, id, method, v, Target::Params, params),
+        None => Ok(()),
+    }
+}
+
+/// Validates the params of notification `method` at revision `v`, like [`validate_params`];
+/// a method that is not a notification at `v` passes. Whether a failure is fatal is the
+/// caller's policy (notifications get no error response).
+pub fn validate_notification_params(
+    method: &str,
+    v: ProtocolVersion,
+    params: Option<&Value>,
+) -> Result<(), ParamsError> {
+    match super::method_kind(method, v) {
+        Some(kind) if kind.is_notification() => validate_params(method, v, params),
+        _ => Ok(()),
+    }
+}
+
+/// Validates a `result` of request `method` against the result type of revision `v` (a union
+/// where the revision allows several, such as `CallToolResult` or `CreateTaskResult`). A method
+/// this revision does not define passes.
+pub fn validate_result(
+    method: &str,
+    v: ProtocolVersion,
+    result: &Value,
+) -> Result<(), ParamsError> {
+    let schemas = compiled(v);
+    match schemas.result(method) {
+        Some(id) => run(schemas, id, method, v, Target::Result, Some(result)),
+        None => Ok(()),
+    }
+}
+
+fn run(
+    schemas: &Compiled,
+    id: NodeId,
+    method: &str,
+    version: ProtocolVersion,
+    target: Target,
+    value: Option<&Value>,
+) -> Result<(), ParamsError> {
+    // An empty map does not allocate.
+    let empty;
+    let value = match value {
+        Some(value) => value,
+        None => {
+            empty = Value::Object(Map::new());
+            &empty
+        }
+    };
+    check(schemas, id, value, 0).map_err(|failure| ParamsError {
+        method: method.to_owned(),
+        version,
+        target,
+        pointer: failure.pointer(),
+        kind: failure.kind,
+    })
+}
+
+/// A path segment, collected innermost first while a failure propagates outwards.
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+struct Failure {
+    /// Innermost segment first.
+    path: Vec<Segment>,
+    kind: ParamsErrorKind,
+}
+
+impl Failure {
+    fn new(kind: ParamsErrorKind) -> Self {
+        Failure {
+            path: Vec::new(),
+            kind,
+        }
+    }
+
+    fn at(mut self, segment: Segment) -> Self {
+        self.path.push(segment);
+        self
+    }
+
+    fn pointer(&self) -> String {
+        let mut out = String::new();
+        for segment in self.path.iter().rev() {
+            out.push('/');
+            match segment {
+                Segment::Key(k) => out.push_str(&k.replace('~', "~0").replace('/', "~1")),
+                Segment::Index(i) => out.push_str(&i.to_string()),
+            }
+        }
+        out
+    }
+}
+
+fn check(c: &Compiled, id: NodeId, value: &Value, depth: u32) -> Result<(), Failure> {
+    if depth > MAX_DEPTH {
+        return Err(Failure::new(ParamsErrorKind::TooDeep));
+    }
+    let node = c.node(id);
+    if node.never {
+        return Err(Failure::new(ParamsErrorKind::NotAllowed {
+            expected: "nothing (the schema is `false`)".into(),
+        }));
+    }
+    if let Some(target) = node.reference {
+        check(c, target, value, depth + 1)?;
+    }
+    if !type_matches(node.types, value) {
+        return Err(Failure::new(ParamsErrorKind::WrongType {
+            expected: type_names(node.types),
+            found: type_name(value),
+        }));
+    }
+    if let Some(constant) = &node.constant
+        && value != constant
+    {
+        return Err(Failure::new(ParamsErrorKind::NotAllowed {
+            expected: constant.to_string(),
+        }));
+    }
+    if let Some(allowed) = &node.enumeration
+        && !allowed.contains(value)
+    {
+        return Err(Failure::new(ParamsErrorKind::NotAllowed {
+            expected: format!("one of {}", Value::Array(allowed.clone())),
+        }));
+    }
+    match value {
+        Value::Number(n) => check_number(node, n.as_f64())?,
+        Value::String(s) => {
+            let len = s.chars().count() as u64;
+            check_len("length", len, node.min_length, node.max_length)?;
+        }
+        Value::Array(items) => {
+            check_len("items", items.len() as u64, node.min_items, node.max_items)?;
+            if let Some(item) = node.items {
+                for (i, v) in items.iter().enumerate() {
+                    check(c, item, v, depth + 1).map_err(|f| f.at(Segment::Index(i)))?;
+                }
+            }
+        }
+        Value::Object(map) => check_object(c, id, map, depth)?,
+        Value::Null | Value::Bool(_) => {}
+    }
+    for &part in &node.all_of {
+        check(c, part, value, depth + 1)?;
+    }
+    if !node.any_of.is_empty() {
+        check_any_of(c, &node.any_of, value, depth)?;
+    }
+    Ok(())
+}
+
+fn check_number(node: &super::schema::Node, n: Option<f64>) -> Result<(), Failure> {
+    let Some(n) = n else { return Ok(()) };
+    if let Some((min, exclusive)) = node.minimum
+        && (n < min || (exclusive && n == min))
+    {
+        let word = if exclusive {
+            "exclusive minimum"
+        } else {
+            "minimum"
+        };
+        return Err(Failure::new(ParamsErrorKind::OutOfRange {
+            bound: format!("{word} {min}"),
+        }));
+    }
+    if let Some((max, exclusive)) = node.maximum
+        && (n > max || (exclusive && n == max))
+    {
+        let word = if exclusive {
+            "exclusive maximum"
+        } else {
+            "maximum"
+        };
+        return Err(Failure::new(ParamsErrorKind::OutOfRange {
+            bound: format!("{word} {max}"),
+        }));
+    }
+    Ok(())
+}
+
+fn check_len(what: &str, len: u64, min: Option<u64>, max: Option<u64>) -> Result<(), Failure> {
+    if let Some(min) = min
+        && len < min
+    {
+        return Err(Failure::new(ParamsErrorKind::OutOfRange {
+            bound: format!("at least {min} {what}"),
+        }));
+    }
+    if let Some(max) = max
+        && len > max
+    {
+        return Err(Failure::new(ParamsErrorKind::OutOfRange {
+            bound: format!("at most {max} {what}"),
+        }));
+    }
+    Ok(())
+}
+
+fn check_object(
+    c: &Compiled,
+    id: NodeId,
+    map: &Map<String, Value>,
+    depth: u32,
+) -> Result<(), Failure> {
+    let node = c.node(id);
+    for field in &node.required {
+        if !map.contains_key(&**field) {
+            return Err(Failure::new(ParamsErrorKind::MissingField {
+                field: field.to_string(),
+            })
+            .at(Segment::Key(field.to_string())));
+        }
+    }
+    for (key, value) in map {
+        let result = match (node.property(key), node.additional) {
+            (Some(prop), _) => check(c, prop, value, depth + 1),
+            (None, Additional::Schema(extra)) => check(c, extra, value, depth + 1),
+            (None, Additional::Never) => Err(Failure::new(ParamsErrorKind::UnexpectedField {
+                field: key.clone(),
+            })),
+            (None, Additional::Absent | Additional::Any) => Ok(()),
+        };
+        result.map_err(|f| f.at(Segment::Key(key.clone())))?;
+    }
+    Ok(())
+}
+
+/// At least one branch must match. On failure, report the deepest error among the branches
+/// whose discriminating constants fit the value (e.g. the `TextContent` branch for a
+/// `"type": "text"` block), or that nothing fits.
+fn check_any_of(
+    c: &Compiled,
+    branches: &[NodeId],
+    value: &Value,
+    depth: u32,
+) -> Result<(), Failure> {
+    let mut best: Option<Failure> = None;
+    for &branch in branches {
+        match check(c, branch, value, depth + 1) {
+            Ok(()) => return Ok(()),
+            Err(failure) => {
+                if plausible(c, branch, value, depth + 1)
+                    && best
+                        .as_ref()
+                        .is_none_or(|b| failure.path.len() > b.path.len())
+                {
+                    best = Some(failure);
+                }
+            }
+        }
+    }
+    Err(best.unwrap_or_else(|| {
+        Failure::new(ParamsErrorKind::NoMatchingAlternative {
+            alternatives: branches.len(),
+        })
+    }))
+}
+
+/// Whether a branch could be meant for `value`: its types admit the value and no constant it
+/// puts on a property (a discriminator such as `"type": "text"`) contradicts the value.
+pub(super) fn plausible(c: &Compiled, id: NodeId, value: &Value, depth: u32) -> bool {
+    if depth > MAX_DEPTH {
+        return true;
+    }
+    let node = c.node(id);
+    if node.never || !type_matches(node.types, value) {
+        return false;
+    }
+    if node.constant.as_ref().is_some_and(|k| k != value) {
+        return false;
+    }
+    if let Some(target) = node.reference
+        && !plausible(c, target, value, depth + 1)
+    {
+        return false;
+    }
+    if node
+        .all_of
+        .iter()
+        .any(|&p| !plausible(c, p, value, depth + 1))
+    {
+        return false;
+    }
+    if let Value::Object(map) = value {
+        for (name, prop) in &node.properties {
+            let Some(constant) = constant_of(c, *prop, depth + 1) else {
+                continue;
+            };
+            match map.get(&**name) {
+                Some(found) if found != constant => return false,
+                None if node.required.contains(name) => return false,
+                _ => {}
+            }
+        }
+    }
+    node.any_of.is_empty()
+        || node
+            .any_of
+            .iter()
+            .any(|&b| plausible(c, b, value, depth + 1))
+}
+
+/// The constant a schema pins its value to, following references.
+fn constant_of(c: &Compiled, id: NodeId, depth: u32) -> Option<&Value> {
+    let node = c.node(id);
+    match (&node.constant, node.reference) {
+        (Some(k), _) => Some(k),
+        (None, Some(target)) if depth < MAX_DEPTH => constant_of(c, target, depth + 1),
+        _ => None,
+    }
+}
