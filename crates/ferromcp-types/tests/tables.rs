@@ -18,10 +18,7 @@ fn versions(method: &str) -> Vec<&'static str> {
 }
 
 fn obj(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
+    serde_json::from_value(value).expect("an object")
 }
 
 /// The 2026-07-28 per-request envelope (`RequestMetaObject`), required in every request's params.

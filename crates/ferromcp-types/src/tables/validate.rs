@@ -4,7 +4,9 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::schema::{Additional, Compiled, NodeId, compiled, type_matches, type_name, type_names};
+use super::schema::{
+    Additional, Compiled, Node, NodeId, compiled, type_matches, type_name, type_names,
+};
 use crate::ProtocolVersion;
 
 /// Nesting depth (of values and schema references together) beyond which validation gives up.
@@ -200,7 +202,18 @@ fn run(
             &empty
         }
     };
-    check(schemas, id, value, 0).map_err(|failure| ParamsError {
+    let quiet = Checker {
+        c: schemas,
+        detail: false,
+    };
+    if quiet.check(id, value, 0).is_ok() {
+        return Ok(());
+    }
+    let detailed = Checker {
+        c: schemas,
+        detail: true,
+    };
+    detailed.check(id, value, 0).map_err(|failure| ParamsError {
         method: method.to_owned(),
         version,
         target,
@@ -247,170 +260,210 @@ impl Failure {
     }
 }
 
-fn check(c: &Compiled, id: NodeId, value: &Value, depth: u32) -> Result<(), Failure> {
-    if depth > MAX_DEPTH {
-        return Err(Failure::new(ParamsErrorKind::TooDeep));
-    }
-    let node = c.node(id);
-    if node.never {
-        return Err(Failure::new(ParamsErrorKind::NotAllowed {
-            expected: "nothing (the schema is `false`)".into(),
-        }));
-    }
-    if let Some(target) = node.reference {
-        check(c, target, value, depth + 1)?;
-    }
-    if !type_matches(node.types, value) {
-        return Err(Failure::new(ParamsErrorKind::WrongType {
-            expected: type_names(node.types),
-            found: type_name(value),
-        }));
-    }
-    if let Some(constant) = &node.constant
-        && value != constant
-    {
-        return Err(Failure::new(ParamsErrorKind::NotAllowed {
-            expected: constant.to_string(),
-        }));
-    }
-    if let Some(allowed) = &node.enumeration
-        && !allowed.contains(value)
-    {
-        return Err(Failure::new(ParamsErrorKind::NotAllowed {
-            expected: format!("one of {}", Value::Array(allowed.clone())),
-        }));
-    }
-    match value {
-        Value::Number(n) => check_number(node, n.as_f64())?,
-        Value::String(s) => {
-            let len = s.chars().count() as u64;
-            check_len("length", len, node.min_length, node.max_length)?;
-        }
-        Value::Array(items) => {
-            check_len("items", items.len() as u64, node.min_items, node.max_items)?;
-            if let Some(item) = node.items {
-                for (i, v) in items.iter().enumerate() {
-                    check(c, item, v, depth + 1).map_err(|f| f.at(Segment::Index(i)))?;
-                }
-            }
-        }
-        Value::Object(map) => check_object(c, id, map, depth)?,
-        Value::Null | Value::Bool(_) => {}
-    }
-    for &part in &node.all_of {
-        check(c, part, value, depth + 1)?;
-    }
-    if !node.any_of.is_empty() {
-        check_any_of(c, &node.any_of, value, depth)?;
-    }
-    Ok(())
+/// Walks a value against a schema. Without `detail`, failures carry no message or path, so
+/// that trying the branches of a union allocates nothing; the detailed walk runs only once a
+/// value is known to fail.
+struct Checker<'a> {
+    c: &'a Compiled,
+    detail: bool,
 }
 
-fn check_number(node: &super::schema::Node, n: Option<f64>) -> Result<(), Failure> {
-    let Some(n) = n else { return Ok(()) };
-    if let Some((min, exclusive)) = node.minimum
-        && (n < min || (exclusive && n == min))
-    {
-        let word = if exclusive {
-            "exclusive minimum"
+impl Checker<'_> {
+    fn fail(&self, kind: impl FnOnce() -> ParamsErrorKind) -> Failure {
+        Failure::new(if self.detail {
+            kind()
         } else {
-            "minimum"
-        };
-        return Err(Failure::new(ParamsErrorKind::OutOfRange {
-            bound: format!("{word} {min}"),
-        }));
-    }
-    if let Some((max, exclusive)) = node.maximum
-        && (n > max || (exclusive && n == max))
-    {
-        let word = if exclusive {
-            "exclusive maximum"
-        } else {
-            "maximum"
-        };
-        return Err(Failure::new(ParamsErrorKind::OutOfRange {
-            bound: format!("{word} {max}"),
-        }));
-    }
-    Ok(())
-}
-
-fn check_len(what: &str, len: u64, min: Option<u64>, max: Option<u64>) -> Result<(), Failure> {
-    if let Some(min) = min
-        && len < min
-    {
-        return Err(Failure::new(ParamsErrorKind::OutOfRange {
-            bound: format!("at least {min} {what}"),
-        }));
-    }
-    if let Some(max) = max
-        && len > max
-    {
-        return Err(Failure::new(ParamsErrorKind::OutOfRange {
-            bound: format!("at most {max} {what}"),
-        }));
-    }
-    Ok(())
-}
-
-fn check_object(
-    c: &Compiled,
-    id: NodeId,
-    map: &Map<String, Value>,
-    depth: u32,
-) -> Result<(), Failure> {
-    let node = c.node(id);
-    for field in &node.required {
-        if !map.contains_key(&**field) {
-            return Err(Failure::new(ParamsErrorKind::MissingField {
-                field: field.to_string(),
-            })
-            .at(Segment::Key(field.to_string())));
-        }
-    }
-    for (key, value) in map {
-        let result = match (node.property(key), node.additional) {
-            (Some(prop), _) => check(c, prop, value, depth + 1),
-            (None, Additional::Schema(extra)) => check(c, extra, value, depth + 1),
-            (None, Additional::Never) => Err(Failure::new(ParamsErrorKind::UnexpectedField {
-                field: key.clone(),
-            })),
-            (None, Additional::Absent | Additional::Any) => Ok(()),
-        };
-        result.map_err(|f| f.at(Segment::Key(key.clone())))?;
-    }
-    Ok(())
-}
-
-/// At least one branch must match. On failure, report the deepest error among the branches
-/// whose discriminating constants fit the value (e.g. the `TextContent` branch for a
-/// `"type": "text"` block), or that nothing fits.
-fn check_any_of(
-    c: &Compiled,
-    branches: &[NodeId],
-    value: &Value,
-    depth: u32,
-) -> Result<(), Failure> {
-    let mut best: Option<Failure> = None;
-    for &branch in branches {
-        match check(c, branch, value, depth + 1) {
-            Ok(()) => return Ok(()),
-            Err(failure) => {
-                if plausible(c, branch, value, depth + 1)
-                    && best
-                        .as_ref()
-                        .is_none_or(|b| failure.path.len() > b.path.len())
-                {
-                    best = Some(failure);
-                }
-            }
-        }
-    }
-    Err(best.unwrap_or_else(|| {
-        Failure::new(ParamsErrorKind::NoMatchingAlternative {
-            alternatives: branches.len(),
+            ParamsErrorKind::TooDeep
         })
-    }))
+    }
+
+    fn at(&self, failure: Failure, segment: impl FnOnce() -> Segment) -> Failure {
+        if self.detail {
+            failure.at(segment())
+        } else {
+            failure
+        }
+    }
+
+    fn check(&self, id: NodeId, value: &Value, depth: u32) -> Result<(), Failure> {
+        if depth > MAX_DEPTH {
+            return Err(Failure::new(ParamsErrorKind::TooDeep));
+        }
+        let node = self.c.node(id);
+        if node.never {
+            return Err(self.fail(|| ParamsErrorKind::NotAllowed {
+                expected: "nothing (the schema is `false`)".into(),
+            }));
+        }
+        if let Some(target) = node.reference {
+            self.check(target, value, depth + 1)?;
+        }
+        if !type_matches(node.types, value) {
+            return Err(self.fail(|| ParamsErrorKind::WrongType {
+                expected: type_names(node.types),
+                found: type_name(value),
+            }));
+        }
+        if let Some(constant) = &node.constant
+            && value != constant
+        {
+            return Err(self.fail(|| ParamsErrorKind::NotAllowed {
+                expected: constant.to_string(),
+            }));
+        }
+        if let Some(allowed) = &node.enumeration
+            && !allowed.contains(value)
+        {
+            return Err(self.fail(|| ParamsErrorKind::NotAllowed {
+                expected: format!("one of {}", Value::Array(allowed.clone())),
+            }));
+        }
+        match value {
+            Value::Number(n) => self.check_number(node, n.as_f64())?,
+            Value::String(s) => {
+                let len = s.chars().count() as u64;
+                self.check_len("characters", len, node.min_length, node.max_length)?;
+            }
+            Value::Array(items) => {
+                let len = items.len() as u64;
+                self.check_len("items", len, node.min_items, node.max_items)?;
+                if let Some(item) = node.items {
+                    for (i, v) in items.iter().enumerate() {
+                        self.check(item, v, depth + 1)
+                            .map_err(|f| self.at(f, || Segment::Index(i)))?;
+                    }
+                }
+            }
+            Value::Object(map) => self.check_object(node, map, depth)?,
+            Value::Null | Value::Bool(_) => {}
+        }
+        for &part in &node.all_of {
+            self.check(part, value, depth + 1)?;
+        }
+        if !node.any_of.is_empty() {
+            self.check_any_of(&node.any_of, value, depth)?;
+        }
+        Ok(())
+    }
+
+    fn check_number(&self, node: &Node, n: Option<f64>) -> Result<(), Failure> {
+        let Some(n) = n else { return Ok(()) };
+        if let Some((min, exclusive)) = node.minimum
+            && (n < min || (exclusive && n == min))
+        {
+            let word = if exclusive {
+                "exclusive minimum"
+            } else {
+                "minimum"
+            };
+            return Err(self.fail(|| ParamsErrorKind::OutOfRange {
+                bound: format!("{word} {min}"),
+            }));
+        }
+        if let Some((max, exclusive)) = node.maximum
+            && (n > max || (exclusive && n == max))
+        {
+            let word = if exclusive {
+                "exclusive maximum"
+            } else {
+                "maximum"
+            };
+            return Err(self.fail(|| ParamsErrorKind::OutOfRange {
+                bound: format!("{word} {max}"),
+            }));
+        }
+        Ok(())
+    }
+
+    fn check_len(
+        &self,
+        what: &str,
+        len: u64,
+        min: Option<u64>,
+        max: Option<u64>,
+    ) -> Result<(), Failure> {
+        if let Some(min) = min
+            && len < min
+        {
+            return Err(self.fail(|| ParamsErrorKind::OutOfRange {
+                bound: format!("at least {min} {what}"),
+            }));
+        }
+        if let Some(max) = max
+            && len > max
+        {
+            return Err(self.fail(|| ParamsErrorKind::OutOfRange {
+                bound: format!("at most {max} {what}"),
+            }));
+        }
+        Ok(())
+    }
+
+    fn check_object(
+        &self,
+        node: &Node,
+        map: &Map<String, Value>,
+        depth: u32,
+    ) -> Result<(), Failure> {
+        for field in &node.required {
+            if !map.contains_key(&**field) {
+                let failure = self.fail(|| ParamsErrorKind::MissingField {
+                    field: field.to_string(),
+                });
+                return Err(self.at(failure, || Segment::Key(field.to_string())));
+            }
+        }
+        for (key, value) in map {
+            let result = match (node.property(key), node.additional) {
+                (Some(prop), _) => self.check(prop, value, depth + 1),
+                (None, Additional::Schema(extra)) => self.check(extra, value, depth + 1),
+                (None, Additional::Never) => {
+                    Err(self.fail(|| ParamsErrorKind::UnexpectedField { field: key.clone() }))
+                }
+                (None, Additional::Absent | Additional::Any) => Ok(()),
+            };
+            result.map_err(|f| self.at(f, || Segment::Key(key.clone())))?;
+        }
+        Ok(())
+    }
+
+    /// At least one branch must match. Branches are tried quietly; when none matches, the
+    /// detailed walk reports the deepest error among the branches whose discriminating
+    /// constants fit the value (e.g. the `TextContent` branch for a `"type": "text"` block),
+    /// or that nothing fits.
+    fn check_any_of(&self, branches: &[NodeId], value: &Value, depth: u32) -> Result<(), Failure> {
+        let quiet = Checker {
+            c: self.c,
+            detail: false,
+        };
+        if branches
+            .iter()
+            .any(|&b| quiet.check(b, value, depth + 1).is_ok())
+        {
+            return Ok(());
+        }
+        if !self.detail {
+            return Err(Failure::new(ParamsErrorKind::TooDeep));
+        }
+        let mut best: Option<Failure> = None;
+        for &branch in branches {
+            if !plausible(self.c, branch, value, depth + 1) {
+                continue;
+            }
+            if let Err(failure) = self.check(branch, value, depth + 1)
+                && best
+                    .as_ref()
+                    .is_none_or(|b| failure.path.len() > b.path.len())
+            {
+                best = Some(failure);
+            }
+        }
+        Err(best.unwrap_or_else(|| {
+            Failure::new(ParamsErrorKind::NoMatchingAlternative {
+                alternatives: branches.len(),
+            })
+        }))
+    }
 }
 
 /// Whether a branch could be meant for `value`: its types admit the value and no constant it
