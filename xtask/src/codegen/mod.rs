@@ -36,8 +36,12 @@ pub(crate) fn workspace_root() -> PathBuf {
 
 /// Regenerates the tables; with `check`, only compares with the checked-in file.
 pub(crate) fn run(check: bool) -> Result<String, String> {
-    let root = workspace_root();
-    let fresh = generate(&root)?;
+    run_in(&workspace_root(), check)
+}
+
+/// [`run`] against the workspace at `root`.
+fn run_in(root: &Path, check: bool) -> Result<String, String> {
+    let fresh = generate(root)?;
     let path = root.join(OUTPUT);
     let current = fs::read_to_string(&path).unwrap_or_default();
     if current == fresh {
@@ -121,5 +125,36 @@ mod tests {
     fn generation_is_deterministic() {
         let root = workspace_root();
         assert_eq!(generate(&root), generate(&root));
+    }
+
+    /// `--check` fails on a stale file and writes nothing; a plain run repairs it.
+    #[test]
+    fn check_mode_detects_staleness() {
+        let real = workspace_root();
+        let tmp = std::env::temp_dir().join(format!("ferromcp-xtask-{}", std::process::id()));
+        for version in VERSIONS {
+            let dir = tmp.join("spec").join(version);
+            fs::create_dir_all(&dir).unwrap();
+            fs::copy(
+                real.join("spec").join(version).join("schema.json"),
+                dir.join("schema.json"),
+            )
+            .unwrap();
+        }
+        fs::copy(real.join("rustfmt.toml"), tmp.join("rustfmt.toml")).unwrap();
+        let out = tmp.join(OUTPUT);
+        fs::create_dir_all(out.parent().unwrap()).unwrap();
+        fs::write(&out, "// stale\n").unwrap();
+
+        let err = run_in(&tmp, true).unwrap_err();
+        assert!(err.contains("stale"), "{err}");
+        assert_eq!(fs::read_to_string(&out).unwrap(), "// stale\n");
+        run_in(&tmp, false).unwrap();
+        assert!(run_in(&tmp, true).is_ok());
+        assert_eq!(
+            fs::read_to_string(&out).unwrap(),
+            fs::read_to_string(real.join(OUTPUT)).unwrap()
+        );
+        fs::remove_dir_all(&tmp).unwrap();
     }
 }
