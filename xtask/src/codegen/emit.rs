@@ -60,6 +60,7 @@ fn emit_version(out: &mut String, t: &VersionTables) -> Result<(), String> {
         let _ = writeln!(out, "// {method}: {note}");
     }
     let _ = writeln!(out, "static {id}: VersionData = VersionData {{");
+    let _ = writeln!(out, "    version: {},", rust_str(&t.version));
     let names = [
         "client_requests",
         "client_notifications",

@@ -2,6 +2,9 @@
 
 /// What the generator emits for one revision.
 pub(super) struct VersionData {
+    /// The revision's wire string, checked against [`crate::ProtocolVersion::as_str`] at compile
+    /// time.
+    pub(super) version: &'static str,
     /// Requests a client may send, sorted.
     pub(super) client_requests: &'static [&'static str],
     /// Notifications a client may send, sorted.

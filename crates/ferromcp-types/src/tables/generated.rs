@@ -79,6 +79,7 @@ pub(super) static VERSIONS: [&VersionData; 5] = [
 // tools/call: ClientRequest CallToolRequest -> CallToolResult
 // tools/list: ClientRequest ListToolsRequest -> ListToolsResult
 static V2024_11_05: VersionData = VersionData {
+    version: "2024-11-05",
     client_requests: &[
         "completion/complete",
         "initialize",
@@ -221,6 +222,7 @@ const V2024_11_05_SCHEMAS: &str = r#"{"defs":{
 // tools/call: ClientRequest CallToolRequest -> CallToolResult
 // tools/list: ClientRequest ListToolsRequest -> ListToolsResult
 static V2025_03_26: VersionData = VersionData {
+    version: "2025-03-26",
     client_requests: &[
         "completion/complete",
         "initialize",
@@ -367,6 +369,7 @@ const V2025_03_26_SCHEMAS: &str = r#"{"defs":{
 // tools/call: ClientRequest CallToolRequest -> CallToolResult
 // tools/list: ClientRequest ListToolsRequest -> ListToolsResult
 static V2025_06_18: VersionData = VersionData {
+    version: "2025-06-18",
     client_requests: &[
         "completion/complete",
         "initialize",
@@ -534,6 +537,7 @@ const V2025_06_18_SCHEMAS: &str = r#"{"defs":{
 // tools/call: ClientRequest CallToolRequest -> CallToolResult | CreateTaskResult (task-augmented)
 // tools/list: ClientRequest ListToolsRequest -> ListToolsResult
 static V2025_11_25: VersionData = VersionData {
+    version: "2025-11-25",
     client_requests: &[
         "completion/complete",
         "initialize",
@@ -747,6 +751,7 @@ const V2025_11_25_SCHEMAS: &str = r#"{"defs":{
 // tools/call: ClientRequest CallToolRequest -> CallToolResultResponse.result
 // tools/list: ClientRequest ListToolsRequest -> ListToolsResultResponse.result
 static V2026_07_28: VersionData = VersionData {
+    version: "2026-07-28",
     client_requests: &[
         "completion/complete",
         "prompts/get",

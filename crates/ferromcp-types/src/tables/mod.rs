@@ -41,7 +41,33 @@ use crate::ProtocolVersion;
 use data::VersionData;
 use generated::{ALL_METHODS, VERSIONS};
 
-const _: () = assert!(VERSIONS.len() == ProtocolVersion::ALL.len());
+// The generated tables are in `ProtocolVersion::ALL` order, one per revision.
+const _: () = {
+    assert!(VERSIONS.len() == ProtocolVersion::ALL.len());
+    let mut i = 0;
+    while i < VERSIONS.len() {
+        assert!(str_eq(
+            VERSIONS[i].version,
+            ProtocolVersion::ALL[i].as_str()
+        ));
+        i += 1;
+    }
+};
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// One of the four message unions of a revision: who sends it, and whether it is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
