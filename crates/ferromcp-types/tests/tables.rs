@@ -593,3 +593,43 @@ fn union_results_keep_any_branch_field() {
         json!([{"type": "text", "text": "a"}, {"type": "image", "data": "AA==", "mimeType": "image/png"}])
     );
 }
+
+/// Version-neutral handlers: a 2026-07-28 example result, shaped for an older revision, is a
+/// valid result of that revision (cache hints, `resultType` and newer fields removed).
+#[test]
+fn modern_examples_shaped_down_validate() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../spec/2026-07-28/examples");
+    let results = [
+        ("CallToolResult", "tools/call"),
+        ("CompleteResult", "completion/complete"),
+        ("GetPromptResult", "prompts/get"),
+        ("ListPromptsResult", "prompts/list"),
+        ("ListResourceTemplatesResult", "resources/templates/list"),
+        ("ListResourcesResult", "resources/list"),
+        ("ListToolsResult", "tools/list"),
+        ("ReadResourceResult", "resources/read"),
+    ];
+    let mut checked = 0;
+    for (folder, method) in results {
+        for file in std::fs::read_dir(dir.join(folder)).unwrap() {
+            let path = file.unwrap().path();
+            if path.ends_with("result-with-array-structured-content.json") {
+                // A non-object `structuredContent` is new at 2026-07-28; shaping drops fields,
+                // it does not convert values.
+                continue;
+            }
+            let value: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            for v in [V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25] {
+                let mut shaped = obj(value.clone());
+                shape_result(method, v, &mut shaped);
+                assert!(!shaped.contains_key("resultType") && !shaped.contains_key("ttlMs"));
+                validate_result(method, v, &Value::Object(shaped))
+                    .unwrap_or_else(|e| panic!("{} at {v}: {e}", path.display()));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 32, "only {checked} checked");
+}
