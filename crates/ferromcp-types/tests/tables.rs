@@ -199,10 +199,12 @@ fn missing_required_field_is_named() {
             (err.method(), err.version(), err.target()),
             ("tools/call", v, Target::Params)
         );
-        let message = err.to_string();
-        assert!(
-            message.contains("\"name\"") && message.contains("tools/call"),
-            "{message}"
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "invalid params of \"tools/call\" at MCP {v}: at \"/name\": \
+                 missing required field \"name\""
+            )
         );
     }
     let err = validate_params(
@@ -228,6 +230,11 @@ fn wrong_type_is_an_error() {
     );
     let err = validate_params("tools/call", V2025_06_18, Some(&json!([]))).unwrap_err();
     assert_eq!(err.pointer(), "");
+    assert!(
+        err.to_string()
+            .contains("at the top level: expected object, found array"),
+        "{err}"
+    );
     let err = validate_params(
         "tools/call",
         V2025_06_18,

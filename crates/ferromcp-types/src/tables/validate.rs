@@ -82,13 +82,30 @@ impl fmt::Display for ParamsErrorKind {
 /// The message names the method, the revision and the JSON pointer of the failing field, e.g.
 /// `invalid params of "tools/call" at MCP 2025-06-18: at "/name": missing required field "name"`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {} of {method:?} at MCP {version}: at {pointer:?}: {kind}", target_name(*.target))]
+#[error(
+    "invalid {} of {method:?} at MCP {version}: {}: {kind}",
+    target_name(*.target),
+    PointerDisplay(pointer)
+)]
 pub struct ParamsError {
     method: String,
     version: ProtocolVersion,
     target: Target,
     pointer: String,
     kind: ParamsErrorKind,
+}
+
+/// `at "/name"`, or `at the top level` for the empty pointer.
+struct PointerDisplay<'a>(&'a str);
+
+impl fmt::Display for PointerDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            f.write_str("at the top level")
+        } else {
+            write!(f, "at {:?}", self.0)
+        }
+    }
 }
 
 fn target_name(target: Target) -> &'static str {
