@@ -1,0 +1,2 @@
+#[cfg(unix)]
+pub(crate) mod fd;
