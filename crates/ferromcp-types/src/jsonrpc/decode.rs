@@ -224,12 +224,12 @@ fn check_depth(bytes: &[u8], limit: usize) -> Result<(), DecodeError> {
 fn parse_unbounded<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, DecodeError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     de.disable_recursion_limit();
-    let value = T::deserialize(&mut de).map_err(classify)?;
-    de.end().map_err(classify)?;
+    let value = T::deserialize(&mut de).map_err(|e| classify(&e))?;
+    de.end().map_err(|e| classify(&e))?;
     Ok(value)
 }
 
-fn classify(e: serde_json::Error) -> DecodeError {
+fn classify(e: &serde_json::Error) -> DecodeError {
     match e.classify() {
         serde_json::error::Category::Data => DecodeError::invalid(None, e.to_string()),
         _ => DecodeError::Parse(e.to_string()),
