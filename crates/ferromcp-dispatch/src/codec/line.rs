@@ -1,0 +1,349 @@
+//! Newline-delimited JSON: the framing of the MCP stdio transport.
+//!
+//! MCP "Transports › stdio": messages are delimited by newlines and must not contain embedded
+//! newlines. The decoder also tolerates `\r\n`, skips blank lines, and bounds the length of a
+//! line; the encoder guarantees that what it writes never contains a newline inside a message.
+
+use bytes::Bytes;
+use ferromcp_types::jsonrpc::{DecodeError, Decoder, Message};
+
+/// The default bound on the length of one line: 4 MiB.
+pub const DEFAULT_MAX_LINE_LEN: usize = 4 * 1024 * 1024;
+
+/// A buffer whose capacity grew past this while holding a large line is released once empty,
+/// so an idle connection does not keep a multi-megabyte buffer alive.
+const RELEASE_CAPACITY: usize = 1024 * 1024;
+
+/// The capacity an empty buffer is shrunk back to.
+const IDLE_CAPACITY: usize = 64 * 1024;
+
+/// Why a line could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LineError {
+    /// A line was longer than the limit. Its bytes were discarded (never buffered whole) and
+    /// reading continues with the next line.
+    #[error("line longer than {limit} bytes")]
+    TooLong {
+        /// The line-length bound that was exceeded.
+        limit: usize,
+    },
+    /// The underlying reader failed.
+    #[error("read failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A sans-IO decoder for newline-delimited frames: feed it bytes as they arrive, in chunks
+/// split anywhere, and pull complete frames.
+///
+/// - A frame is the bytes of one line without its `\n` and without a `\r` just before it.
+/// - Empty and whitespace-only lines (space, tab, `\r`) are skipped silently.
+/// - A line longer than [`max_line_len`](Self::max_line_len) yields one
+///   [`LineError::TooLong`] and is skipped: once the incomplete line is known to be too long
+///   its bytes are dropped, and bytes are discarded up to the next `\n`, so the buffer never
+///   holds much more than the limit plus the last chunk fed.
+/// - Bytes are not checked for UTF-8; that is the JSON decoder's job (it answers -32700).
+///
+/// Call [`next_frame`](Self::next_frame) until it returns `None` after each
+/// [`feed`](Self::feed); memory is bounded only if complete lines are pulled.
+///
+/// ```
+/// use ferromcp_dispatch::codec::LineDecoder;
+///
+/// let mut d = LineDecoder::new();
+/// d.feed(b"{\"a\":1}\r\n\n{\"b\"");
+/// assert_eq!(&d.next_frame().unwrap().unwrap()[..], b"{\"a\":1}");
+/// assert!(d.next_frame().is_none());
+/// d.feed(b":2}\n");
+/// assert_eq!(&d.next_frame().unwrap().unwrap()[..], b"{\"b\":2}");
+/// ```
+#[derive(Debug)]
+pub struct LineDecoder {
+    buf: Vec<u8>,
+    /// Start of the bytes not yet consumed.
+    pos: usize,
+    /// `buf[pos..scanned]` is known to hold no newline.
+    scanned: usize,
+    max_line_len: usize,
+    /// Dropping bytes up to the next newline (the current line is too long).
+    discarding: bool,
+    /// A too-long line ended in the last `feed`; report it before anything else.
+    pending_too_long: bool,
+}
+
+impl Default for LineDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LineDecoder {
+    /// A decoder with the default line bound ([`DEFAULT_MAX_LINE_LEN`]).
+    pub fn new() -> Self {
+        Self::with_max_line_len(DEFAULT_MAX_LINE_LEN)
+    }
+
+    /// A decoder that rejects lines longer than `max` bytes (at least 1).
+    pub fn with_max_line_len(max: usize) -> Self {
+        Self {
+            buf: Vec::new(),
+            pos: 0,
+            scanned: 0,
+            max_line_len: max.max(1),
+            discarding: false,
+            pending_too_long: false,
+        }
+    }
+
+    /// The line-length bound in force (a frame never exceeds it; the line terminator is not
+    /// counted).
+    pub fn max_line_len(&self) -> usize {
+        self.max_line_len
+    }
+
+    /// How many bytes the decoder currently holds. After pulling every frame this is at most
+    /// `max_line_len() + 1` (an incomplete line that may still end in `\r\n`).
+    pub fn buffered_len(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Whether the decoder is dropping the rest of a line that is too long.
+    pub fn is_discarding(&self) -> bool {
+        self.discarding
+    }
+
+    /// Appends bytes read from the stream.
+    pub fn feed(&mut self, mut data: &[u8]) {
+        if self.discarding {
+            match find_newline(data) {
+                None => return,
+                Some(i) => {
+                    self.discarding = false;
+                    self.pending_too_long = true;
+                    data = &data[i + 1..];
+                }
+            }
+        }
+        if data.is_empty() {
+            return;
+        }
+        self.compact();
+        self.buf.extend_from_slice(data);
+    }
+
+    /// The next complete frame, or `None` when more bytes are needed.
+    pub fn next_frame(&mut self) -> Option<Result<Bytes, LineError>> {
+        if self.pending_too_long {
+            self.pending_too_long = false;
+            return Some(Err(self.too_long()));
+        }
+        loop {
+            let Some(i) = find_newline(&self.buf[self.scanned..]) else {
+                self.scanned = self.buf.len();
+                // One byte of slack: the line may still end in `\r\n`.
+                if self.buffered_len() > self.max_line_len.saturating_add(1) {
+                    self.buf.truncate(self.pos);
+                    self.scanned = self.pos;
+                    self.discarding = true;
+                    self.compact();
+                }
+                return None;
+            };
+            let newline = self.scanned + i;
+            let start = self.pos;
+            self.pos = newline + 1;
+            self.scanned = self.pos;
+            let line = trim_cr(&self.buf[start..newline]);
+            if line.len() > self.max_line_len {
+                return Some(Err(self.too_long()));
+            }
+            if is_blank(line) {
+                continue;
+            }
+            return Some(Ok(Bytes::copy_from_slice(line)));
+        }
+    }
+
+    /// Ends the stream: yields what is left, including the last line when it was not
+    /// terminated by a newline (or the error for a too-long one), then resets the decoder.
+    /// Call it until it returns `None`.
+    pub fn finish(&mut self) -> Option<Result<Bytes, LineError>> {
+        if let Some(frame) = self.next_frame() {
+            return Some(frame);
+        }
+        if std::mem::take(&mut self.discarding) {
+            self.clear();
+            return Some(Err(self.too_long()));
+        }
+        let line = trim_cr(&self.buf[self.pos..]);
+        let out = if line.len() > self.max_line_len {
+            Some(Err(self.too_long()))
+        } else if is_blank(line) {
+            None
+        } else {
+            Some(Ok(Bytes::copy_from_slice(line)))
+        };
+        self.clear();
+        out
+    }
+
+    fn too_long(&self) -> LineError {
+        LineError::TooLong {
+            limit: self.max_line_len,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.pos = 0;
+        self.scanned = 0;
+        self.release();
+    }
+
+    /// Moves the unconsumed bytes to the front of the buffer.
+    fn compact(&mut self) {
+        if self.pos == 0 {
+            return;
+        }
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.release();
+        } else {
+            self.buf.copy_within(self.pos.., 0);
+            self.buf.truncate(self.buf.len() - self.pos);
+        }
+        self.scanned -= self.pos;
+        self.pos = 0;
+    }
+
+    fn release(&mut self) {
+        if self.buf.is_empty() && self.buf.capacity() > RELEASE_CAPACITY {
+            self.buf.shrink_to(IDLE_CAPACITY);
+        }
+    }
+}
+
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
+fn trim_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Whether a line holds only JSON whitespace (the `\n` is already gone).
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'))
+}
+
+/// Decodes one frame into a message with `decoder` (a batch is an invalid request here; use
+/// [`Decoder::decode`] where batches are allowed).
+pub fn decode_line(decoder: &Decoder, frame: &[u8]) -> Result<Message, DecodeError> {
+    decoder.decode_message(frame)
+}
+
+/// Encodes messages as newline-delimited JSON into one buffer, so that a burst of messages is
+/// written (and flushed) once.
+///
+/// Every message is written compactly followed by `\n`. Any `\n` or `\r` inside an encoded
+/// message (which can only be insignificant whitespace in raw JSON payloads, since valid JSON
+/// strings cannot hold raw control characters) is replaced by a space, so a message never
+/// spans two lines.
+///
+/// ```
+/// use ferromcp_dispatch::codec::LineWriter;
+/// use ferromcp_types::jsonrpc::{Message, Request};
+///
+/// let mut w = LineWriter::new();
+/// w.push(&Message::from(Request::new(1, "ping", None)));
+/// w.push_encoded(b"{\"jsonrpc\":\"2.0\",\n\"method\":\"x\"}");
+/// assert_eq!(
+///     w.as_bytes(),
+///     b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\", \"method\":\"x\"}\n"
+/// );
+/// ```
+#[derive(Debug, Default)]
+pub struct LineWriter {
+    buf: Vec<u8>,
+}
+
+impl LineWriter {
+    /// An empty writer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty writer with room for `capacity` bytes.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            buf: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Appends `message` and a newline.
+    pub fn push(&mut self, message: &Message) {
+        let start = self.buf.len();
+        message.write_to(&mut self.buf);
+        self.end_line(start);
+    }
+
+    /// Appends an already encoded JSON message and a newline.
+    pub fn push_encoded(&mut self, json: &[u8]) {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(json);
+        self.end_line(start);
+    }
+
+    fn end_line(&mut self, start: usize) {
+        flatten_newlines(&mut self.buf[start..]);
+        self.buf.push(b'\n');
+    }
+
+    /// The bytes waiting to be written.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// How many bytes are waiting to be written.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether nothing is waiting to be written.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Drops the bytes waiting to be written (after writing them elsewhere).
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        if self.buf.capacity() > RELEASE_CAPACITY {
+            self.buf.shrink_to(IDLE_CAPACITY);
+        }
+    }
+
+    /// Writes everything pushed so far in one `write_all`, flushes once, and empties the
+    /// buffer. Not cancel-safe: if the future is dropped midway, part of the buffer may have
+    /// been written and the buffer is kept.
+    pub async fn flush_to<W>(&mut self, writer: &mut W) -> std::io::Result<()>
+    where
+        W: tokio::io::AsyncWrite + Unpin + ?Sized,
+    {
+        use tokio::io::AsyncWriteExt;
+        if !self.buf.is_empty() {
+            writer.write_all(&self.buf).await?;
+            self.clear();
+        }
+        writer.flush().await
+    }
+}
+
+/// Replaces line terminators with spaces: outside JSON strings they are whitespace, and inside
+/// strings valid JSON cannot hold them raw.
+pub(crate) fn flatten_newlines(bytes: &mut [u8]) {
+    for b in bytes {
+        if *b == b'\n' || *b == b'\r' {
+            *b = b' ';
+        }
+    }
+}
