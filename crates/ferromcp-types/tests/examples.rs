@@ -437,7 +437,9 @@ fn every_example_round_trips() {
     assert!(files >= 129, "only {files} example files checked");
 }
 
-/// Decodes `json` as `T` and checks it encodes back unchanged.
+/// Decodes `json` as `T` and checks it encodes back unchanged (a test helper: panics on failure).
+#[track_caller]
+#[allow(clippy::panic, clippy::needless_pass_by_value)]
 fn rt<T: Serialize + DeserializeOwned>(json: Value) -> T {
     match roundtrip::<T>(&json) {
         Ok(t) => t,
@@ -675,6 +677,9 @@ fn logging_levels_are_ordered() {
 fn forward_compatibility() {
     let b: ContentBlock = rt(json!({"type": "hologram", "data": {"x": 1}}));
     assert_eq!(b.type_name(), "hologram");
+    // `structuredContent` may be any JSON value in 2026-07-28, `null` included.
+    let r: CallToolResult = rt(json!({"content": [], "structuredContent": null}));
+    assert_eq!(r.structured_content, Some(Value::Null));
     let t: Tool = serde_json::from_value(json!({
         "name": "t", "inputSchema": {"type": "object"}, "futureField": 1
     }))

@@ -189,7 +189,11 @@ pub struct ToolResultContent {
     /// The unstructured result.
     pub content: Vec<ContentBlock>,
     /// The structured result.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "super::serde_util::some_value",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub structured_content: Option<Value>,
     /// Whether the tool use failed.
     #[serde(skip_serializing_if = "Option::is_none")]

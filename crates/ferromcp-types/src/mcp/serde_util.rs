@@ -66,3 +66,11 @@ macro_rules! setters {
     };
 }
 pub(crate) use setters;
+
+/// Deserializes a present JSON value, `null` included, as `Some` (use with `default`, so that
+/// only an absent field is `None`): keeps `"structuredContent": null` distinct from absent.
+pub(crate) fn some_value<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    <serde_json::Value as serde::Deserialize>::deserialize(d).map(Some)
+}

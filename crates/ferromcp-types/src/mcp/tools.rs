@@ -251,7 +251,11 @@ pub struct CallToolResult {
     /// The unstructured result.
     pub content: Vec<ContentBlock>,
     /// The structured result (an object until 2025-11-25; any JSON value in 2026-07-28).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "super::serde_util::some_value",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub structured_content: Option<Value>,
     /// Whether the call failed.
     #[serde(skip_serializing_if = "Option::is_none")]
