@@ -18,10 +18,7 @@ pub struct CancelledNotificationParams {
     pub meta: Option<Meta>,
     /// The request to cancel (optional in 2025-11-25 for task cancellation).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "schemars",
-        schemars(with = "Option<super::meta::ProgressToken>")
-    )]
+    #[cfg_attr(feature = "schemars", schemars(with = "Option<RequestIdSchema>"))]
     pub request_id: Option<RequestId>,
     /// Why.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,3 +80,13 @@ setters!(ProgressNotificationParams {
     with_total => total: f64,
     with_message => message: String,
 });
+
+/// The JSON Schema of a [`RequestId`]: a string or an integer.
+#[cfg(feature = "schemars")]
+#[derive(schemars::JsonSchema)]
+#[schemars(rename = "RequestId", untagged)]
+#[allow(dead_code)]
+enum RequestIdSchema {
+    Integer(i64),
+    String(String),
+}

@@ -430,25 +430,33 @@ setters!(LegacyTitledEnumSchema {
 /// One field of an elicitation form.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schemars", schemars(untagged))]
+#[cfg_attr(feature = "schemars", schemars(tag = "type"))]
 #[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
     /// A string.
+    #[cfg_attr(feature = "schemars", schemars(rename = "string"))]
     String(StringSchema),
-    /// A number or integer.
-    Number(NumberSchema),
     /// A boolean.
+    #[cfg_attr(feature = "schemars", schemars(rename = "boolean"))]
     Boolean(BooleanSchema),
     /// A single-select enum without titles.
+    #[cfg_attr(feature = "schemars", schemars(rename = "string"))]
     UntitledSingleSelect(UntitledSingleSelectEnumSchema),
     /// A single-select enum with titles.
+    #[cfg_attr(feature = "schemars", schemars(rename = "string"))]
     TitledSingleSelect(TitledSingleSelectEnumSchema),
     /// A multi-select enum without titles.
+    #[cfg_attr(feature = "schemars", schemars(rename = "array"))]
     UntitledMultiSelect(UntitledMultiSelectEnumSchema),
     /// A multi-select enum with titles.
+    #[cfg_attr(feature = "schemars", schemars(rename = "array"))]
     TitledMultiSelect(TitledMultiSelectEnumSchema),
     /// The legacy `enumNames` enum.
+    #[cfg_attr(feature = "schemars", schemars(rename = "string"))]
     LegacyTitledEnum(LegacyTitledEnumSchema),
+    /// A number or integer (its `type` is its own field).
+    #[cfg_attr(feature = "schemars", schemars(untagged))]
+    Number(NumberSchema),
 }
 
 macro_rules! from_schema {
