@@ -1,4 +1,29 @@
 //! MCP server: the per-connection kernel, the low-level server, and the stdio transport.
+//!
+//! - [`Server`]: a table of method handlers, the server's info, capabilities derived from what
+//!   is registered, middleware, cache hints and a lifespan.
+//! - [`ServerRunner`]: the per-connection kernel that runs requests through the ladder
+//!   (surface validation, `initialize`, handler lookup, the init gate, typed params, result
+//!   shaping) on any dispatcher.
+//! - [`Connection`] (per connection) and [`ServerSession`] / [`RequestContext`] (per request).
+//! - [`serve_stream`] serves both eras on one message stream, locking the era from the first
+//!   request; the stdio transport builds on it.
+
+mod connection;
+mod context;
+pub mod middleware;
+mod runner;
+mod server;
+mod stream;
+
+pub use connection::{CLEANUP_TIMEOUT, Connection};
+pub use context::{RequestContext, ServerSession};
+pub use middleware::{McpRequest, Middleware, Next};
+pub use runner::ServerRunner;
+pub use server::{BuildError, CACHEABLE_METHODS, CacheHint, Server, ServerBuilder};
+pub use stream::{
+    DEFAULT_REPLAY_LIMIT, ServeError, StreamConfig, era_of_opening_request, serve_stream,
+};
 
 #[cfg(unix)]
 #[allow(dead_code)] // Wired into the stdio transport as it lands.

@@ -1,0 +1,214 @@
+//! What a handler gets: the request context and the per-request session.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use ferromcp_dispatch::{CallOptions, DispatchContext, Outbound};
+use ferromcp_types::ProtocolVersion;
+use ferromcp_types::jsonrpc::{ErrorObject, Payload, RequestId};
+use ferromcp_types::mcp::methods;
+use ferromcp_types::mcp::{LoggingLevel, Meta};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::{Connection, no_back_channel};
+use crate::server::Server;
+
+/// A per-request view of the connection for sending to the client.
+///
+/// Messages sent through the session are *related* to the request being handled, so that over
+/// Streamable HTTP they travel on that request's own SSE stream; messages sent through
+/// [`Connection`] ([`ServerSession::connection`]) go to the connection's standalone channel.
+#[derive(Clone)]
+pub struct ServerSession {
+    dispatch: DispatchContext,
+    connection: Connection,
+    /// At 2026-07-28: the level this request opted into with `io.modelcontextprotocol/logLevel`.
+    log_opt_in: Option<LoggingLevel>,
+}
+
+impl ServerSession {
+    pub(crate) fn new(
+        dispatch: DispatchContext,
+        connection: Connection,
+        meta: Option<&Meta>,
+    ) -> Self {
+        let log_opt_in = meta.and_then(|m| m.log_level()).and_then(Result::ok);
+        Self {
+            dispatch,
+            connection,
+            log_opt_in,
+        }
+    }
+
+    /// The connection this request arrived on.
+    pub fn connection(&self) -> &Connection {
+        &self.connection
+    }
+
+    /// The dispatcher's context for this request.
+    pub fn dispatch_context(&self) -> &DispatchContext {
+        &self.dispatch
+    }
+
+    /// Sends a notification related to this request; never fails.
+    pub async fn notify(&self, method: &str, params: Option<Payload>) {
+        self.dispatch.notify(method, params).await;
+    }
+
+    /// Sends a request to the client, related to this request. Fails with -32600 where the
+    /// transport or era has no back channel.
+    pub async fn send_request(
+        &self,
+        method: &str,
+        params: Option<Payload>,
+        options: CallOptions,
+    ) -> Result<Payload, ErrorObject> {
+        if !self.connection.can_send_requests() || !self.dispatch.transport().can_send_requests {
+            return Err(no_back_channel());
+        }
+        self.dispatch.send_request(method, params, options).await
+    }
+
+    /// Reports progress on this request; a no-op when the client sent no progress token.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.dispatch.progress(progress, total, message).await;
+    }
+
+    /// Whether a log message at `level` may be sent: before 2026-07-28, when it is at or above
+    /// the level set with `logging/setLevel` (every level if none was set); at 2026-07-28 only
+    /// when this request opted in with `io.modelcontextprotocol/logLevel` at or below `level`.
+    pub fn log_enabled(&self, level: LoggingLevel) -> bool {
+        if self.connection.protocol_version().is_modern() {
+            self.log_opt_in.is_some_and(|min| level >= min)
+        } else {
+            self.connection.log_level().is_none_or(|min| level >= min)
+        }
+    }
+
+    /// Sends a `notifications/message` log record related to this request, when
+    /// [`ServerSession::log_enabled`] allows it.
+    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        if !self.log_enabled(level) {
+            return;
+        }
+        let mut params = serde_json::Map::new();
+        params.insert(
+            "level".into(),
+            serde_json::to_value(level).unwrap_or(Value::Null),
+        );
+        if let Some(logger) = logger {
+            params.insert("logger".into(), logger.into());
+        }
+        params.insert("data".into(), data);
+        self.notify(methods::NOTIFICATION_MESSAGE, Some(params.into()))
+            .await;
+    }
+}
+
+impl fmt::Debug for ServerSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerSession")
+            .field("request_id", &self.dispatch.request_id())
+            .field("connection", &self.connection)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The context a request or notification handler runs with.
+#[derive(Clone)]
+pub struct RequestContext {
+    session: ServerSession,
+    server: Server,
+    method: Arc<str>,
+    meta: Option<Arc<Meta>>,
+}
+
+impl RequestContext {
+    pub(crate) fn new(
+        server: Server,
+        connection: Connection,
+        dispatch: DispatchContext,
+        method: &str,
+        meta: Option<Meta>,
+    ) -> Self {
+        let session = ServerSession::new(dispatch, connection, meta.as_ref());
+        Self {
+            session,
+            server,
+            method: method.into(),
+            meta: meta.map(Arc::new),
+        }
+    }
+
+    /// The per-request session, for sending to the client.
+    pub fn session(&self) -> &ServerSession {
+        &self.session
+    }
+
+    /// The connection the request arrived on.
+    pub fn connection(&self) -> &Connection {
+        &self.session.connection
+    }
+
+    /// The server serving the request.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// The method being handled.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The request id; `None` for a notification.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.session.dispatch.request_id()
+    }
+
+    /// The protocol version of this request.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.session.connection.protocol_version()
+    }
+
+    /// The request's `_meta`, if it had one.
+    pub fn meta(&self) -> Option<&Meta> {
+        self.meta.as_deref()
+    }
+
+    /// Raised when the client cancels the request or the connection closes.
+    pub fn cancellation(&self) -> &CancellationToken {
+        self.session.dispatch.cancellation()
+    }
+
+    /// The HTTP request the message came in, when served over HTTP.
+    pub fn http_parts(&self) -> Option<&Arc<http::request::Parts>> {
+        self.session.dispatch.http_parts()
+    }
+
+    /// The lifespan value of type `T`, if the server has a lifespan of that type.
+    pub fn lifespan<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        let value: Arc<dyn Any + Send + Sync> = self.server.lifespan_value()?;
+        value.downcast().ok()
+    }
+
+    /// Reports progress on this request (see [`ServerSession::progress`]).
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.session.progress(progress, total, message).await;
+    }
+
+    /// Sends a log record related to this request (see [`ServerSession::log`]).
+    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        self.session.log(level, logger, data).await;
+    }
+}
+
+impl fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("method", &self.method)
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,161 @@
+//! Middleware: an ordered stack around every request's handler call.
+//!
+//! Layers run outermost first. Each gets the request (context, method, params) and a [`Next`]
+//! to call the rest of the stack; it can observe the request, veto it (return an error without
+//! calling `next`), rewrite the method and params that the layers inside see, and inspect the
+//! outcome, including result-shaping failures (they surface as -32603 errors from `next`).
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ferromcp_dispatch::{BoxFuture, HandlerError};
+use ferromcp_types::mcp::JsonObject;
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::context::RequestContext;
+
+/// A request as middleware sees it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct McpRequest {
+    /// The request context.
+    pub ctx: RequestContext,
+    /// The method; a layer may rewrite it for the layers inside.
+    pub method: String,
+    /// The params (`None` when absent); a layer may rewrite them for the layers inside.
+    pub params: Option<Value>,
+}
+
+/// What the stack produces: the shaped result object, or an error.
+pub type McpResult = Result<JsonObject, HandlerError>;
+
+/// One layer of the stack.
+pub trait Middleware: Send + Sync + 'static {
+    /// Handles `request`, usually by calling `next.run(request)` somewhere inside.
+    fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult>;
+}
+
+type Inner = dyn Fn(McpRequest) -> BoxFuture<'static, McpResult> + Send + Sync;
+
+/// The rest of the stack, below the layer that holds it.
+pub struct Next {
+    layers: Arc<[Arc<dyn Middleware>]>,
+    index: usize,
+    inner: Arc<Inner>,
+}
+
+impl Next {
+    pub(crate) fn new(layers: Arc<[Arc<dyn Middleware>]>, inner: Arc<Inner>) -> Self {
+        Self {
+            layers,
+            index: 0,
+            inner,
+        }
+    }
+
+    /// Runs the rest of the stack with `request`.
+    pub fn run(self, request: McpRequest) -> BoxFuture<'static, McpResult> {
+        match self.layers.get(self.index).cloned() {
+            Some(layer) => {
+                let next = Next {
+                    layers: self.layers,
+                    index: self.index + 1,
+                    inner: self.inner,
+                };
+                layer.handle(request, next)
+            }
+            None => (self.inner)(request),
+        }
+    }
+}
+
+impl fmt::Debug for Next {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Next")
+            .field("remaining", &(self.layers.len() - self.index))
+            .finish()
+    }
+}
+
+/// A middleware layer made from a closure; see [`middleware_fn`].
+pub struct FnMiddleware<F>(F);
+
+/// Makes a middleware layer from an async closure.
+///
+/// ```
+/// use ferromcp_server::middleware::{middleware_fn, McpRequest, Next};
+/// use ferromcp_types::jsonrpc::ErrorObject;
+///
+/// // Vetoes every call of the tool "forbidden".
+/// let layer = middleware_fn(|req: McpRequest, next: Next| async move {
+///     let name = req.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str());
+///     if req.method == "tools/call" && name == Some("forbidden") {
+///         return Err(ErrorObject::invalid_params("tool not allowed").into());
+///     }
+///     next.run(req).await
+/// });
+/// # let _ = layer;
+/// ```
+pub fn middleware_fn<F, Fut>(f: F) -> FnMiddleware<F>
+where
+    F: Fn(McpRequest, Next) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = McpResult> + Send + 'static,
+{
+    FnMiddleware(f)
+}
+
+impl<F, Fut> Middleware for FnMiddleware<F>
+where
+    F: Fn(McpRequest, Next) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = McpResult> + Send + 'static,
+{
+    fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult> {
+        Box::pin((self.0)(request, next))
+    }
+}
+
+/// The default outermost layer: one `tracing` span per request, with the method, the tool
+/// name for `tools/call`, the request id, the outcome and the duration.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TracingMiddleware;
+
+impl Middleware for TracingMiddleware {
+    fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult> {
+        let tool = match request.method.as_str() {
+            "tools/call" | "prompts/get" => request
+                .params
+                .as_ref()
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            _ => None,
+        };
+        let span = tracing::debug_span!(
+            "mcp.request",
+            method = %request.method,
+            name = tool.as_deref(),
+            request_id = request.ctx.request_id().map(tracing::field::display),
+            outcome = tracing::field::Empty,
+            duration_us = tracing::field::Empty,
+        );
+        let started = Instant::now();
+        Box::pin(
+            async move {
+                let result = next.run(request).await;
+                let span = tracing::Span::current();
+                span.record("duration_us", started.elapsed().as_micros() as u64);
+                match &result {
+                    Ok(_) => span.record("outcome", "ok"),
+                    Err(HandlerError::Protocol(e)) => span.record("outcome", e.code.0),
+                    Err(_) => span.record("outcome", "internal error"),
+                };
+                tracing::debug!("request handled");
+                result
+            }
+            .instrument(span),
+        )
+    }
+}

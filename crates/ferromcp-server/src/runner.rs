@@ -1,0 +1,465 @@
+//! `ServerRunner`: the per-connection kernel. It takes requests and notifications from a
+//! dispatcher and runs them through the request ladder, the middleware stack and result
+//! shaping.
+
+use std::fmt;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use ferromcp_dispatch::{BoxFuture, DispatchContext, Handler, HandlerError, Outbound};
+use ferromcp_types::jsonrpc::{ErrorObject, Payload};
+use ferromcp_types::mcp::methods;
+use ferromcp_types::mcp::{
+    ClientCapabilities, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+    META_PROTOCOL_VERSION, META_SERVER_INFO, Meta, ResultType,
+};
+use ferromcp_types::tables::{self, Kind};
+use ferromcp_types::{Era, ProtocolVersion};
+use serde_json::Value;
+
+use crate::connection::{Connection, NotifyOnly};
+use crate::context::RequestContext;
+use crate::middleware::{McpRequest, McpResult, Next};
+use crate::server::{CACHEABLE_METHODS, Server};
+
+/// How a runner builds the connection a request runs on.
+#[derive(Clone)]
+enum Mode {
+    /// One handshake-era connection for the whole stream.
+    Handshake(Connection),
+    /// Modern era: each request brings its own envelope; notifications go out through this
+    /// channel, minus the change notifications that belong to listen streams.
+    Modern(Arc<dyn Outbound>),
+}
+
+/// The per-connection kernel: serves one connection's requests with a [`Server`].
+///
+/// It implements the dispatcher's [`Handler`], so it runs on any dispatcher. Build it with
+/// [`ServerRunner::handshake`] for a handshake-era connection, or [`ServerRunner::modern`] for
+/// a modern-era stream where every request carries its own envelope.
+#[derive(Clone)]
+pub struct ServerRunner {
+    server: Server,
+    mode: Mode,
+}
+
+impl fmt::Debug for ServerRunner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let era = match self.mode {
+            Mode::Handshake(_) => Era::Handshake,
+            Mode::Modern(_) => Era::Modern,
+        };
+        f.debug_struct("ServerRunner")
+            .field("server", &self.server)
+            .field("era", &era)
+            .finish()
+    }
+}
+
+fn protocol_error(e: ErrorObject) -> BoxFuture<'static, Result<Payload, HandlerError>> {
+    Box::pin(std::future::ready(Err(e.into())))
+}
+
+/// Reads `params._meta` leniently: `None` when absent or not an object.
+fn read_meta(params: Option<&Value>) -> Option<Meta> {
+    match params?.get("_meta")? {
+        Value::Object(map) => Some(Meta(map.clone())),
+        _ => None,
+    }
+}
+
+fn has_modern_envelope(params: Option<&Value>) -> bool {
+    params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_PROTOCOL_VERSION))
+        .is_some()
+}
+
+impl ServerRunner {
+    /// A runner for one handshake-era connection.
+    pub fn handshake(server: Server, connection: Connection) -> Self {
+        Self {
+            server,
+            mode: Mode::Handshake(connection),
+        }
+    }
+
+    /// A runner for a modern-era stream: each request builds its connection from its own
+    /// envelope; notifications to the client go through `outbound`, except list-changed and
+    /// resource-updated notifications, which at 2026-07-28 travel only on
+    /// `subscriptions/listen` streams.
+    pub fn modern(server: Server, outbound: Arc<dyn Outbound>) -> Self {
+        Self {
+            server,
+            mode: Mode::Modern(Arc::new(NotifyOnly(outbound))),
+        }
+    }
+
+    /// The server this runner serves.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// The handshake-era connection, if this runner serves one.
+    pub fn connection(&self) -> Option<&Connection> {
+        match &self.mode {
+            Mode::Handshake(c) => Some(c),
+            Mode::Modern(_) => None,
+        }
+    }
+
+    /// Runs the connection's cleanup hooks (handshake era); call when the connection closes.
+    pub async fn close(&self) {
+        if let Mode::Handshake(c) = &self.mode {
+            c.close().await;
+        }
+    }
+
+    /// Serves one request on `connection` (the single-exchange path: the HTTP modern entry
+    /// and the stream runners use it).
+    pub async fn serve_request(
+        server: Server,
+        connection: Connection,
+        dispatch: DispatchContext,
+        method: String,
+        params: Option<Value>,
+    ) -> Result<JsonObject, HandlerError> {
+        let meta = read_meta(params.as_ref());
+        let ctx = RequestContext::new(server.clone(), connection.clone(), dispatch, &method, meta);
+        let is_initialize = method == methods::INITIALIZE;
+        let original_params = if is_initialize { params.clone() } else { None };
+        let layers = server.inner.middleware.clone();
+        let inner_server = server.clone();
+        let inner = Arc::new(move |req: McpRequest| -> BoxFuture<'static, McpResult> {
+            Box::pin(inner_ladder(inner_server.clone(), req))
+        });
+        let result = Next::new(layers, inner)
+            .run(McpRequest {
+                ctx,
+                method,
+                params,
+            })
+            .await?;
+        if is_initialize {
+            // Commit only after the whole stack succeeded: a layer that fails vetoes the
+            // handshake.
+            commit_initialize(&connection, original_params.as_ref())?;
+        }
+        Ok(result)
+    }
+
+    fn classify_envelope(
+        &self,
+        outbound: &Arc<dyn Outbound>,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<Connection, ErrorObject> {
+        let supported = ProtocolVersion::strings(&[ProtocolVersion::LATEST_MODERN]);
+        let requested = |p: Option<&Value>| {
+            p.and_then(|p| p.get("protocolVersion"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        if method == methods::INITIALIZE {
+            return Err(ErrorObject::unsupported_protocol_version(
+                &supported,
+                requested(params).as_deref(),
+            ));
+        }
+        let meta = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object);
+        let Some(meta) = meta else {
+            return Err(ErrorObject::invalid_params(
+                "missing params._meta: this connection serves MCP 2026-07-28, where every \
+                 request carries its protocol version and client capabilities in _meta",
+            ));
+        };
+        let version = match meta.get(META_PROTOCOL_VERSION) {
+            Some(Value::String(v)) => v,
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "_meta[\"{META_PROTOCOL_VERSION}\"] must be a string"
+                )));
+            }
+            None => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "missing _meta[\"{META_PROTOCOL_VERSION}\"]"
+                )));
+            }
+        };
+        let version = match ProtocolVersion::parse(version) {
+            Some(v) if v.is_modern() => v,
+            _ => {
+                return Err(ErrorObject::unsupported_protocol_version(
+                    &supported,
+                    Some(version),
+                ));
+            }
+        };
+        let caps_key = ferromcp_types::mcp::META_CLIENT_CAPABILITIES;
+        let Some(caps) = meta.get(caps_key) else {
+            return Err(ErrorObject::invalid_params(format!(
+                "missing _meta[\"{caps_key}\"]"
+            )));
+        };
+        let caps = serde_json::from_value::<ClientCapabilities>(caps.clone()).ok();
+        let info = meta
+            .get(ferromcp_types::mcp::META_CLIENT_INFO)
+            .and_then(|i| serde_json::from_value::<Implementation>(i.clone()).ok());
+        Ok(Connection::from_envelope(
+            outbound.clone(),
+            version,
+            info,
+            caps,
+        ))
+    }
+}
+
+/// Records a successful `initialize` on the connection.
+fn commit_initialize(connection: &Connection, params: Option<&Value>) -> Result<(), HandlerError> {
+    let params: InitializeRequestParams = params
+        .map(|p| serde_json::from_value(p.clone()))
+        .transpose()
+        .map_err(HandlerError::invalid_params)?
+        .ok_or_else(|| ErrorObject::invalid_params("initialize needs params"))?;
+    let version = ProtocolVersion::negotiate_handshake(&params.protocol_version);
+    connection.commit_handshake(version, params.client_info, params.capabilities);
+    Ok(())
+}
+
+/// The request ladder, inside the middleware stack.
+async fn inner_ladder(server: Server, req: McpRequest) -> McpResult {
+    let McpRequest {
+        ctx,
+        method,
+        params,
+        ..
+    } = req;
+    let connection = ctx.connection().clone();
+    let version = connection.protocol_version();
+
+    // 1. Surface validation of spec methods at the connection's version.
+    if tables::is_spec_method(&method) {
+        if !tables::exists_as(&method, Kind::ClientRequest, version) {
+            return Err(ErrorObject::method_not_found(&method).into());
+        }
+        if let Err(e) = tables::validate_params(&method, version, params.as_ref()) {
+            return Err(ErrorObject::invalid_params(e.to_string()).into());
+        }
+    }
+
+    // 2. `initialize` belongs to the kernel.
+    if method == methods::INITIALIZE {
+        if connection.handshake_done() {
+            return Err(
+                ErrorObject::invalid_request("the connection is already initialized").into(),
+            );
+        }
+        let requested = params
+            .as_ref()
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let negotiated = ProtocolVersion::negotiate_handshake(requested);
+        let mut result = InitializeResult::new(
+            negotiated.as_str(),
+            server.capabilities(negotiated),
+            server.info().clone(),
+        );
+        result.instructions = server.instructions().map(str::to_owned);
+        return to_object(&result, &method);
+    }
+
+    // 3. A handler, or -32601.
+    let Some(handler) = server.inner.requests.get(&method).cloned() else {
+        return Err(ErrorObject::method_not_found(&method).into());
+    };
+
+    // 4. The init gate.
+    if !connection.is_initialized() && method != methods::PING {
+        return Err(ErrorObject::invalid_params(
+            "the connection is not initialized: send initialize first",
+        )
+        .into());
+    }
+
+    // 5. Typed params (absent params are `{}`) and the handler.
+    let value = handler(
+        ctx,
+        params.unwrap_or_else(|| Value::Object(JsonObject::new())),
+    )
+    .await?;
+    let Value::Object(mut result) = value else {
+        if value.is_null() {
+            return shape(&server, &method, version, JsonObject::new());
+        }
+        tracing::error!(
+            method,
+            "the handler returned a result that is not a JSON object"
+        );
+        return Err(ErrorObject::internal_error("Handler returned an invalid result").into());
+    };
+
+    // 6. Result shaping.
+    if version.is_modern()
+        && CACHEABLE_METHODS.contains(&method.as_str())
+        && result.get("resultType").and_then(Value::as_str)
+            != Some(ResultType::InputRequired.as_str())
+    {
+        let hint = server.cache_hint(&method);
+        result.entry("ttlMs").or_insert(hint.ttl_ms.into());
+        result
+            .entry("cacheScope")
+            .or_insert_with(|| serde_json::to_value(hint.scope).unwrap_or(Value::Null));
+    }
+    shape(&server, &method, version, std::mem::take(&mut result))
+}
+
+fn to_object<T: serde::Serialize>(value: &T, method: &str) -> McpResult {
+    match serde_json::to_value(value) {
+        Ok(Value::Object(map)) => Ok(map),
+        _ => {
+            tracing::error!(method, "a kernel result did not serialize to an object");
+            Err(ErrorObject::internal_error("Internal error").into())
+        }
+    }
+}
+
+/// Drops what the version does not define, sets `resultType` and stamps the server info
+/// (2026-07-28), and checks that the result fits its type.
+fn shape(
+    server: &Server,
+    method: &str,
+    version: ProtocolVersion,
+    mut result: JsonObject,
+) -> McpResult {
+    tables::shape_result(method, version, &mut result);
+    if version.is_modern() {
+        stamp_server_info(server, &mut result);
+    }
+    if tables::is_spec_method(method) {
+        if let Err(e) = tables::validate_result(method, version, &Value::Object(result.clone())) {
+            tracing::error!(method, %version, error = %e, "the handler returned an invalid result");
+            return Err(ErrorObject::internal_error("Handler returned an invalid result").into());
+        }
+    }
+    Ok(result)
+}
+
+fn stamp_server_info(server: &Server, result: &mut JsonObject) {
+    let meta = result
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    if let Value::Object(meta) = meta {
+        let slot = meta.entry(META_SERVER_INFO).or_insert(Value::Null);
+        if slot.is_null() {
+            *slot = serde_json::to_value(server.info()).unwrap_or(Value::Null);
+        }
+    }
+}
+
+impl Handler for ServerRunner {
+    fn on_request(
+        self: Arc<Self>,
+        ctx: DispatchContext,
+        method: String,
+        params: Option<Payload>,
+    ) -> BoxFuture<'static, Result<Payload, HandlerError>> {
+        let params = match params.map(Payload::into_value).transpose() {
+            Ok(p) => p,
+            Err(e) => return protocol_error(ErrorObject::parse_error(e.to_string())),
+        };
+        let connection = match &self.mode {
+            Mode::Handshake(connection) => {
+                if method != methods::INITIALIZE && has_modern_envelope(params.as_ref()) {
+                    return protocol_error(ErrorObject::invalid_request(
+                        "this connection serves the handshake era of MCP (it began with \
+                         initialize); requests must not carry the 2026-07-28 envelope",
+                    ));
+                }
+                connection.clone()
+            }
+            Mode::Modern(outbound) => {
+                match self.classify_envelope(outbound, &method, params.as_ref()) {
+                    Ok(c) => c,
+                    Err(e) => return protocol_error(e),
+                }
+            }
+        };
+        let server = self.server.clone();
+        Box::pin(async move {
+            ServerRunner::serve_request(server, connection, ctx, method, params)
+                .await
+                .map(Payload::from)
+        })
+    }
+
+    fn on_notify(
+        self: Arc<Self>,
+        ctx: DispatchContext,
+        method: String,
+        params: Option<Payload>,
+    ) -> BoxFuture<'static, ()> {
+        let params = params.and_then(|p| p.into_value().ok());
+        let connection = match &self.mode {
+            Mode::Handshake(c) => c.clone(),
+            Mode::Modern(outbound) => Connection::from_envelope(
+                outbound.clone(),
+                ProtocolVersion::LATEST_MODERN,
+                None,
+                None,
+            ),
+        };
+        let server = self.server.clone();
+        Box::pin(async move { serve_notification(server, connection, ctx, method, params).await })
+    }
+
+    fn intercept_notification(&self, method: &str, _params: Option<&Payload>) -> ControlFlow<()> {
+        // Mark the connection ready in arrival order, before any later request is read.
+        if let (Mode::Handshake(c), methods::NOTIFICATION_INITIALIZED) = (&self.mode, method) {
+            c.mark_initialized();
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn runs_inline(&self, method: &str) -> bool {
+        matches!(self.mode, Mode::Handshake(_)) && method == methods::INITIALIZE
+    }
+}
+
+/// Notifications are validated leniently and never answered; a failure is logged.
+async fn serve_notification(
+    server: Server,
+    connection: Connection,
+    dispatch: DispatchContext,
+    method: String,
+    params: Option<Value>,
+) {
+    let version = connection.protocol_version();
+    if tables::is_spec_method(&method) {
+        if !tables::exists_as(&method, Kind::ClientNotification, version) {
+            tracing::debug!(method, %version, "notification not defined at this version; dropped");
+            return;
+        }
+        if let Err(e) = tables::validate_notification_params(&method, version, params.as_ref()) {
+            tracing::warn!(method, error = %e, "invalid notification dropped");
+            return;
+        }
+    }
+    if method == methods::NOTIFICATION_INITIALIZED {
+        connection.mark_initialized();
+    } else if !connection.is_initialized() {
+        tracing::debug!(method, "notification before initialization dropped");
+        return;
+    }
+    let Some(handler) = server.inner.notifications.get(&method).cloned() else {
+        return;
+    };
+    let meta = read_meta(params.as_ref());
+    let ctx = RequestContext::new(server.clone(), connection, dispatch, &method, meta);
+    let params = params.unwrap_or_else(|| Value::Object(JsonObject::new()));
+    if let Err(e) = handler(ctx, params).await {
+        tracing::warn!(method, error = %e, "notification handler failed");
+    }
+}

@@ -1,0 +1,544 @@
+//! The low-level `Server`: a handler table, server info, capabilities derived from what is
+//! registered, middleware, cache hints and a lifespan.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use ferromcp_dispatch::{BoxError, BoxFuture, HandlerError};
+use ferromcp_types::ProtocolVersion;
+use ferromcp_types::jsonrpc::ErrorObject;
+use ferromcp_types::mcp::methods::{self, Notification, Request};
+use ferromcp_types::mcp::{
+    CacheScope, CapabilityMap, DiscoverResult, EmptyResult, Implementation, JsonObject,
+    ListChangedCapability, RequestParams, ResourcesCapability, ServerCapabilities,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::RequestContext;
+use crate::middleware::{Middleware, TracingMiddleware};
+
+pub(crate) type RequestFn =
+    dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<Value, HandlerError>> + Send + Sync;
+pub(crate) type NotifyFn =
+    dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<(), HandlerError>> + Send + Sync;
+
+type SetupFn =
+    dyn Fn() -> BoxFuture<'static, Result<Arc<dyn Any + Send + Sync>, BoxError>> + Send + Sync;
+type TeardownFn = dyn Fn(Arc<dyn Any + Send + Sync>) -> BoxFuture<'static, ()> + Send + Sync;
+
+/// A cache hint for the results of one method (2026-07-28, "Caching"): how long a client may
+/// reuse the result, and whether caches may share it across authorization contexts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHint {
+    /// Time to live in milliseconds; 0 means immediately stale.
+    pub ttl_ms: u64,
+    /// Who may share the cached result.
+    pub scope: CacheScope,
+}
+
+impl CacheHint {
+    /// A hint with the given time to live and scope.
+    pub fn new(ttl_ms: u64, scope: CacheScope) -> Self {
+        Self { ttl_ms, scope }
+    }
+}
+
+impl Default for CacheHint {
+    /// Immediately stale, private: what a server says when it says nothing.
+    fn default() -> Self {
+        Self {
+            ttl_ms: 0,
+            scope: CacheScope::Private,
+        }
+    }
+}
+
+/// The methods whose results carry cache hints at 2026-07-28.
+pub const CACHEABLE_METHODS: [&str; 6] = [
+    methods::PROMPTS_LIST,
+    methods::RESOURCES_LIST,
+    methods::RESOURCES_READ,
+    methods::RESOURCES_TEMPLATES_LIST,
+    methods::SERVER_DISCOVER,
+    methods::TOOLS_LIST,
+];
+
+/// Why a server could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// `initialize` is answered by the kernel; it cannot have a user handler.
+    #[error("`initialize` is handled by the kernel and cannot be registered")]
+    InitializeHandler,
+    /// A cache hint names a method whose results are not cacheable.
+    #[error("{0:?} is not a cacheable method")]
+    NotCacheable(String),
+}
+
+/// A low-level MCP server: a table of method handlers and what the server says about itself.
+///
+/// ```
+/// use ferromcp_server::{Server, RequestContext};
+/// use ferromcp_types::mcp::methods::ListTools;
+/// use ferromcp_types::mcp::{ListToolsResult, PaginatedRequestParams};
+///
+/// let server = Server::builder("demo", "1.0.0")
+///     .on::<ListTools, _, _, _>(|_ctx: RequestContext, _params: PaginatedRequestParams| async {
+///         Ok(ListToolsResult::new(vec![]))
+///     })
+///     .build()
+///     .unwrap();
+/// assert!(server.capabilities(ferromcp_types::ProtocolVersion::LATEST).tools.is_some());
+/// ```
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) requests: HashMap<String, Arc<RequestFn>>,
+    pub(crate) notifications: HashMap<String, Arc<NotifyFn>>,
+    pub(crate) middleware: Arc<[Arc<dyn Middleware>]>,
+    pub(crate) cache_hints: HashMap<String, CacheHint>,
+    pub(crate) list_changed: ListChanged,
+    pub(crate) experimental: Option<CapabilityMap>,
+    pub(crate) extensions: Option<CapabilityMap>,
+    setup: Option<Arc<SetupFn>>,
+    teardown: Option<Arc<TeardownFn>>,
+    lifespan: Mutex<LifespanState>,
+}
+
+#[derive(Default)]
+struct LifespanState {
+    users: usize,
+    value: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+/// Which list-changed notifications a handshake-era server announces.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ListChanged {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+}
+
+impl Server {
+    /// Starts building a server with the given name and version.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(Implementation::new(name, version))
+    }
+
+    /// What the server says about itself.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The instructions sent with `initialize` and `server/discover`.
+    pub fn instructions(&self) -> Option<&str> {
+        self.inner.instructions.as_deref()
+    }
+
+    /// Whether a request handler is registered for `method`.
+    pub fn handles(&self, method: &str) -> bool {
+        self.inner.requests.contains_key(method)
+    }
+
+    /// The capabilities the server has at `version`, derived from what is registered.
+    ///
+    /// Before 2026-07-28 the `listChanged` flags come from the builder and `subscribe` from a
+    /// `resources/subscribe` handler; at 2026-07-28 both mean "`subscriptions/listen` is
+    /// served".
+    pub fn capabilities(&self, version: ProtocolVersion) -> ServerCapabilities {
+        let inner = &self.inner;
+        let listen = self.handles(methods::SUBSCRIPTIONS_LISTEN);
+        let flag = |on: bool| on.then_some(true);
+        let (tools, prompts, resources, subscribe) = if version.is_modern() {
+            (listen, listen, listen, listen)
+        } else {
+            let lc = inner.list_changed;
+            (
+                lc.tools,
+                lc.prompts,
+                lc.resources,
+                self.handles(methods::RESOURCES_SUBSCRIBE),
+            )
+        };
+        let mut caps = ServerCapabilities::new();
+        if self.handles(methods::TOOLS_LIST) {
+            let mut c = ListChangedCapability::new();
+            c.list_changed = flag(tools);
+            caps.tools = Some(c);
+        }
+        if self.handles(methods::PROMPTS_LIST) {
+            let mut c = ListChangedCapability::new();
+            c.list_changed = flag(prompts);
+            caps.prompts = Some(c);
+        }
+        if self.handles(methods::RESOURCES_LIST) || self.handles(methods::RESOURCES_READ) {
+            let mut c = ResourcesCapability::new();
+            c.list_changed = flag(resources);
+            c.subscribe = flag(subscribe);
+            caps.resources = Some(c);
+        }
+        if self.handles(methods::LOGGING_SET_LEVEL) {
+            caps.logging = Some(JsonObject::new());
+        }
+        if self.handles(methods::COMPLETION_COMPLETE) {
+            caps.completions = Some(JsonObject::new());
+        }
+        caps.experimental.clone_from(&inner.experimental);
+        caps.extensions.clone_from(&inner.extensions);
+        caps
+    }
+
+    /// The cache hint for `method`'s results.
+    pub fn cache_hint(&self, method: &str) -> CacheHint {
+        self.inner
+            .cache_hints
+            .get(method)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Runs the lifespan's set-up if this is the first user; the value reaches handlers
+    /// through [`RequestContext::lifespan`]. Pair every successful call with
+    /// [`Server::exit_lifespan`].
+    pub async fn enter_lifespan(&self) -> Result<(), BoxError> {
+        let first = {
+            let mut l = self.lock_lifespan();
+            l.users += 1;
+            l.users == 1
+        };
+        if let (true, Some(setup)) = (first, &self.inner.setup) {
+            match setup().await {
+                Ok(value) => self.lock_lifespan().value = Some(value),
+                Err(e) => {
+                    self.lock_lifespan().users -= 1;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the lifespan's tear-down when the last user leaves.
+    pub async fn exit_lifespan(&self) {
+        let value = {
+            let mut l = self.lock_lifespan();
+            l.users = l.users.saturating_sub(1);
+            if l.users == 0 { l.value.take() } else { None }
+        };
+        if let (Some(value), Some(teardown)) = (value, &self.inner.teardown) {
+            teardown(value).await;
+        }
+    }
+
+    pub(crate) fn lifespan_value(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        self.lock_lifespan().value.clone()
+    }
+
+    fn lock_lifespan(&self) -> std::sync::MutexGuard<'_, LifespanState> {
+        self.inner
+            .lifespan
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The `server/discover` result at `version`.
+    pub(crate) fn discover(&self, version: ProtocolVersion) -> DiscoverResult {
+        let supported = ProtocolVersion::of_era(ferromcp_types::Era::Modern)
+            .map(|v| v.as_str().to_owned())
+            .collect();
+        let mut result = DiscoverResult::new(supported, self.capabilities(version));
+        result.instructions.clone_from(&self.inner.instructions);
+        result
+    }
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut methods: Vec<_> = self.inner.requests.keys().collect();
+        methods.sort();
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .field("methods", &methods)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Server`]; see [`Server::builder`].
+#[must_use]
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    requests: HashMap<String, Arc<RequestFn>>,
+    notifications: HashMap<String, Arc<NotifyFn>>,
+    middleware: Vec<Arc<dyn Middleware>>,
+    tracing: bool,
+    cache_hints: HashMap<String, CacheHint>,
+    list_changed: ListChanged,
+    experimental: Option<CapabilityMap>,
+    extensions: Option<CapabilityMap>,
+    setup: Option<Arc<SetupFn>>,
+    teardown: Option<Arc<TeardownFn>>,
+    errors: Vec<BuildError>,
+}
+
+fn erase_request<P, O, F, Fut>(f: F) -> Arc<RequestFn>
+where
+    P: DeserializeOwned + Send + 'static,
+    O: Serialize + Send + 'static,
+    F: Fn(RequestContext, P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
+{
+    Arc::new(move |ctx, params| {
+        let typed = match P::deserialize(&params) {
+            Ok(p) => p,
+            Err(e) => {
+                let err = ErrorObject::invalid_params(format!("Invalid params: {e}"));
+                return Box::pin(std::future::ready(Err(err.into())));
+            }
+        };
+        let fut = f(ctx, typed);
+        Box::pin(async move {
+            let out = fut.await?;
+            serde_json::to_value(out).map_err(HandlerError::internal)
+        })
+    })
+}
+
+fn erase_notification<P, F, Fut>(f: F) -> Arc<NotifyFn>
+where
+    P: DeserializeOwned + Send + 'static,
+    F: Fn(RequestContext, P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
+{
+    Arc::new(move |ctx, params| match P::deserialize(&params) {
+        Ok(p) => Box::pin(f(ctx, p)),
+        Err(e) => Box::pin(std::future::ready(Err(HandlerError::invalid_params(e)))),
+    })
+}
+
+impl ServerBuilder {
+    fn new(info: Implementation) -> Self {
+        let mut b = Self {
+            info,
+            instructions: None,
+            requests: HashMap::new(),
+            notifications: HashMap::new(),
+            middleware: Vec::new(),
+            tracing: true,
+            cache_hints: HashMap::new(),
+            list_changed: ListChanged::default(),
+            experimental: None,
+            extensions: None,
+            setup: None,
+            teardown: None,
+            errors: Vec::new(),
+        };
+        b.requests.insert(
+            methods::PING.into(),
+            erase_request(|_: RequestContext, _: RequestParams| async { Ok(EmptyResult::new()) }),
+        );
+        b.requests.insert(
+            methods::SERVER_DISCOVER.into(),
+            erase_request(|ctx: RequestContext, _: RequestParams| async move {
+                Ok(ctx.server().discover(ctx.protocol_version()))
+            }),
+        );
+        b
+    }
+
+    /// Sets the full server info (name, version, title, description, website, icons).
+    pub fn info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// Sets the instructions sent with `initialize` and `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Registers the handler of the spec method `R` (for example `methods::CallTool`).
+    ///
+    /// The handler gets the request context and typed params; it returns any serializable
+    /// result (usually `R::Result`), or a [`HandlerError`].
+    pub fn on<R, O, F, Fut>(self, handler: F) -> Self
+    where
+        R: Request,
+        O: Serialize + Send + 'static,
+        F: Fn(RequestContext, R::Params) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
+    {
+        self.on_request::<R::Params, O, F, Fut>(R::METHOD, handler)
+    }
+
+    /// Registers the handler of any request method, spec or custom.
+    pub fn on_request<P, O, F, Fut>(mut self, method: &str, handler: F) -> Self
+    where
+        P: DeserializeOwned + Send + 'static,
+        O: Serialize + Send + 'static,
+        F: Fn(RequestContext, P) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
+    {
+        if method == methods::INITIALIZE {
+            self.errors.push(BuildError::InitializeHandler);
+            return self;
+        }
+        if method == methods::LOGGING_SET_LEVEL {
+            tracing::warn!(
+                "logging is deprecated at MCP 2026-07-28; `logging/setLevel` is served to \
+                 handshake-era clients only"
+            );
+        }
+        self.requests
+            .insert(method.to_owned(), erase_request(handler));
+        self
+    }
+
+    /// Registers the handler of the spec notification `N`.
+    pub fn on_notification<N, F, Fut>(self, handler: F) -> Self
+    where
+        N: Notification,
+        F: Fn(RequestContext, N::Params) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
+    {
+        self.on_notification_method::<N::Params, F, Fut>(N::METHOD, handler)
+    }
+
+    /// Registers the handler of any notification method, spec or custom.
+    pub fn on_notification_method<P, F, Fut>(mut self, method: &str, handler: F) -> Self
+    where
+        P: DeserializeOwned + Send + 'static,
+        F: Fn(RequestContext, P) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
+    {
+        if method == methods::NOTIFICATION_ROOTS_LIST_CHANGED {
+            tracing::warn!("roots are deprecated at MCP 2026-07-28");
+        }
+        self.notifications
+            .insert(method.to_owned(), erase_notification(handler));
+        self
+    }
+
+    /// Adds a middleware layer; layers added first are outermost.
+    pub fn middleware(mut self, layer: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(layer));
+        self
+    }
+
+    /// Turns the default tracing layer (the outermost one) on or off.
+    pub fn tracing(mut self, on: bool) -> Self {
+        self.tracing = on;
+        self
+    }
+
+    /// Sets the cache hint for a cacheable method's results.
+    pub fn cache_hint(mut self, method: &str, hint: CacheHint) -> Self {
+        if CACHEABLE_METHODS.contains(&method) {
+            self.cache_hints.insert(method.to_owned(), hint);
+        } else {
+            self.errors
+                .push(BuildError::NotCacheable(method.to_owned()));
+        }
+        self
+    }
+
+    /// Announces `notifications/tools/list_changed` to handshake-era clients.
+    pub fn tools_list_changed(mut self, on: bool) -> Self {
+        self.list_changed.tools = on;
+        self
+    }
+
+    /// Announces `notifications/prompts/list_changed` to handshake-era clients.
+    pub fn prompts_list_changed(mut self, on: bool) -> Self {
+        self.list_changed.prompts = on;
+        self
+    }
+
+    /// Announces `notifications/resources/list_changed` to handshake-era clients.
+    pub fn resources_list_changed(mut self, on: bool) -> Self {
+        self.list_changed.resources = on;
+        self
+    }
+
+    /// Advertises an experimental capability.
+    pub fn experimental(mut self, name: impl Into<String>, settings: JsonObject) -> Self {
+        self.experimental
+            .get_or_insert_with(Default::default)
+            .insert(name.into(), settings);
+        self
+    }
+
+    /// Advertises an extension (2026-07-28 `extensions`; key like `io.modelcontextprotocol/tasks`).
+    pub fn extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
+        self.extensions
+            .get_or_insert_with(Default::default)
+            .insert(id.into(), settings);
+        self
+    }
+
+    /// Sets a lifespan: `setup` runs before the server serves its first connection, its value
+    /// reaches handlers through [`RequestContext::lifespan`], and `teardown` gets it back
+    /// after the last connection closes.
+    pub fn lifespan<T, S, SFut, D, DFut>(mut self, setup: S, teardown: D) -> Self
+    where
+        T: Send + Sync + 'static,
+        S: Fn() -> SFut + Send + Sync + 'static,
+        SFut: Future<Output = Result<T, BoxError>> + Send + 'static,
+        D: Fn(Arc<T>) -> DFut + Send + Sync + 'static,
+        DFut: Future<Output = ()> + Send + 'static,
+    {
+        self.setup = Some(Arc::new(move || {
+            let fut = setup();
+            Box::pin(async move { fut.await.map(|v| Arc::new(v) as Arc<dyn Any + Send + Sync>) })
+        }));
+        let teardown = Arc::new(teardown);
+        self.teardown = Some(Arc::new(move |value| {
+            let teardown = teardown.clone();
+            Box::pin(async move {
+                if let Ok(v) = value.downcast::<T>() {
+                    teardown(v).await;
+                }
+            })
+        }));
+        self
+    }
+
+    /// Builds the server; fails if a registration was refused.
+    pub fn build(self) -> Result<Server, BuildError> {
+        if let Some(e) = self.errors.into_iter().next() {
+            return Err(e);
+        }
+        let mut layers: Vec<Arc<dyn Middleware>> = Vec::new();
+        if self.tracing {
+            layers.push(Arc::new(TracingMiddleware));
+        }
+        layers.extend(self.middleware);
+        Ok(Server {
+            inner: Arc::new(Inner {
+                info: self.info,
+                instructions: self.instructions,
+                requests: self.requests,
+                notifications: self.notifications,
+                middleware: layers.into(),
+                cache_hints: self.cache_hints,
+                list_changed: self.list_changed,
+                experimental: self.experimental,
+                extensions: self.extensions,
+                setup: self.setup,
+                teardown: self.teardown,
+                lifespan: Mutex::new(LifespanState::default()),
+            }),
+        })
+    }
+}
