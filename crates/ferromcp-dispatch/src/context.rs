@@ -1,0 +1,252 @@
+//! [`DispatchContext`]: an [`Outbound`] bound to the inbound message being handled.
+
+use std::fmt;
+use std::sync::Arc;
+
+use ferromcp_types::jsonrpc::{ErrorObject, Payload, RequestId};
+use tokio_util::sync::CancellationToken;
+
+use crate::dispatcher::{BoxFuture, Outbound};
+use crate::options::{CallOptions, Progress, ProgressCallback};
+use crate::utility::{PROGRESS, progress_params};
+
+/// The kind of transport a message came over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// Standard input and output.
+    Stdio,
+    /// Streamable HTTP.
+    StreamableHttp,
+    /// An in-memory message stream.
+    InMemory,
+    /// The in-process [`DirectDispatcher`](crate::DirectDispatcher).
+    Direct,
+    /// Something else, by name.
+    Other(&'static str),
+}
+
+/// What the handler may know about the transport.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TransportInfo {
+    /// The kind of transport.
+    pub kind: TransportKind,
+    /// Whether requests can be sent to the peer while handling this message.
+    pub can_send_requests: bool,
+}
+
+impl TransportInfo {
+    /// A description of a transport.
+    pub fn new(kind: TransportKind, can_send_requests: bool) -> Self {
+        Self {
+            kind,
+            can_send_requests,
+        }
+    }
+}
+
+/// Where `DispatchContext::progress` goes.
+#[derive(Clone)]
+enum ProgressRoute {
+    None,
+    /// A `notifications/progress` with this token.
+    Notify(RequestId),
+    /// Straight to the caller's callback (in-process).
+    Callback(ProgressCallback),
+}
+
+struct Inner {
+    outbound: Arc<dyn Outbound>,
+    transport: TransportInfo,
+    request_id: Option<RequestId>,
+    http: Option<Arc<http::request::Parts>>,
+    cancellation: CancellationToken,
+    progress: ProgressRoute,
+}
+
+/// The context a handler runs in: an [`Outbound`] whose messages relate to the inbound
+/// request, plus the request id, the transport's description, the HTTP request parts, a
+/// cancellation signal and progress reporting. Cheap to clone.
+///
+/// Dispatchers build these; other code (the HTTP server's single-exchange path, tests) can
+/// build one with [`DispatchContext::builder`].
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use std::sync::Arc;
+/// use ferromcp_dispatch::{DispatchContext, DirectDispatcher, Outbound, TransportInfo, TransportKind, CallOptions};
+/// use ferromcp_types::jsonrpc::ErrorCode;
+///
+/// let (a, _b) = DirectDispatcher::pair();
+/// let ctx = DispatchContext::builder(Arc::new(a), TransportInfo::new(TransportKind::Other("test"), false))
+///     .request_id(1.into())
+///     .build();
+/// ctx.progress(0.5, None, None).await; // no token: a no-op
+/// let err = ctx.send_request("ping", None, CallOptions::new()).await.unwrap_err();
+/// assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct DispatchContext {
+    inner: Arc<Inner>,
+}
+
+/// Builds a [`DispatchContext`].
+#[must_use]
+pub struct DispatchContextBuilder {
+    inner: Inner,
+}
+
+impl DispatchContext {
+    /// Starts a context whose sends go through `outbound` (which should already relate its
+    /// messages to the request being handled).
+    pub fn builder(
+        outbound: Arc<dyn Outbound>,
+        transport: TransportInfo,
+    ) -> DispatchContextBuilder {
+        DispatchContextBuilder {
+            inner: Inner {
+                outbound,
+                transport,
+                request_id: None,
+                http: None,
+                cancellation: CancellationToken::new(),
+                progress: ProgressRoute::None,
+            },
+        }
+    }
+
+    /// The id of the request being handled; `None` for a notification.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.inner.request_id.as_ref()
+    }
+
+    /// The transport's description.
+    pub fn transport(&self) -> &TransportInfo {
+        &self.inner.transport
+    }
+
+    /// The parts of the HTTP request the message came in, if any.
+    pub fn http_parts(&self) -> Option<&Arc<http::request::Parts>> {
+        self.inner.http.as_ref()
+    }
+
+    /// Raised when the peer cancels the request or the connection shuts down.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancellation
+    }
+
+    /// The progress token the peer sent, if any.
+    pub fn progress_token(&self) -> Option<&RequestId> {
+        match &self.inner.progress {
+            ProgressRoute::Notify(token) => Some(token),
+            _ => self
+                .inner
+                .request_id
+                .as_ref()
+                .filter(|_| self.has_progress()),
+        }
+    }
+
+    fn has_progress(&self) -> bool {
+        !matches!(self.inner.progress, ProgressRoute::None)
+    }
+
+    /// Reports progress to the peer; a no-op when the peer asked for none.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        match &self.inner.progress {
+            ProgressRoute::None => {}
+            ProgressRoute::Notify(token) => {
+                let params = progress_params(token, progress, total, message);
+                self.inner.outbound.notify(PROGRESS, Some(params)).await;
+            }
+            ProgressRoute::Callback(cb) => {
+                cb(Progress::new(progress, total, message.map(str::to_owned)));
+            }
+        }
+    }
+}
+
+impl DispatchContextBuilder {
+    /// The id of the request being handled.
+    pub fn request_id(mut self, id: RequestId) -> Self {
+        self.inner.request_id = Some(id);
+        self
+    }
+
+    /// The parts of the HTTP request the message came in.
+    pub fn http_parts(mut self, parts: Option<Arc<http::request::Parts>>) -> Self {
+        self.inner.http = parts;
+        self
+    }
+
+    /// The cancellation signal (a fresh one by default).
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.inner.cancellation = token;
+        self
+    }
+
+    /// Progress goes to the peer as `notifications/progress` with this token.
+    pub fn progress_token(mut self, token: Option<RequestId>) -> Self {
+        if let Some(token) = token {
+            self.inner.progress = ProgressRoute::Notify(token);
+        }
+        self
+    }
+
+    /// Progress goes straight to this callback (in-process dispatch).
+    pub fn progress_callback(mut self, cb: Option<ProgressCallback>) -> Self {
+        if let Some(cb) = cb {
+            self.inner.progress = ProgressRoute::Callback(cb);
+        }
+        self
+    }
+
+    /// The context.
+    pub fn build(self) -> DispatchContext {
+        DispatchContext {
+            inner: Arc::new(self.inner),
+        }
+    }
+}
+
+impl Outbound for DispatchContext {
+    fn send_request(
+        &self,
+        method: &str,
+        params: Option<Payload>,
+        options: CallOptions,
+    ) -> BoxFuture<'static, Result<Payload, ErrorObject>> {
+        if !self.inner.transport.can_send_requests {
+            let msg = format!(
+                "Cannot send '{method}': this transport context has no back channel for requests"
+            );
+            return Box::pin(std::future::ready(Err(ErrorObject::invalid_request(msg))));
+        }
+        self.inner.outbound.send_request(method, params, options)
+    }
+
+    fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
+        self.inner.outbound.notify(method, params)
+    }
+}
+
+impl fmt::Debug for DispatchContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DispatchContext")
+            .field("request_id", &self.inner.request_id)
+            .field("transport", &self.inner.transport)
+            .field("cancelled", &self.inner.cancellation.is_cancelled())
+            .field("progress", &self.has_progress())
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for DispatchContextBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DispatchContextBuilder")
+            .field("request_id", &self.inner.request_id)
+            .finish_non_exhaustive()
+    }
+}

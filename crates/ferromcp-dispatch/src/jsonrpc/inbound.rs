@@ -1,0 +1,385 @@
+//! The read loop: inbound requests in their own tasks (bounded), notifications in order,
+//! responses to their callers, cancellation, and shutdown.
+
+use std::collections::VecDeque;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use ferromcp_types::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::{CancelMode, JsonRpcDispatcher, Shared, lock};
+use crate::boundary;
+use crate::context::{DispatchContext, TransportInfo};
+use crate::dispatcher::Outbound;
+use crate::handler::Handler;
+use crate::transport::{Inbound, MessageMeta, MessageSource};
+use crate::utility::{CANCELLED, PROGRESS, parse_cancelled, parse_progress, progress_token_of};
+
+/// How long the -32000 answers to unanswered requests may take to write at shutdown.
+const SHUTDOWN_ANSWER_BOUND: Duration = Duration::from_secs(1);
+
+/// A running inbound request.
+pub(crate) struct InFlight {
+    state: Arc<RequestState>,
+    abort: Option<AbortHandle>,
+}
+
+struct RequestState {
+    cancellation: CancellationToken,
+    /// Claimed by whoever answers (or decides never to answer) the request.
+    answered: AtomicBool,
+}
+
+impl RequestState {
+    /// Claims the right to answer; `false` when someone already has.
+    fn claim(&self) -> bool {
+        !self.answered.swap(true, Ordering::AcqRel)
+    }
+}
+
+/// A message waiting for a free handler slot.
+enum Queued {
+    Request(Request, MessageMeta),
+    Notification(Notification, MessageMeta),
+}
+
+/// Everything the loop needs besides the source.
+struct Loop {
+    shared: Arc<Shared>,
+    handler: Arc<dyn Handler>,
+    /// The outbound that notification handlers' contexts send through.
+    plain: Arc<dyn Outbound>,
+    slots: Arc<Semaphore>,
+}
+
+async fn recv_owned<S: MessageSource>(mut source: S) -> (S, Option<Inbound>) {
+    let item = source.recv().await;
+    (source, item)
+}
+
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a short-lived local; boxing the read item would allocate per message"
+)]
+enum Event<S> {
+    Stop,
+    Slot(OwnedSemaphorePermit),
+    Item(S, Option<Inbound>),
+}
+
+pub(super) async fn run_loop<S: MessageSource>(
+    shared: Arc<Shared>,
+    source: S,
+    handler: Arc<dyn Handler>,
+) {
+    let max = shared.config.max_concurrent_requests.max(1);
+    let lp = Loop {
+        plain: Arc::new(JsonRpcDispatcher {
+            shared: shared.clone(),
+        }),
+        shared,
+        handler,
+        slots: Arc::new(Semaphore::new(max)),
+    };
+    let mut queue: VecDeque<Queued> = VecDeque::new();
+    // The pending read lives across iterations, so sources need not be cancel-safe.
+    let mut recv = pin!(recv_owned(source));
+    loop {
+        let event = tokio::select! {
+            biased;
+            () = lp.shared.stop.cancelled() => Event::Stop,
+            slot = lp.slots.clone().acquire_owned(), if !queue.is_empty() => match slot {
+                Ok(slot) => Event::Slot(slot),
+                Err(_) => Event::Stop,
+            },
+            (source, item) = &mut recv, if queue.len() < max => Event::Item(source, item),
+        };
+        match event {
+            Event::Stop => break,
+            Event::Slot(slot) => {
+                if let Some(q) = queue.pop_front() {
+                    lp.start(q, slot);
+                }
+            }
+            Event::Item(_, None) => break,
+            Event::Item(source, Some(item)) => {
+                recv.set(recv_owned(source));
+                lp.dispatch(item, &mut queue).await;
+            }
+        }
+    }
+    lp.shutdown().await;
+}
+
+impl Loop {
+    async fn dispatch(&self, item: Inbound, queue: &mut VecDeque<Queued>) {
+        let msg = match item {
+            Ok(msg) => msg,
+            Err(e) => {
+                tracing::debug!(error = %e, "inbound frame failed to decode");
+                let answer = Message::Error(e.to_response());
+                let _ = self.shared.write(answer, MessageMeta::default()).await;
+                return;
+            }
+        };
+        let meta = msg.meta;
+        match msg.message {
+            Message::Response(r) => self.shared.resolve(&r.id, Ok(r.result)),
+            Message::Error(e) => match e.id {
+                Some(id) => self.shared.resolve(&id, Err(e.error)),
+                None => {
+                    tracing::debug!(error = %e.error, "dropped an error response with a null id")
+                }
+            },
+            Message::Request(req) => {
+                if self.handler.runs_inline(&req.method) {
+                    self.run_inline(req, meta).await;
+                } else if !queue.is_empty() {
+                    queue.push_back(Queued::Request(req, meta));
+                } else {
+                    match self.slots.clone().try_acquire_owned() {
+                        Ok(slot) => self.start(Queued::Request(req, meta), slot),
+                        Err(_) => queue.push_back(Queued::Request(req, meta)),
+                    }
+                }
+            }
+            Message::Notification(n) => {
+                if n.method == CANCELLED {
+                    if let Some(id) = parse_cancelled(n.params.as_ref()) {
+                        self.cancel_inbound(&id);
+                    }
+                } else if n.method == PROGRESS {
+                    if let Some((token, progress)) = parse_progress(n.params.as_ref()) {
+                        self.shared.deliver_progress(&token, progress);
+                    }
+                }
+                if boundary::intercept(&*self.handler, &n.method, n.params.as_ref()) {
+                    return;
+                }
+                match self.slots.clone().try_acquire_owned() {
+                    Ok(slot) if queue.is_empty() => self.start(Queued::Notification(n, meta), slot),
+                    _ => queue.push_back(Queued::Notification(n, meta)),
+                }
+            }
+        }
+    }
+
+    fn transport_for(&self, meta: &MessageMeta) -> TransportInfo {
+        let mut info = self.shared.config.transport.clone();
+        if let Some(can) = meta.can_send_requests {
+            info.can_send_requests = can;
+        }
+        info
+    }
+
+    /// Builds a request's context and registers it as in flight; `None` for a duplicate id.
+    fn admit(
+        &self,
+        req: &Request,
+        meta: MessageMeta,
+    ) -> Option<(DispatchContext, Arc<RequestState>)> {
+        let state = Arc::new(RequestState {
+            cancellation: CancellationToken::new(),
+            answered: AtomicBool::new(false),
+        });
+        {
+            let mut in_flight = lock(&self.shared.in_flight);
+            if in_flight.contains_key(&req.id) {
+                return None;
+            }
+            in_flight.insert(
+                req.id.clone(),
+                InFlight {
+                    state: state.clone(),
+                    abort: None,
+                },
+            );
+        }
+        let related = Arc::new(super::Related {
+            shared: self.shared.clone(),
+            id: req.id.clone(),
+        });
+        let ctx = DispatchContext::builder(related, self.transport_for(&meta))
+            .request_id(req.id.clone())
+            .http_parts(meta.http)
+            .cancellation(state.cancellation.clone())
+            .progress_token(progress_token_of(req.params.as_ref()))
+            .build();
+        Some((ctx, state))
+    }
+
+    fn start(&self, q: Queued, slot: OwnedSemaphorePermit) {
+        match q {
+            Queued::Request(req, meta) => {
+                let id = req.id.clone();
+                let Some((ctx, state)) = self.admit(&req, meta) else {
+                    return self.reject_duplicate(id);
+                };
+                let fut = serve(
+                    self.shared.clone(),
+                    self.handler.clone(),
+                    ctx,
+                    req,
+                    state.clone(),
+                    Some(slot),
+                );
+                let task = tokio::spawn(fut);
+                if let Some(entry) = lock(&self.shared.in_flight).get_mut(&id) {
+                    if Arc::ptr_eq(&entry.state, &state) {
+                        entry.abort = Some(task.abort_handle());
+                    }
+                }
+            }
+            Queued::Notification(n, meta) => {
+                let ctx = DispatchContext::builder(self.plain.clone(), self.transport_for(&meta))
+                    .http_parts(meta.http)
+                    .build();
+                let handler = self.handler.clone();
+                tokio::spawn(async move {
+                    let _slot = slot;
+                    boundary::call_notify(handler, ctx, n.method, n.params).await;
+                });
+            }
+        }
+    }
+
+    async fn run_inline(&self, req: Request, meta: MessageMeta) {
+        let id = req.id.clone();
+        match self.admit(&req, meta) {
+            Some((ctx, state)) => {
+                serve(
+                    self.shared.clone(),
+                    self.handler.clone(),
+                    ctx,
+                    req,
+                    state,
+                    None,
+                )
+                .await;
+            }
+            None => self.reject_duplicate(id),
+        }
+    }
+
+    fn reject_duplicate(&self, id: RequestId) {
+        tracing::debug!(%id, "rejected a request whose id is already in flight");
+        let shared = self.shared.clone();
+        tokio::spawn(async move {
+            let e = ErrorObject::invalid_request(format!("request id {id} is already in flight"));
+            let _ = shared
+                .write(Message::error(Some(id), e), MessageMeta::default())
+                .await;
+        });
+    }
+
+    /// The peer cancelled one of its requests: the handler is never answered.
+    fn cancel_inbound(&self, id: &RequestId) {
+        let mut in_flight = lock(&self.shared.in_flight);
+        let abort = match self.shared.config.cancel_mode {
+            CancelMode::Abort => in_flight.remove(id),
+            CancelMode::Signal => {
+                if let Some(entry) = in_flight.get(id) {
+                    entry.state.answered.store(true, Ordering::Release);
+                    entry.state.cancellation.cancel();
+                }
+                None
+            }
+        };
+        let empty = in_flight.is_empty();
+        drop(in_flight);
+        if let Some(entry) = abort {
+            entry.state.answered.store(true, Ordering::Release);
+            entry.state.cancellation.cancel();
+            if let Some(task) = entry.abort {
+                task.abort();
+            }
+            if empty {
+                self.shared.idle.notify_waiters();
+            }
+        }
+    }
+
+    async fn shutdown(&self) {
+        self.shared.close();
+        let grace = self.shared.config.shutdown_grace;
+        if !grace.is_zero() {
+            let idle = async {
+                loop {
+                    let notified = self.shared.idle.notified();
+                    if lock(&self.shared.in_flight).is_empty() {
+                        return;
+                    }
+                    notified.await;
+                }
+            };
+            let _ = tokio::time::timeout(grace, idle).await;
+        }
+        let drained: Vec<(RequestId, InFlight)> = lock(&self.shared.in_flight).drain().collect();
+        let mut answers = Vec::new();
+        for (id, entry) in drained {
+            entry.state.cancellation.cancel();
+            if let Some(task) = entry.abort {
+                task.abort();
+            }
+            if entry.state.claim() {
+                answers.push(id);
+            }
+        }
+        let write_all = async {
+            for id in answers {
+                let meta = MessageMeta::related_to(id.clone());
+                let answer = Message::error(Some(id), ErrorObject::connection_closed());
+                if !self.shared.write(answer, meta).await {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(SHUTDOWN_ANSWER_BOUND, write_all).await;
+    }
+}
+
+/// Runs one request's handler and writes its answer, unless the peer cancelled it.
+///
+/// The handler slot is given back before the answer is written: a write waits for the peer
+/// to read, and the peer may itself be waiting for this side to read, so holding the slot
+/// across the write could stop both read loops at once.
+async fn serve(
+    shared: Arc<Shared>,
+    handler: Arc<dyn Handler>,
+    ctx: DispatchContext,
+    req: Request,
+    state: Arc<RequestState>,
+    slot: Option<OwnedSemaphorePermit>,
+) {
+    let id = req.id;
+    let outcome = boundary::call_request(handler, ctx, req.method, req.params).await;
+    drop(slot);
+    {
+        let mut in_flight = lock(&shared.in_flight);
+        if in_flight
+            .get(&id)
+            .is_some_and(|e| Arc::ptr_eq(&e.state, &state))
+        {
+            in_flight.remove(&id);
+            if in_flight.is_empty() {
+                shared.idle.notify_waiters();
+            }
+        }
+    }
+    if !state.claim() {
+        tracing::debug!(%id, "not answering a cancelled request");
+        return;
+    }
+    let answer = match outcome {
+        Ok(result) => Message::response(id.clone(), result),
+        Err(e) => Message::error(Some(id.clone()), e),
+    };
+    if !shared.write(answer, MessageMeta::related_to(id)).await {
+        tracing::debug!("answer dropped: transport closed");
+    }
+}

@@ -1,0 +1,313 @@
+//! [`JsonRpcDispatcher`]: JSON-RPC 2.0 over the message-stream contract.
+
+mod inbound;
+mod pending;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use ferromcp_types::jsonrpc::{ErrorObject, Message, Notification, Payload, RequestId};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{TransportInfo, TransportKind};
+use crate::dispatcher::{BoxFuture, Dispatcher, Outbound};
+use crate::error::RunError;
+use crate::handler::Handler;
+use crate::options::CallOptions;
+use crate::transport::{MessageMeta, MessageSink, MessageSource, TransportMessage};
+use crate::utility::{CANCELLED, parse_cancelled};
+
+use inbound::InFlight;
+use pending::PendingEntry;
+
+/// What happens to a handler when the peer cancels its request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum CancelMode {
+    /// Raise the cancellation signal and drop the handler's future.
+    #[default]
+    Abort,
+    /// Only raise the cancellation signal; the handler finishes on its own (its answer is
+    /// discarded).
+    Signal,
+}
+
+/// Settings for a [`JsonRpcDispatcher`].
+///
+/// ```
+/// use std::time::Duration;
+/// use ferromcp_dispatch::{CancelMode, DispatcherConfig, TransportInfo, TransportKind};
+///
+/// let config = DispatcherConfig::default()
+///     .max_concurrent_requests(16)
+///     .cancel_mode(CancelMode::Signal)
+///     .shutdown_grace(Duration::from_millis(100))
+///     .transport(TransportInfo::new(TransportKind::Stdio, true));
+/// assert_eq!(config.max_concurrent_requests, 16);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DispatcherConfig {
+    /// How many inbound requests and notification handlers run at once (default 64, at least
+    /// 1). When all are busy the read loop keeps reading responses and cancellations, holds up
+    /// to this many more requests, and then stops reading until a handler finishes.
+    pub max_concurrent_requests: usize,
+    /// What a peer's cancellation does to its handler.
+    pub cancel_mode: CancelMode,
+    /// How long in-flight handlers may run on at shutdown before they are cancelled (default 0).
+    pub shutdown_grace: Duration,
+    /// The transport's description, as handlers see it (default: in-memory, with a back
+    /// channel). An inbound message's metadata can override `can_send_requests`.
+    pub transport: TransportInfo,
+}
+
+impl Default for DispatcherConfig {
+    fn default() -> Self {
+        Self {
+            max_concurrent_requests: 64,
+            cancel_mode: CancelMode::Abort,
+            shutdown_grace: Duration::ZERO,
+            transport: TransportInfo::new(TransportKind::InMemory, true),
+        }
+    }
+}
+
+impl DispatcherConfig {
+    /// Sets the bound on concurrently running handlers.
+    #[must_use]
+    pub fn max_concurrent_requests(mut self, n: usize) -> Self {
+        self.max_concurrent_requests = n;
+        self
+    }
+
+    /// Sets what a peer's cancellation does.
+    #[must_use]
+    pub fn cancel_mode(mut self, mode: CancelMode) -> Self {
+        self.cancel_mode = mode;
+        self
+    }
+
+    /// Sets the shutdown grace period.
+    #[must_use]
+    pub fn shutdown_grace(mut self, d: Duration) -> Self {
+        self.shutdown_grace = d;
+        self
+    }
+
+    /// Sets the transport's description.
+    #[must_use]
+    pub fn transport(mut self, info: TransportInfo) -> Self {
+        self.transport = info;
+        self
+    }
+}
+
+type Runner = Box<dyn FnOnce(Arc<Shared>, Arc<dyn Handler>) -> BoxFuture<'static, ()> + Send>;
+
+/// State shared by the handle, the read loop and the handler tasks.
+pub(crate) struct Shared {
+    sink: Box<dyn MessageSink>,
+    config: DispatcherConfig,
+    next_id: AtomicI64,
+    pending: Mutex<HashMap<RequestId, PendingEntry>>,
+    in_flight: Mutex<HashMap<RequestId, InFlight>>,
+    /// Set once the connection is closed: no more requests, notifications are dropped.
+    closed: AtomicBool,
+    /// Asks the read loop to stop.
+    stop: CancellationToken,
+    /// Woken when the last in-flight handler finishes.
+    idle: Notify,
+    runner: Mutex<Option<Runner>>,
+}
+
+/// Locks a mutex, recovering the data if a panic poisoned it (the tables stay consistent:
+/// every critical section is a single map operation).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Shared {
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Writes one message; `false` when the transport is closed.
+    async fn write(&self, message: Message, meta: MessageMeta) -> bool {
+        self.sink
+            .send(TransportMessage::new(message, meta))
+            .await
+            .is_ok()
+    }
+
+    /// Sends a notification, dropping it with a debug log after close.
+    async fn notify(&self, method: String, params: Option<Payload>, related: Option<RequestId>) {
+        if self.is_closed() {
+            tracing::debug!(method, "notification dropped: connection closed");
+            return;
+        }
+        if method == CANCELLED {
+            // Our own cancellation of a request we sent: its caller gets -32800 now.
+            if let Some(id) = parse_cancelled(params.as_ref()) {
+                self.resolve(&id, Err(ErrorObject::request_cancelled()));
+            }
+        }
+        let meta = related.map(MessageMeta::related_to).unwrap_or_default();
+        let message = Message::Notification(Notification { method, params });
+        if !self.write(message, meta).await {
+            tracing::debug!("notification dropped: transport closed");
+        }
+    }
+
+    /// Closes the connection: fails every pending caller with -32000 and stops the loop.
+    fn close(&self) {
+        let drained: Vec<PendingEntry> = {
+            let mut pending = lock(&self.pending);
+            self.closed.store(true, Ordering::Release);
+            pending.drain().map(|(_, e)| e).collect()
+        };
+        for entry in drained {
+            let _ = entry.tx.send(Err(ErrorObject::connection_closed()));
+        }
+        self.stop.cancel();
+    }
+}
+
+/// A JSON-RPC 2.0 dispatcher over a [`MessageSource`] and a [`MessageSink`].
+///
+/// The handle is cheap to clone; [`Dispatcher::run`] serves the connection (once).
+///
+/// ```
+/// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+/// use std::sync::Arc;
+/// use ferromcp_dispatch::*;
+/// use ferromcp_types::jsonrpc::Payload;
+///
+/// let (a, b) = memory_pair(64);
+/// let client = JsonRpcDispatcher::new(a.source, a.sink, DispatcherConfig::default());
+/// let server = JsonRpcDispatcher::new(b.source, b.sink, DispatcherConfig::default());
+/// let echo = handler_fn(|_ctx, _method, params| async move { Ok(params.unwrap_or_else(Payload::empty_object)) });
+/// let s = server.clone();
+/// tokio::spawn(async move { s.run(echo.into_arc()).await });
+/// let c = client.clone();
+/// tokio::spawn(async move { c.run(handler_fn(|_, _, _| async { Ok(Payload::empty_object()) }).into_arc()).await });
+///
+/// let result = client.send_request("echo", None, CallOptions::new()).await.unwrap();
+/// assert!(result.is_object());
+/// client.close();
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct JsonRpcDispatcher {
+    shared: Arc<Shared>,
+}
+
+impl JsonRpcDispatcher {
+    /// A dispatcher reading from `source` and writing to `sink`.
+    pub fn new<S, K>(source: S, sink: K, config: DispatcherConfig) -> Self
+    where
+        S: MessageSource,
+        K: MessageSink,
+    {
+        let runner: Runner =
+            Box::new(move |shared, handler| Box::pin(inbound::run_loop(shared, source, handler)));
+        Self {
+            shared: Arc::new(Shared {
+                sink: Box::new(sink),
+                config,
+                next_id: AtomicI64::new(0),
+                pending: Mutex::new(HashMap::new()),
+                in_flight: Mutex::new(HashMap::new()),
+                closed: AtomicBool::new(false),
+                stop: CancellationToken::new(),
+                idle: Notify::new(),
+                runner: Mutex::new(Some(runner)),
+            }),
+        }
+    }
+
+    /// Whether the connection is closed.
+    pub fn is_closed(&self) -> bool {
+        self.shared.is_closed()
+    }
+}
+
+impl Outbound for JsonRpcDispatcher {
+    fn send_request(
+        &self,
+        method: &str,
+        params: Option<Payload>,
+        options: CallOptions,
+    ) -> BoxFuture<'static, Result<Payload, ErrorObject>> {
+        Box::pin(pending::request(
+            self.shared.clone(),
+            method.to_owned(),
+            params,
+            options,
+            None,
+        ))
+    }
+
+    fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
+        let shared = self.shared.clone();
+        let method = method.to_owned();
+        Box::pin(async move { shared.notify(method, params, None).await })
+    }
+}
+
+impl Dispatcher for JsonRpcDispatcher {
+    fn run(&self, handler: Arc<dyn Handler>) -> BoxFuture<'_, Result<(), RunError>> {
+        let runner = lock(&self.shared.runner).take();
+        Box::pin(async move {
+            let runner = runner.ok_or(RunError::AlreadyRunning)?;
+            runner(self.shared.clone(), handler).await;
+            Ok(())
+        })
+    }
+
+    fn close(&self) {
+        self.shared.close();
+    }
+}
+
+impl fmt::Debug for JsonRpcDispatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JsonRpcDispatcher")
+            .field("config", &self.shared.config)
+            .field("closed", &self.shared.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The [`Outbound`] a handler's context sends through: every message relates to the request.
+struct Related {
+    shared: Arc<Shared>,
+    id: RequestId,
+}
+
+impl Outbound for Related {
+    fn send_request(
+        &self,
+        method: &str,
+        params: Option<Payload>,
+        options: CallOptions,
+    ) -> BoxFuture<'static, Result<Payload, ErrorObject>> {
+        Box::pin(pending::request(
+            self.shared.clone(),
+            method.to_owned(),
+            params,
+            options,
+            Some(self.id.clone()),
+        ))
+    }
+
+    fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
+        let shared = self.shared.clone();
+        let method = method.to_owned();
+        let id = self.id.clone();
+        Box::pin(async move { shared.notify(method, params, Some(id)).await })
+    }
+}

@@ -1,0 +1,171 @@
+//! Per-call options for outbound requests, and progress reports.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferromcp_types::jsonrpc::RequestId;
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+/// One progress report for an in-flight request (`notifications/progress`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Progress so far; increases with every report.
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// A human-readable message.
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// A report with the given values.
+    pub fn new(progress: f64, total: Option<f64>, message: Option<String>) -> Self {
+        Self {
+            progress,
+            total,
+            message,
+        }
+    }
+}
+
+/// Receives the progress reports the peer sends for one outbound request. It runs on the
+/// dispatcher's read loop, so it must be quick and must not block.
+pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Resumption hooks for the HTTP client transport (handshake-era resumable SSE streams). Other
+/// transports ignore them.
+pub trait ResumptionHooks: Send + Sync {
+    /// A new resumption token (an SSE event id) arrived for the request's stream.
+    fn on_token(&self, token: &str);
+    /// The token to resume from, when the request continues an earlier stream.
+    fn resume_from(&self) -> Option<String>;
+}
+
+/// Options for one outbound request.
+///
+/// ```
+/// use std::time::Duration;
+/// use ferromcp_dispatch::CallOptions;
+///
+/// let opts = CallOptions::new()
+///     .timeout(Duration::from_secs(30))
+///     .max_total_timeout(Duration::from_secs(300))
+///     .request_id("call-1")
+///     .on_progress(|p| println!("{}", p.progress));
+/// assert!(opts.cancels_on_abandon());
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct CallOptions {
+    /// Fails the request with -32001 when no answer comes within this time; progress for the
+    /// request restarts the clock.
+    pub timeout: Option<Duration>,
+    /// Fails the request with -32001 after this time, whatever progress arrives.
+    pub max_total_timeout: Option<Duration>,
+    /// Sends the request under this id, verbatim, instead of a minted one.
+    pub request_id: Option<RequestId>,
+    /// Sends `notifications/cancelled` to the peer when the caller drops the request's future
+    /// or it times out. On by default; callers turn it off for requests that must not be
+    /// cancelled (MCP's `initialize` and `server/discover`).
+    pub cancel_on_abandon: bool,
+    /// Receives the peer's progress reports; the request id becomes the progress token.
+    pub on_progress: Option<ProgressCallback>,
+    /// Extra HTTP headers, for HTTP transports (others ignore them).
+    pub headers: Option<HeaderMap>,
+    /// Resumption hooks, for the HTTP client transport. Setting them turns `cancel_on_abandon`
+    /// off: an abandoned stream may be resumed.
+    pub resumption: Option<Arc<dyn ResumptionHooks>>,
+}
+
+impl Default for CallOptions {
+    fn default() -> Self {
+        Self {
+            timeout: None,
+            max_total_timeout: None,
+            request_id: None,
+            cancel_on_abandon: true,
+            on_progress: None,
+            headers: None,
+            resumption: None,
+        }
+    }
+}
+
+impl CallOptions {
+    /// The defaults: no timeouts, a minted id, cancel on abandon.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the per-request timeout (restarted by progress).
+    #[must_use]
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.timeout = Some(d);
+        self
+    }
+
+    /// Sets the maximum total time, which progress does not extend.
+    #[must_use]
+    pub fn max_total_timeout(mut self, d: Duration) -> Self {
+        self.max_total_timeout = Some(d);
+        self
+    }
+
+    /// Sends the request under this id.
+    #[must_use]
+    pub fn request_id(mut self, id: impl Into<RequestId>) -> Self {
+        self.request_id = Some(id.into());
+        self
+    }
+
+    /// Whether dropping the request's future (or a timeout) sends `notifications/cancelled`.
+    #[must_use]
+    pub fn cancel_on_abandon(mut self, on: bool) -> Self {
+        self.cancel_on_abandon = on;
+        self
+    }
+
+    /// Whether the request will be cancelled on abandon, all options considered.
+    pub fn cancels_on_abandon(&self) -> bool {
+        self.cancel_on_abandon && self.resumption.is_none()
+    }
+
+    /// Receives the peer's progress reports for this request.
+    #[must_use]
+    pub fn on_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Adds an HTTP header (for HTTP transports).
+    #[must_use]
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers
+            .get_or_insert_with(HeaderMap::new)
+            .append(name, value);
+        self
+    }
+
+    /// Sets the resumption hooks (for the HTTP client transport).
+    #[must_use]
+    pub fn resumption(mut self, hooks: Arc<dyn ResumptionHooks>) -> Self {
+        self.resumption = Some(hooks);
+        self
+    }
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("timeout", &self.timeout)
+            .field("max_total_timeout", &self.max_total_timeout)
+            .field("request_id", &self.request_id)
+            .field("cancel_on_abandon", &self.cancel_on_abandon)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("headers", &self.headers)
+            .field("resumption", &self.resumption.is_some())
+            .finish()
+    }
+}

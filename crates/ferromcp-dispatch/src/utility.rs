@@ -1,0 +1,149 @@
+//! The JSON-RPC utilities the dispatchers implement: cancellation, progress, and `_meta`.
+
+use ferromcp_types::jsonrpc::{Payload, RequestId};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::options::Progress;
+
+/// The cancellation notification's method.
+pub const CANCELLED: &str = "notifications/cancelled";
+/// The progress notification's method.
+pub const PROGRESS: &str = "notifications/progress";
+
+/// `params` for `notifications/cancelled`.
+pub(crate) fn cancelled_params(id: &RequestId, reason: &str) -> Payload {
+    let mut map = Map::with_capacity(2);
+    map.insert("requestId".into(), id_value(id));
+    map.insert("reason".into(), reason.into());
+    Payload::Value(Value::Object(map))
+}
+
+/// `params` for `notifications/progress`.
+pub(crate) fn progress_params(
+    token: &RequestId,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<&str>,
+) -> Payload {
+    let mut map = Map::with_capacity(4);
+    map.insert("progressToken".into(), id_value(token));
+    map.insert("progress".into(), progress.into());
+    if let Some(total) = total {
+        map.insert("total".into(), total.into());
+    }
+    if let Some(message) = message {
+        map.insert("message".into(), message.into());
+    }
+    Payload::Value(Value::Object(map))
+}
+
+fn id_value(id: &RequestId) -> Value {
+    match id {
+        RequestId::Number(n) => (*n).into(),
+        RequestId::String(s) => Value::String(s.to_string()),
+    }
+}
+
+/// The request id a `notifications/cancelled` names.
+pub(crate) fn parse_cancelled(params: Option<&Payload>) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct P {
+        #[serde(rename = "requestId")]
+        request_id: RequestId,
+    }
+    params?.parse::<P>().ok().map(|p| p.request_id)
+}
+
+/// The token and report a `notifications/progress` carries; extra fields of the wrong type
+/// are ignored.
+pub(crate) fn parse_progress(params: Option<&Payload>) -> Option<(RequestId, Progress)> {
+    #[derive(Deserialize)]
+    struct P {
+        #[serde(rename = "progressToken")]
+        token: RequestId,
+        progress: f64,
+        #[serde(default)]
+        total: Option<Value>,
+        #[serde(default)]
+        message: Option<Value>,
+    }
+    let p = params?.parse::<P>().ok()?;
+    let total = p.total.as_ref().and_then(Value::as_f64);
+    let message = match p.message {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    };
+    Some((p.token, Progress::new(p.progress, total, message)))
+}
+
+/// `params._meta.progressToken` of an inbound request, when it is a string or an integer.
+pub(crate) fn progress_token_of(params: Option<&Payload>) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct Meta {
+        #[serde(rename = "progressToken", default)]
+        token: Option<Value>,
+    }
+    #[derive(Deserialize)]
+    struct P {
+        #[serde(rename = "_meta", default)]
+        meta: Option<Meta>,
+    }
+    let token = match params? {
+        Payload::Value(v) => v.get("_meta")?.get("progressToken")?.clone(),
+        raw @ Payload::Raw(_) => raw.parse::<P>().ok()?.meta?.token?,
+    };
+    serde_json::from_value(token).ok()
+}
+
+/// Outbound request params, always an object carrying `_meta` (with the progress token when
+/// there is one). Params that are not an object are sent as they are.
+pub(crate) fn with_meta(params: Option<Payload>, token: Option<&RequestId>) -> Payload {
+    let mut map = match params {
+        None => Map::new(),
+        Some(Payload::Value(Value::Object(map))) => map,
+        Some(p @ Payload::Raw(_)) if p.is_object() => match p.into_object() {
+            Some(map) => map,
+            None => return Payload::empty_object(),
+        },
+        Some(other) => return other,
+    };
+    let meta = map
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    if let (Some(token), Value::Object(meta)) = (token, meta) {
+        meta.insert("progressToken".into(), id_value(token));
+    }
+    Payload::Value(Value::Object(map))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn meta_is_always_present() {
+        assert_eq!(with_meta(None, None), Payload::from(json!({"_meta": {}})));
+        let raw: Payload = serde_json::from_str(r#"{"a":1,"_meta":{"x":2}}"#).unwrap();
+        assert_eq!(
+            with_meta(Some(raw), Some(&RequestId::from("t"))),
+            Payload::from(json!({"a": 1, "_meta": {"x": 2, "progressToken": "t"}}))
+        );
+    }
+
+    #[test]
+    fn tokens_are_read_from_raw_and_value_params() {
+        let raw: Payload = serde_json::from_str(r#"{"_meta":{"progressToken":5}}"#).unwrap();
+        assert_eq!(progress_token_of(Some(&raw)), Some(RequestId::from(5)));
+        let v = Payload::from(json!({"_meta": {"progressToken": true}}));
+        assert_eq!(progress_token_of(Some(&v)), None);
+        let p = progress_params(&RequestId::from(3), 0.5, None, Some("half"));
+        let (t, pr) = parse_progress(Some(&p)).unwrap();
+        assert_eq!(t, RequestId::from(3));
+        assert_eq!(pr.message.as_deref(), Some("half"));
+    }
+}

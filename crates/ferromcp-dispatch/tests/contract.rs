@@ -1,0 +1,560 @@
+//! The dispatcher contract, run against both dispatchers: `JsonRpcDispatcher` over an
+//! in-memory message-stream pair, and the in-process `DirectDispatcher` pair.
+//!
+//! Each case names what it covers: JSON-RPC 2.0 (§4 request objects, §5 response objects,
+//! §5.1 error codes), MCP "Base Protocol" (request ids, `_meta`), "Utilities › Cancellation"
+//! and "Utilities › Progress". Cases that depend on the wire (framing, exact encoding,
+//! concurrency bounds) are JSON-RPC-only and live in `contract_jsonrpc.rs`.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use ferromcp_dispatch::*;
+use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Payload, RequestId};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+/// Instantiates a contract case for both dispatchers, each under a hang-guarding timeout.
+macro_rules! contract {
+    ($($case:ident),* $(,)?) => {$(
+        mod $case {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn jsonrpc() {
+                super::timed(super::$case(super::Kind::JsonRpc)).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn direct() {
+                super::timed(super::$case(super::Kind::Direct)).await
+            }
+        }
+    )*};
+}
+
+contract!(
+    ids_are_kept_verbatim,
+    colliding_ids_are_refused,
+    minted_ids_skip_supplied_ones,
+    string_and_number_ids_correlate,
+    intercept_sees_notifications_in_order,
+    intercept_can_consume,
+    timeout_gives_32001_and_cancels_the_handler,
+    progress_restarts_the_timeout,
+    max_total_timeout_holds_while_progress_arrives,
+    no_back_channel_gives_32600,
+    progress_reaches_the_callback,
+    no_progress_token_makes_progress_a_no_op,
+    abandoning_a_call_cancels_the_peer_handler,
+    cancellation_works_server_to_client,
+    cancel_on_abandon_off_leaves_the_handler_running,
+    explicit_cancel_notification_cancels,
+    close_fans_out_32000,
+    notify_after_close_is_dropped,
+    handler_errors_map_at_one_boundary,
+    panicking_handler_gives_32603_and_serving_continues,
+    thousand_concurrent_requests_both_ways,
+    run_twice_is_refused,
+);
+
+/// Base Protocol › request ids: a caller-chosen id reaches the handler exactly as given
+/// (a string stays a string).
+async fn ids_are_kept_verbatim(kind: Kind) {
+    let conn = Conn::new(kind, echo_handler(), echo_handler());
+    for id in [json!("abc"), json!(42), json!("7"), json!(-3)] {
+        let rid: RequestId = serde_json::from_value(id.clone()).unwrap();
+        let r = conn
+            .client
+            .send_request("whoami", None, CallOptions::new().request_id(rid))
+            .await
+            .unwrap();
+        assert_eq!(field(&r, "id"), id, "{kind:?}");
+    }
+}
+
+/// Base Protocol › request ids: an id that correlates with one in flight is refused (-32600),
+/// by correlated value ("7" vs 7).
+async fn colliding_ids_are_refused(kind: Kind) {
+    let (gate, started) = Gate::new();
+    let conn = Conn::new(kind, echo_handler(), gate.handler());
+    let first = conn
+        .client
+        .send_request("hold", None, CallOptions::new().request_id(7));
+    let first = tokio::spawn(first);
+    started.wait(1).await;
+    for dup in [RequestId::from(7), RequestId::from("7")] {
+        let e = conn
+            .client
+            .send_request("x", None, CallOptions::new().request_id(dup))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_REQUEST, "{kind:?}");
+    }
+    gate.open();
+    assert!(first.await.unwrap().is_ok());
+    // Once answered, the id is free again.
+    gate.open();
+    conn.client
+        .send_request("hold", None, CallOptions::new().request_id(7))
+        .await
+        .unwrap();
+}
+
+/// Base Protocol › request ids: minted ids count 1, 2, 3… and skip ids in flight.
+async fn minted_ids_skip_supplied_ones(kind: Kind) {
+    let (gate, started) = Gate::new();
+    let conn = Conn::new(kind, echo_handler(), gate.handler());
+    let a = tokio::spawn(
+        conn.client
+            .send_request("hold", None, CallOptions::new().request_id(1)),
+    );
+    let b = tokio::spawn(conn.client.send_request(
+        "hold",
+        None,
+        CallOptions::new().request_id("2"),
+    ));
+    started.wait(2).await;
+    let c = tokio::spawn(conn.client.send_request("whoami", None, CallOptions::new()));
+    started.wait(1).await;
+    gate.open();
+    let mut ids = Vec::new();
+    for h in [a, b, c] {
+        ids.push(field(&h.await.unwrap().unwrap(), "id"));
+    }
+    assert_eq!(ids, vec![json!(1), json!("2"), json!(3)], "{kind:?}");
+}
+
+/// Base Protocol › request ids: "7" and 7 are one id for correlation.
+async fn string_and_number_ids_correlate(kind: Kind) {
+    let (gate, started) = Gate::new();
+    let conn = Conn::new(kind, echo_handler(), gate.handler());
+    let held = tokio::spawn(conn.client.send_request(
+        "hold",
+        None,
+        CallOptions::new().request_id("7"),
+    ));
+    started.wait(1).await;
+    let e = conn
+        .client
+        .send_request("x", None, CallOptions::new().request_id(7))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::INVALID_REQUEST);
+    gate.open();
+    held.await.unwrap().unwrap();
+}
+
+/// Dispatcher contract: the intercept sees every notification synchronously, in order.
+async fn intercept_sees_notifications_in_order(kind: Kind) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let server = handler_fn(|_, _, _| async { Ok(Payload::empty_object()) })
+        .intercept(move |method, params| {
+            let n = params
+                .and_then(|p| p.parse::<Value>().ok())
+                .map(|v| v["n"].clone());
+            log.lock().unwrap().push((method.to_owned(), n));
+            std::ops::ControlFlow::Continue(())
+        })
+        .into_arc();
+    let conn = Conn::new(kind, echo_handler(), server);
+    for n in 0..100 {
+        conn.client
+            .notify("notifications/message", Some(json!({"n": n}).into()))
+            .await;
+    }
+    // A round trip: every earlier notification has been read by now.
+    conn.client
+        .send_request("barrier", None, CallOptions::new())
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let expected: Vec<_> = (0..100)
+        .map(|n| ("notifications/message".to_owned(), Some(json!(n))))
+        .collect();
+    assert_eq!(seen, expected, "{kind:?}");
+}
+
+/// Dispatcher contract: a consumed notification does not reach `on_notify`.
+async fn intercept_can_consume(kind: Kind) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let server = handler_fn(|_, _, _| async { Ok(Payload::empty_object()) })
+        .intercept(|method, _| {
+            if method == "eaten" {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        })
+        .on_notify(move |ctx, method, _| {
+            let tx = tx.clone();
+            async move {
+                assert!(ctx.request_id().is_none());
+                let _ = tx.send(method);
+            }
+        })
+        .into_arc();
+    let conn = Conn::new(kind, echo_handler(), server);
+    conn.client.notify("eaten", None).await;
+    conn.client.notify("kept", None).await;
+    assert_eq!(rx.recv().await.unwrap(), "kept");
+    conn.client
+        .send_request("barrier", None, CallOptions::new())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(
+        rx.try_recv().is_err(),
+        "{kind:?}: the consumed one reached on_notify"
+    );
+}
+
+/// Utilities › Cancellation + timeouts: a timeout gives -32001 and the peer's handler is
+/// cancelled (courtesy `notifications/cancelled`).
+async fn timeout_gives_32001_and_cancels_the_handler(kind: Kind) {
+    let (watch, dropped) = DropWatch::new();
+    let conn = Conn::new(kind, echo_handler(), watch.handler());
+    let e = conn
+        .client
+        .send_request("forever", None, CallOptions::new().timeout(ms(50)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::REQUEST_TIMEOUT, "{kind:?}");
+    dropped.wait(1).await;
+}
+
+/// Utilities › Progress: progress restarts the per-request timeout.
+async fn progress_restarts_the_timeout(kind: Kind) {
+    let server = handler_fn(|ctx, _, _| async move {
+        for i in 0..8 {
+            tokio::time::sleep(ms(25)).await;
+            ctx.progress(f64::from(i), None, None).await;
+        }
+        Ok(Payload::empty_object())
+    })
+    .into_arc();
+    let conn = Conn::new(kind, echo_handler(), server);
+    let r = conn
+        .client
+        .send_request(
+            "slow",
+            None,
+            CallOptions::new().timeout(ms(120)).on_progress(|_| {}),
+        )
+        .await;
+    assert!(r.is_ok(), "{kind:?}: {r:?}");
+}
+
+/// Utilities › Progress: the maximum total timeout holds even while progress arrives.
+async fn max_total_timeout_holds_while_progress_arrives(kind: Kind) {
+    let server = handler_fn(|ctx, _, _| async move {
+        loop {
+            tokio::time::sleep(ms(10)).await;
+            ctx.progress(1.0, None, None).await;
+        }
+    })
+    .into_arc();
+    let conn = Conn::new(kind, echo_handler(), server);
+    let started = tokio::time::Instant::now();
+    let e = conn
+        .client
+        .send_request(
+            "chatty",
+            None,
+            CallOptions::new()
+                .timeout(ms(60))
+                .max_total_timeout(ms(200))
+                .on_progress(|_| {}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::REQUEST_TIMEOUT, "{kind:?}");
+    assert!(
+        started.elapsed() >= ms(190),
+        "{kind:?}: {:?}",
+        started.elapsed()
+    );
+}
+
+/// Dispatcher contract: sending a request where there is no back channel fails with -32600.
+async fn no_back_channel_gives_32600(kind: Kind) {
+    let server = handler_fn(|ctx, _, _| async move {
+        assert!(!ctx.transport().can_send_requests);
+        let e = ctx
+            .send_request("sampling", None, CallOptions::new())
+            .await
+            .unwrap_err();
+        // Notifications still flow.
+        ctx.notify("notifications/message", None).await;
+        Ok(json!({"code": e.code.0}).into())
+    })
+    .into_arc();
+    let conn = Conn::with(kind, echo_handler(), server, Setup::no_back_channel());
+    let r = conn
+        .client
+        .send_request("x", None, CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(field(&r, "code"), json!(-32600), "{kind:?}");
+}
+
+/// Utilities › Progress: the handler's reports reach the caller's callback, in order.
+async fn progress_reaches_the_callback(kind: Kind) {
+    let server = handler_fn(|ctx, _, _| async move {
+        assert!(ctx.progress_token().is_some());
+        for i in 1..=3 {
+            ctx.progress(f64::from(i), Some(3.0), Some(&format!("step {i}")))
+                .await;
+        }
+        Ok(Payload::empty_object())
+    })
+    .into_arc();
+    let conn = Conn::new(kind, echo_handler(), server);
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let sink = got.clone();
+    conn.client
+        .send_request(
+            "work",
+            None,
+            CallOptions::new().on_progress(move |p| sink.lock().unwrap().push(p)),
+        )
+        .await
+        .unwrap();
+    let got = got.lock().unwrap().clone();
+    let expected: Vec<Progress> = (1..=3)
+        .map(|i| Progress::new(f64::from(i), Some(3.0), Some(format!("step {i}"))))
+        .collect();
+    assert_eq!(got, expected, "{kind:?}");
+}
+
+/// Utilities › Progress: without a progress token, `progress` is a no-op.
+async fn no_progress_token_makes_progress_a_no_op(kind: Kind) {
+    let server = handler_fn(|ctx, _, _| async move {
+        assert!(ctx.progress_token().is_none());
+        ctx.progress(1.0, None, None).await;
+        Ok(Payload::empty_object())
+    })
+    .into_arc();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let client = handler_fn(|_, _, _| async { Ok(Payload::empty_object()) })
+        .on_notify(move |_, m, _| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(m);
+            }
+        })
+        .into_arc();
+    let conn = Conn::new(kind, client, server);
+    conn.client
+        .send_request("work", None, CallOptions::new())
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(20)).await;
+    assert!(
+        rx.try_recv().is_err(),
+        "{kind:?}: progress was sent without a token"
+    );
+}
+
+/// Utilities › Cancellation: a caller that drops its future cancels the peer's handler.
+async fn abandoning_a_call_cancels_the_peer_handler(kind: Kind) {
+    let (watch, dropped) = DropWatch::new();
+    let conn = Conn::new(kind, echo_handler(), watch.handler());
+    let call = tokio::spawn(
+        conn.client
+            .send_request("forever", None, CallOptions::new()),
+    );
+    watch.started.wait(1).await;
+    call.abort();
+    dropped.wait(1).await;
+}
+
+/// Utilities › Cancellation, server → client: a request the server sends through its context
+/// times out and the client's handler is cancelled.
+async fn cancellation_works_server_to_client(kind: Kind) {
+    let (watch, dropped) = DropWatch::new();
+    let server = handler_fn(|ctx, _, _| async move {
+        let e = ctx
+            .send_request("elicit", None, CallOptions::new().timeout(ms(50)))
+            .await
+            .unwrap_err();
+        Ok(json!({"code": e.code.0}).into())
+    })
+    .into_arc();
+    let conn = Conn::new(kind, watch.handler(), server);
+    let r = conn
+        .client
+        .send_request("call", None, CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(field(&r, "code"), json!(-32001), "{kind:?}");
+    dropped.wait(1).await;
+}
+
+/// Utilities › Cancellation: with cancel-on-abandon off, a timeout does not cancel the peer.
+async fn cancel_on_abandon_off_leaves_the_handler_running(kind: Kind) {
+    let (watch, dropped) = DropWatch::new();
+    let conn = Conn::new(kind, echo_handler(), watch.handler());
+    let e = conn
+        .client
+        .send_request(
+            "init",
+            None,
+            CallOptions::new().timeout(ms(30)).cancel_on_abandon(false),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::REQUEST_TIMEOUT);
+    if kind == Kind::JsonRpc {
+        // Over the wire the handler runs on; in process the handler lives in the caller's
+        // future, so it ends with it (but no cancellation is signalled to it first).
+        tokio::time::sleep(ms(50)).await;
+        assert_eq!(dropped.count(), 0, "{kind:?}");
+    }
+}
+
+/// Utilities › Cancellation: `notifications/cancelled` for an in-flight request cancels its
+/// handler, which is never answered; the caller gets -32800.
+async fn explicit_cancel_notification_cancels(kind: Kind) {
+    let (watch, dropped) = DropWatch::new();
+    let conn = Conn::new(kind, echo_handler(), watch.handler());
+    let call = tokio::spawn(conn.client.send_request(
+        "forever",
+        None,
+        CallOptions::new().request_id("job"),
+    ));
+    watch.started.wait(1).await;
+    conn.client
+        .notify(
+            utility::CANCELLED,
+            Some(json!({"requestId": "job", "reason": "user"}).into()),
+        )
+        .await;
+    let e = call.await.unwrap().unwrap_err();
+    assert_eq!(e.code, ErrorCode::REQUEST_CANCELLED, "{kind:?}");
+    dropped.wait(1).await;
+}
+
+/// Dispatcher contract: close fails every pending caller with -32000, on both sides.
+async fn close_fans_out_32000(kind: Kind) {
+    let (watch, _dropped) = DropWatch::new();
+    let conn = Conn::new(kind, echo_handler(), watch.handler());
+    let calls: Vec<_> = (0..3)
+        .map(|_| {
+            tokio::spawn(
+                conn.client
+                    .send_request("forever", None, CallOptions::new()),
+            )
+        })
+        .collect();
+    watch.started.wait(3).await;
+    conn.server.close();
+    for call in calls {
+        let e = call.await.unwrap().unwrap_err();
+        assert_eq!(e.code, ErrorCode::CONNECTION_CLOSED, "{kind:?}");
+    }
+    conn.client.close();
+    let e = conn
+        .client
+        .send_request("late", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::CONNECTION_CLOSED, "{kind:?}");
+}
+
+/// Dispatcher contract: notify never fails after close.
+async fn notify_after_close_is_dropped(kind: Kind) {
+    let conn = Conn::new(kind, echo_handler(), echo_handler());
+    conn.client.close();
+    conn.client.notify("notifications/message", None).await;
+    conn.server.notify("notifications/message", None).await;
+}
+
+/// JSON-RPC 2.0 §5.1: protocol errors pass through; invalid params → -32602 without internal
+/// text; any other error → -32603 without internal text.
+async fn handler_errors_map_at_one_boundary(kind: Kind) {
+    let server = handler_fn(|_, method, _| async move {
+        match method.as_str() {
+            "protocol" => Err(ErrorObject::new(ErrorCode(-32042), "custom")
+                .with_data(json!({"k": 1}))
+                .into()),
+            "params" => Err(HandlerError::invalid_params("field `x` secret detail")),
+            _ => Err(HandlerError::internal("secret detail")),
+        }
+    })
+    .into_arc();
+    let conn = Conn::new(kind, echo_handler(), server);
+    let call = |m: &'static str| conn.client.send_request(m, None, CallOptions::new());
+    let e = call("protocol").await.unwrap_err();
+    assert_eq!(
+        e,
+        ErrorObject::new(ErrorCode(-32042), "custom").with_data(json!({"k": 1}))
+    );
+    let e = call("params").await.unwrap_err();
+    assert_eq!(
+        (e.code, &*e.message, &e.data),
+        (ErrorCode::INVALID_PARAMS, "Invalid params", &None)
+    );
+    let e = call("other").await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::INTERNAL_ERROR, "{kind:?}");
+    assert!(!e.message.contains("secret"));
+}
+
+/// Dispatcher contract: a panicking handler gives -32603 and the next request is served.
+async fn panicking_handler_gives_32603_and_serving_continues(kind: Kind) {
+    let server = handler_fn(|_, method, _| async move {
+        if method == "boom" {
+            panic!("handler exploded");
+        }
+        Ok(json!({"ok": true}).into())
+    })
+    .into_arc();
+    let conn = Conn::new(kind, echo_handler(), server);
+    for _ in 0..3 {
+        let e = conn
+            .client
+            .send_request("boom", None, CallOptions::new())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::INTERNAL_ERROR, "{kind:?}");
+        let r = conn
+            .client
+            .send_request("fine", None, CallOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(field(&r, "ok"), json!(true));
+    }
+}
+
+/// JSON-RPC 2.0 §5 correlation under load: 1,000 concurrent requests in each direction all
+/// complete with their own answers.
+async fn thousand_concurrent_requests_both_ways(kind: Kind) {
+    let conn = Conn::new(kind, echo_handler(), echo_handler());
+    let mut calls = Vec::new();
+    for n in 0..1000 {
+        for side in [&conn.client, &conn.server] {
+            let f = side.send_request("echo", Some(json!({"n": n}).into()), CallOptions::new());
+            calls.push((n, tokio::spawn(f)));
+        }
+    }
+    for (n, call) in calls {
+        let r = call.await.unwrap().unwrap();
+        assert_eq!(
+            field(&field_payload(&r, "params"), "n"),
+            json!(n),
+            "{kind:?}"
+        );
+    }
+}
+
+/// Dispatcher contract: a dispatcher runs once.
+async fn run_twice_is_refused(kind: Kind) {
+    let conn = Conn::new(kind, echo_handler(), echo_handler());
+    conn.client
+        .send_request("ping", None, CallOptions::new())
+        .await
+        .unwrap();
+    let again = conn.client.run(echo_handler()).await;
+    assert_eq!(again, Err(RunError::AlreadyRunning));
+}
