@@ -6,6 +6,8 @@
 //! and "Utilities › Progress". Cases that depend on the wire (framing, exact encoding,
 //! concurrency bounds) are JSON-RPC-only and live in `contract_jsonrpc.rs`.
 
+#![allow(clippy::unwrap_used, clippy::panic, reason = "test assertions")]
+
 mod common;
 
 use std::sync::{Arc, Mutex};
