@@ -239,6 +239,21 @@ fn many_small_lines_exceeding_the_limit() {
     );
 }
 
+// Bounded memory holds after decoding: U+FFFD replacements (3 bytes for 1) count too.
+#[test]
+fn replacement_characters_count_against_the_limit() {
+    let mut p = SseParser::with_max_event_size(16);
+    let got = parse_with(&mut p, &[b"data:\xff\xff\xff\xff\xff\xff\n\ndata: ok\n\n"]);
+    assert_eq!(
+        got,
+        vec![
+            Err(SseError::TooLarge { limit: 16 }),
+            Ok(SseEvent::new("ok"))
+        ]
+    );
+    assert!(p.buffered_len() <= 16);
+}
+
 // Writer: fields, data split on every line end, blank line; one buffer per frame.
 #[test]
 fn writer_emits_one_complete_frame() {

@@ -259,6 +259,10 @@ impl SseParser {
             line.clear();
             self.line = line;
         }
+        // Replacing invalid UTF-8 can grow a value up to threefold.
+        if self.event_size() > self.max_event_size {
+            self.overflow();
+        }
     }
 
     fn process_line(&mut self, mut line: &[u8]) {
