@@ -26,5 +26,4 @@ pub use stream::{
 };
 
 #[cfg(unix)]
-#[allow(dead_code)] // Wired into the stdio transport as it lands.
-mod stdio;
+pub mod stdio;
