@@ -1,1 +1,121 @@
-fn main() {}
+//! `ferromcp`: serve the demo MCP server, and look at what the SDK knows about the protocol.
+
+mod demo;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use ferromcp_types::ProtocolVersion;
+use ferromcp_types::tables::{self, Kind};
+use serde_json::{Value, json};
+
+const USAGE: &str = "\
+ferromcp — a Model Context Protocol toolkit (Rust)
+
+USAGE:
+    ferromcp serve            Serve the built-in demo server on stdio (both protocol eras)
+    ferromcp spec [VERSION]   Print which methods exist at each protocol version, as JSON
+    ferromcp --version        Print the version
+    ferromcp --help           Print this help
+
+ENVIRONMENT:
+    FERROMCP_LOG=error|warn|info|debug|trace   log level on stderr (default warn)
+
+The demo server exposes:
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        [] | ["--help" | "-h" | "help"] => {
+            print_out(&format!("{USAGE}{}\n", demo::CONTENTS));
+            ExitCode::SUCCESS
+        }
+        ["--version" | "-V"] => {
+            print_out(&format!("ferromcp {}\n", env!("CARGO_PKG_VERSION")));
+            ExitCode::SUCCESS
+        }
+        ["serve", "--help" | "-h"] => {
+            print_out(&format!(
+                "ferromcp serve: the demo server on stdio.\n\n{}\n",
+                demo::CONTENTS
+            ));
+            ExitCode::SUCCESS
+        }
+        ["serve"] => serve(),
+        ["spec"] => spec(&ProtocolVersion::ALL),
+        ["spec", version] => match version.parse::<ProtocolVersion>() {
+            Ok(v) => spec(&[v]),
+            Err(e) => fail(&e.to_string()),
+        },
+        _ => fail(&format!(
+            "unknown arguments {args:?}; see `ferromcp --help`"
+        )),
+    }
+}
+
+fn print_out(text: &str) {
+    // A closed stdout (e.g. `| head`) is not an error worth reporting.
+    let _ = std::io::stdout().write_all(text.as_bytes());
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("ferromcp: {message}");
+    ExitCode::FAILURE
+}
+
+fn init_logging() {
+    let level = match std::env::var("FERROMCP_LOG").as_deref() {
+        Ok("error") => tracing::Level::ERROR,
+        Ok("info") => tracing::Level::INFO,
+        Ok("debug") => tracing::Level::DEBUG,
+        Ok("trace") => tracing::Level::TRACE,
+        _ => tracing::Level::WARN,
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_ansi(false)
+        .init();
+}
+
+fn serve() -> ExitCode {
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
+    };
+    let server = demo::server();
+    match runtime.block_on(ferromcp_server::serve_stdio(&server)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+fn spec(versions: &[ProtocolVersion]) -> ExitCode {
+    let out: serde_json::Map<String, Value> = versions
+        .iter()
+        .map(|&v| {
+            let list = |kind| tables::methods(kind, v).to_vec();
+            let entry = json!({
+                "era": format!("{:?}", v.era()).to_lowercase(),
+                "clientRequests": list(Kind::ClientRequest),
+                "clientNotifications": list(Kind::ClientNotification),
+                "serverRequests": list(Kind::ServerRequest),
+                "serverNotifications": list(Kind::ServerNotification),
+            });
+            (v.as_str().to_owned(), entry)
+        })
+        .collect();
+    match serde_json::to_string_pretty(&out) {
+        Ok(text) => {
+            print_out(&format!("{text}\n"));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e.to_string()),
+    }
+}

@@ -22,8 +22,11 @@ pub use middleware::{McpRequest, Middleware, Next};
 pub use runner::ServerRunner;
 pub use server::{BuildError, CACHEABLE_METHODS, CacheHint, Server, ServerBuilder};
 pub use stream::{
-    DEFAULT_REPLAY_LIMIT, ServeError, StreamConfig, era_of_opening_request, serve_stream,
+    DEFAULT_REPLAY_LIMIT, DEFAULT_STDIO_SHUTDOWN_GRACE, ServeError, StreamConfig,
+    era_of_opening_request, serve_stream,
 };
+#[cfg(unix)]
+pub use stream::{serve_stdio, serve_stdio_with};
 
 #[cfg(unix)]
 pub mod stdio;

@@ -204,3 +204,40 @@ where
     server.exit_lifespan().await;
     result.map_err(ServeError::from)
 }
+
+/// How long in-flight requests may run on after stdin closes before they are cancelled.
+pub const DEFAULT_STDIO_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Serves `server` on the process's stdin and stdout (MCP "Transports › stdio") until stdin
+/// closes, in whichever era the first request chooses.
+///
+/// While serving, stdout carries protocol messages only (see [`crate::stdio`]). At end of
+/// input, in-flight requests get [`DEFAULT_STDIO_SHUTDOWN_GRACE`] to finish before they are
+/// cancelled; queued output is flushed before this returns.
+#[cfg(unix)]
+pub async fn serve_stdio(server: &Server) -> Result<(), ServeError> {
+    let config = StreamConfig::default()
+        .dispatcher(DispatcherConfig::default().shutdown_grace(DEFAULT_STDIO_SHUTDOWN_GRACE));
+    serve_stdio_with(
+        server,
+        ferromcp_dispatch::LineTransportConfig::default(),
+        config,
+    )
+    .await
+}
+
+/// [`serve_stdio`] with explicit line-framing and stream settings (the transport kind is
+/// always stdio).
+#[cfg(unix)]
+pub async fn serve_stdio_with(
+    server: &Server,
+    line: ferromcp_dispatch::LineTransportConfig,
+    config: StreamConfig,
+) -> Result<(), ServeError> {
+    let (source, sink) = crate::stdio::stdio_transport(line)?;
+    let flush = sink.clone();
+    let result = serve_stream(server, source, sink, config.kind(TransportKind::Stdio)).await;
+    // The peer may already be gone; there is nothing left to tell it then.
+    let _ = flush.close().await;
+    result
+}
