@@ -154,6 +154,10 @@ type BoxWriter = Box<dyn AsyncWrite + Unpin + Send>;
 /// assert_eq!(got.message.method(), Some("ping"));
 /// # });
 /// ```
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "taken by value like every config, so that it may grow fields that are not Copy"
+)]
 pub fn line_transport(
     reader: impl AsyncRead + Unpin + Send + 'static,
     writer: impl AsyncWrite + Unpin + Send + 'static,
