@@ -10,14 +10,14 @@ fn replay(target: &str, body: fn(&[u8])) {
         .join("../../fuzz/corpus")
         .join(target);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
+        .expect("the corpus directory is readable")
+        .map(|entry| entry.expect("a corpus entry is readable").path())
         .filter(|path| path.is_file())
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no corpus in {}", dir.display());
     for path in files {
-        let data = std::fs::read(&path).unwrap();
+        let data = std::fs::read(&path).expect("a corpus file is readable");
         let outcome = std::panic::catch_unwind(|| body(&data));
         assert!(outcome.is_ok(), "{target}: {} fails", path.display());
     }

@@ -33,7 +33,7 @@ fn finish(d: &mut LineDecoder) -> Vec<Result<Vec<u8>, usize>> {
 fn limit_of(e: LineError) -> usize {
     match e {
         LineError::TooLong { limit } => limit,
-        other => panic!("unexpected {other}"),
+        other => unreachable!("unexpected {other}"),
     }
 }
 

@@ -121,8 +121,8 @@ pub struct SseParser {
     /// The event type buffer (empty means "message").
     event: String,
     /// This event's own `id` and `retry` fields.
-    id: Option<String>,
-    retry: Option<u64>,
+    event_id: Option<String>,
+    event_retry: Option<u64>,
     /// The spec's "last event ID buffer" (persists across events) and the last event ID
     /// string it is committed to on each blank line.
     id_buffer: String,
@@ -154,8 +154,8 @@ impl SseParser {
             skip_line_nonempty: false,
             data: String::new(),
             event: String::new(),
-            id: None,
-            retry: None,
+            event_id: None,
+            event_retry: None,
             id_buffer: String::new(),
             last_event_id: String::new(),
             reconnection_time: None,
@@ -291,13 +291,13 @@ impl SseParser {
                 let id = utf8(value);
                 self.id_buffer.clear();
                 self.id_buffer.push_str(&id);
-                self.id = Some(id.into_owned());
+                self.event_id = Some(id.into_owned());
             }
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 // Digits only; a value too large for u64 is ignored like any invalid one.
                 if let Some(ms) = std::str::from_utf8(value).ok().and_then(|s| s.parse().ok()) {
                     self.reconnection_time = Some(ms);
-                    self.retry = Some(ms);
+                    self.event_retry = Some(ms);
                 }
             }
             _ => {}
@@ -306,8 +306,8 @@ impl SseParser {
 
     fn dispatch(&mut self) {
         self.last_event_id.clone_from(&self.id_buffer);
-        let id = self.id.take();
-        let retry = self.retry.take();
+        let id = self.event_id.take();
+        let retry = self.event_retry.take();
         if self.data.is_empty() {
             self.event.clear();
             return;
@@ -331,8 +331,8 @@ impl SseParser {
         self.data = String::new();
         self.event = String::new();
         self.line = Vec::new();
-        self.id = None;
-        self.retry = None;
+        self.event_id = None;
+        self.event_retry = None;
         self.id_buffer.clone_from(&self.last_event_id);
         self.skipping = true;
         self.skip_line_nonempty = false;
