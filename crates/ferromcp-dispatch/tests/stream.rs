@@ -142,8 +142,10 @@ async fn burst(senders: usize) -> (usize, usize) {
 async fn a_burst_of_a_thousand_messages_is_written_in_a_few_writes() {
     let (writes, flushes) = timeout(LIMIT, burst(1)).await.unwrap();
     eprintln!("current-thread burst: 1000 messages, {writes} writes, {flushes} flushes");
-    assert!(writes <= 10, "{writes} writes for 1000 messages");
-    assert!(flushes <= 11, "{flushes} flushes for 1000 messages");
+    // One writer wake-up per run of the sending task: tokio's cooperative budget makes the
+    // sender yield every 128 sends, so about 8 bursts (measured: 8 writes, 9 flushes).
+    assert!(writes <= 16, "{writes} writes for 1000 messages");
+    assert!(flushes <= 17, "{flushes} flushes for 1000 messages");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
