@@ -416,9 +416,17 @@ impl Handler for ServerRunner {
     }
 
     fn intercept_notification(&self, method: &str, _params: Option<&Payload>) -> ControlFlow<()> {
-        // Mark the connection ready in arrival order, before any later request is read.
-        if let (Mode::Handshake(c), methods::NOTIFICATION_INITIALIZED) = (&self.mode, method) {
-            c.mark_initialized();
+        // The init gate for notifications is decided here, in arrival order: mark the
+        // connection ready before any later request is read, and drop what arrived before
+        // initialization now (checking in the notification's own task would let one that
+        // arrived before `initialize` through whenever that task runs after the handshake).
+        if let Mode::Handshake(c) = &self.mode {
+            if method == methods::NOTIFICATION_INITIALIZED {
+                c.mark_initialized();
+            } else if !c.is_initialized() {
+                tracing::debug!(method, "notification before initialization dropped");
+                return ControlFlow::Break(());
+            }
         }
         ControlFlow::Continue(())
     }
