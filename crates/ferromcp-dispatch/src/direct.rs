@@ -243,6 +243,7 @@ impl DirectDispatcher {
         }
         let ctx =
             DispatchContext::builder(Arc::new(self.reversed()), self.shared.transport.clone())
+                .cancellation(self.shared.closed.clone())
                 .build();
         boundary::call_notify(handler, ctx, method, params).await;
     }

@@ -323,8 +323,9 @@ async fn signal_mode_raises_the_signal_and_never_answers() {
         send(&raw, req("b", "fast", json!({}))).await;
         let m = recv(&mut raw).await;
         assert_eq!(m.message.id(), Some(&RequestId::from("b")));
-        tokio::time::sleep(ms(30)).await;
-        assert!(finished.load(Ordering::SeqCst));
+        while !finished.load(Ordering::SeqCst) {
+            tokio::time::sleep(ms(5)).await;
+        }
         assert!(raw.source.recv().now_or_never_is_pending().await);
     })
     .await;
@@ -428,15 +429,21 @@ async fn duplicate_inbound_ids_are_refused() {
 #[tokio::test]
 async fn shutdown_grace_lets_handlers_finish() {
     timed(async {
-        let handler = handler_fn(|_, _, _| async {
-            tokio::time::sleep(ms(30)).await;
-            Ok(json!({"done": true}).into())
+        let started = Counter::new();
+        let seen = started.clone();
+        let handler = handler_fn(move |_, _, _| {
+            let seen = seen.clone();
+            async move {
+                seen.add();
+                tokio::time::sleep(ms(30)).await;
+                Ok(json!({"done": true}).into())
+            }
         })
         .into_arc();
         let config = DispatcherConfig::default().shutdown_grace(Duration::from_secs(2));
         let (d, mut raw) = raw_peer(handler, config);
         send(&raw, req(1, "x", json!({}))).await;
-        tokio::time::sleep(ms(5)).await;
+        started.wait(1).await;
         d.close();
         let v = json_of(&recv(&mut raw).await.message);
         assert_eq!(v["result"], json!({"done": true}));

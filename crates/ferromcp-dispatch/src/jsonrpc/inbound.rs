@@ -236,8 +236,10 @@ impl Loop {
                 }
             }
             Queued::Notification(n, meta) => {
+                // A notification handler's signal is the connection's: raised at shutdown.
                 let ctx = DispatchContext::builder(self.plain.clone(), self.transport_for(&meta))
                     .http_parts(meta.http)
+                    .cancellation(self.shared.stop.clone())
                     .build();
                 let handler = self.handler.clone();
                 tokio::spawn(async move {
