@@ -267,6 +267,25 @@ impl Connection {
             .await
     }
 
+    /// Records that the client subscribed to updates of the resource at `uri`
+    /// (`resources/subscribe`, handshake era).
+    pub fn subscribe_resource(&self, uri: &str) {
+        let subs = self.state_or_insert_with(ResourceSubscriptions::default);
+        lock(&subs.0).insert(uri.to_owned());
+    }
+
+    /// Forgets a subscription (`resources/unsubscribe`); whether there was one.
+    pub fn unsubscribe_resource(&self, uri: &str) -> bool {
+        self.state::<ResourceSubscriptions>()
+            .is_some_and(|subs| lock(&subs.0).remove(uri))
+    }
+
+    /// Whether the client subscribed to updates of the resource at `uri`.
+    pub fn is_subscribed(&self, uri: &str) -> bool {
+        self.state::<ResourceSubscriptions>()
+            .is_some_and(|subs| lock(&subs.0).contains(uri))
+    }
+
     /// Tells the client the tool list changed.
     pub async fn notify_tools_list_changed(&self) {
         self.notify(methods::NOTIFICATION_TOOLS_LIST_CHANGED, None)
@@ -292,6 +311,10 @@ impl Connection {
             .await;
     }
 }
+
+/// The resources a connection's client subscribed to.
+#[derive(Default)]
+struct ResourceSubscriptions(Mutex<std::collections::HashSet<String>>);
 
 /// The -32600 answer to a server→client request where no back channel exists.
 pub(crate) fn no_back_channel() -> ErrorObject {

@@ -11,6 +11,8 @@
 
 mod connection;
 mod context;
+mod in_process;
+pub mod mcp_server;
 pub mod middleware;
 mod runner;
 mod server;
@@ -18,6 +20,7 @@ mod stream;
 
 pub use connection::{CLEANUP_TIMEOUT, Connection};
 pub use context::{RequestContext, ServerSession};
+pub use mcp_server::{McpServer, McpServerBuilder};
 pub use middleware::{McpRequest, Middleware, Next};
 pub use runner::ServerRunner;
 pub use server::{BuildError, CACHEABLE_METHODS, CacheHint, Server, ServerBuilder};

@@ -78,6 +78,14 @@ pub enum BuildError {
     /// A cache hint names a method whose results are not cacheable.
     #[error("{0:?} is not a cacheable method")]
     NotCacheable(String),
+    /// A tool's definition is not valid.
+    #[error("tool {name:?}: {reason}")]
+    InvalidTool {
+        /// The tool's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// A low-level MCP server: a table of method handlers and what the server says about itself.
@@ -113,7 +121,16 @@ pub(crate) struct Inner {
     setup: Option<Arc<SetupFn>>,
     teardown: Option<Arc<TeardownFn>>,
     lifespan: Mutex<LifespanState>,
+    /// List-changed and resource-updated notifications for every live connection.
+    changes: tokio::sync::broadcast::Sender<Change>,
 }
+
+/// A change every live connection is told about: a notification method and its params.
+pub(crate) type Change = (&'static str, Option<serde_json::Value>);
+
+/// How many changes may queue for a slow connection; one that falls further behind misses
+/// the oldest (harmless for list-changed notifications, which say only "fetch again").
+const CHANGE_QUEUE: usize = 64;
 
 #[derive(Default)]
 struct LifespanState {
@@ -249,6 +266,27 @@ impl Server {
             .lifespan
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Tells every live connection that a list changed (or a resource was updated):
+    /// `method` is the notification, such as `notifications/tools/list_changed`.
+    pub fn notify_list_changed(&self, method: &'static str) {
+        // No receiver means no connection is listening; nothing to do.
+        let _ = self.inner.changes.send((method, None));
+    }
+
+    /// Tells every live connection that the resource at `uri` changed.
+    pub fn notify_resource_updated(&self, uri: &str) {
+        let params = serde_json::json!({ "uri": uri });
+        let _ = self
+            .inner
+            .changes
+            .send((methods::NOTIFICATION_RESOURCES_UPDATED, Some(params)));
+    }
+
+    /// A receiver of the changes connections are told about.
+    pub(crate) fn subscribe_changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
+        self.inner.changes.subscribe()
     }
 
     /// The `server/discover` result at `version`.
@@ -538,6 +576,7 @@ impl ServerBuilder {
                 setup: self.setup,
                 teardown: self.teardown,
                 lifespan: Mutex::new(LifespanState::default()),
+                changes: tokio::sync::broadcast::channel(CHANGE_QUEUE).0,
             }),
         })
     }

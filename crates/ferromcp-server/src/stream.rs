@@ -107,6 +107,38 @@ pub fn era_of_opening_request(method: &str, params: Option<&Payload>) -> Era {
     if modern { Era::Modern } else { Era::Handshake }
 }
 
+/// Tells a handshake-era connection about list changes (once it is initialized) and about
+/// updates of the resources it subscribed to, until the connection ends.
+pub(crate) async fn forward_changes(
+    mut changes: tokio::sync::broadcast::Receiver<crate::server::Change>,
+    connection: Connection,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let (method, params) = match changes.recv().await {
+            Ok(change) => change,
+            Err(RecvError::Lagged(n)) => {
+                tracing::debug!(missed = n, "a slow connection missed change notifications");
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        if !connection.is_initialized() {
+            continue;
+        }
+        if method == methods::NOTIFICATION_RESOURCES_UPDATED {
+            let uri = params
+                .as_ref()
+                .and_then(|p| p.get("uri"))
+                .and_then(|u| u.as_str());
+            if !uri.is_some_and(|u| connection.is_subscribed(u)) {
+                continue;
+            }
+        }
+        connection.notify(method, params.map(Payload::from)).await;
+    }
+}
+
 /// A source that yields buffered frames first, then the rest of the stream.
 struct Replay<S> {
     buffered: VecDeque<Inbound>,
@@ -188,18 +220,25 @@ where
         .transport(TransportInfo::new(config.kind, can_send));
     let dispatcher = JsonRpcDispatcher::new(source, sink, dispatcher_config);
     let outbound: Arc<dyn Outbound> = Arc::new(dispatcher.clone());
+    let mut forwarder = None;
     let runner = match era {
         Era::Handshake => {
             let connection =
                 Connection::for_handshake(outbound, can_send, ProtocolVersion::LATEST_HANDSHAKE);
+            let changes = server.subscribe_changes();
+            forwarder = Some(tokio::spawn(forward_changes(changes, connection.clone())));
             ServerRunner::handshake(server.clone(), connection)
         }
+        // At 2026-07-28 change notifications travel only on `subscriptions/listen` streams.
         Era::Modern => ServerRunner::modern(server.clone(), outbound),
     };
     tracing::debug!(?era, "stream era locked");
     server.enter_lifespan().await.map_err(ServeError::Setup)?;
     let runner = Arc::new(runner);
     let result = dispatcher.run(runner.clone()).await;
+    if let Some(task) = forwarder {
+        task.abort();
+    }
     runner.close().await;
     server.exit_lifespan().await;
     result.map_err(ServeError::from)

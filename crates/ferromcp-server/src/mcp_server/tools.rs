@@ -1,0 +1,272 @@
+//! The tool registry: specs, entries, `tools/list` pages and `tools/call`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use ferromcp_dispatch::{BoxFuture, HandlerError};
+use ferromcp_types::jsonrpc::ErrorObject;
+use ferromcp_types::mcp::{
+    CallToolRequestParams, CallToolResult, Cursor, Icon, JsonObject, ListToolsResult, Tool,
+    ToolAnnotations,
+};
+use serde_json::Value;
+
+use super::Shared;
+use super::extract::ToolCall;
+use super::handler::ToolHandler;
+use super::schema::object_schema;
+use crate::context::RequestContext;
+use crate::server::BuildError;
+
+/// What a tool is called and how it describes itself; everything but the name is optional.
+///
+/// ```
+/// use ferromcp_server::mcp_server::ToolSpec;
+///
+/// let spec = ToolSpec::new("add").description("Adds two numbers.").title("Add");
+/// # let _ = spec;
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ToolSpec {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    annotations: Option<ToolAnnotations>,
+    icons: Option<Vec<Icon>>,
+    input_schema: Option<JsonObject>,
+    output_schema: Option<JsonObject>,
+}
+
+impl ToolSpec {
+    /// A tool with this name.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: None,
+            annotations: None,
+            icons: None,
+            input_schema: None,
+            output_schema: None,
+        }
+    }
+
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// What the tool does, for the model.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = Some(text.into());
+        self
+    }
+
+    /// Behaviour hints (read-only, destructive, idempotent, open-world).
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Icons for clients to show.
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.icons = Some(icons);
+        self
+    }
+
+    /// A raw input schema, kept verbatim (`$schema`, `$defs`, `additionalProperties` and
+    /// all); it replaces the schema derived from the handler's `Args<T>`.
+    pub fn input_schema(mut self, schema: JsonObject) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
+    /// A raw output schema, kept verbatim; it replaces the one derived from the return type.
+    pub fn output_schema(mut self, schema: JsonObject) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+}
+
+impl From<&str> for ToolSpec {
+    fn from(name: &str) -> Self {
+        Self::new(name)
+    }
+}
+
+impl From<String> for ToolSpec {
+    fn from(name: String) -> Self {
+        Self::new(name)
+    }
+}
+
+type CallFn =
+    dyn Fn(ToolCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>> + Send + Sync;
+
+/// A registered tool: its description and its handler.
+pub(crate) struct ToolEntry {
+    tool: Tool,
+    call: Arc<CallFn>,
+}
+
+/// Builds an entry from a spec and a handler.
+pub(crate) fn entry<M, H: ToolHandler<M>>(
+    spec: ToolSpec,
+    handler: H,
+) -> Result<ToolEntry, BuildError> {
+    if spec.name.is_empty() {
+        return Err(BuildError::InvalidTool {
+            name: spec.name,
+            reason: "empty name".into(),
+        });
+    }
+    let input = spec
+        .input_schema
+        .or_else(|| handler.input_schema())
+        .unwrap_or_else(object_schema);
+    if input.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(BuildError::InvalidTool {
+            name: spec.name,
+            reason: "the input schema must have \"type\": \"object\"".into(),
+        });
+    }
+    let mut tool = Tool::new(spec.name, input);
+    tool.title = spec.title;
+    tool.description = spec.description;
+    tool.annotations = spec.annotations;
+    tool.icons = spec.icons;
+    tool.output_schema = spec.output_schema.or_else(|| handler.output_schema());
+    Ok(ToolEntry {
+        tool,
+        call: Arc::new(move |call| handler.call(call)),
+    })
+}
+
+/// The tools, in registration order, behind a lock that `tools/call` holds only to clone
+/// one entry's handle.
+pub(crate) struct ToolTable {
+    inner: RwLock<Table>,
+}
+
+#[derive(Default)]
+struct Table {
+    order: Vec<Arc<ToolEntry>>,
+    by_name: HashMap<String, Arc<ToolEntry>>,
+}
+
+impl ToolTable {
+    pub(crate) fn new(entries: Vec<ToolEntry>) -> Self {
+        let table = Self {
+            inner: RwLock::new(Table::default()),
+        };
+        for e in entries {
+            table.insert(e);
+        }
+        table
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Table> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Table> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds a tool, replacing one of the same name in place.
+    pub(crate) fn insert(&self, entry: ToolEntry) {
+        let entry = Arc::new(entry);
+        let mut t = self.write();
+        let name = entry.tool.name.clone();
+        match t.order.iter().position(|e| e.tool.name == name) {
+            Some(i) => t.order[i] = entry.clone(),
+            None => t.order.push(entry.clone()),
+        }
+        t.by_name.insert(name, entry);
+    }
+
+    pub(crate) fn remove(&self, name: &str) -> bool {
+        let mut t = self.write();
+        let found = t.by_name.remove(name).is_some();
+        if found {
+            t.order.retain(|e| e.tool.name != name);
+        }
+        found
+    }
+
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.read()
+            .order
+            .iter()
+            .map(|e| e.tool.name.clone())
+            .collect()
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<ToolEntry>> {
+        self.read().by_name.get(name).cloned()
+    }
+}
+
+const CURSOR_PREFIX: &str = "ferromcp:v1:";
+
+/// An opaque cursor for the page that starts at `offset`.
+pub(crate) fn encode_cursor(offset: usize) -> Cursor {
+    format!("{CURSOR_PREFIX}{offset:x}")
+}
+
+/// The offset a cursor names; -32602 for a cursor this server did not make.
+pub(crate) fn decode_cursor(cursor: Option<&Cursor>) -> Result<usize, ErrorObject> {
+    let Some(cursor) = cursor else { return Ok(0) };
+    cursor
+        .strip_prefix(CURSOR_PREFIX)
+        .and_then(|hex| usize::from_str_radix(hex, 16).ok())
+        .ok_or_else(|| ErrorObject::invalid_params("Invalid cursor"))
+}
+
+/// One page of `tools/list`.
+pub(crate) fn list(
+    shared: &Shared,
+    cursor: Option<&Cursor>,
+) -> Result<ListToolsResult, HandlerError> {
+    let offset = decode_cursor(cursor)?;
+    let t = shared.tools.read();
+    if offset > t.order.len() {
+        return Err(ErrorObject::invalid_params("Invalid cursor").into());
+    }
+    let end = (offset + shared.page_size).min(t.order.len());
+    let tools = t.order[offset..end]
+        .iter()
+        .map(|e| e.tool.clone())
+        .collect();
+    let mut result = ListToolsResult::new(tools);
+    if end < t.order.len() {
+        result.next_cursor = Some(encode_cursor(end));
+    }
+    Ok(result)
+}
+
+/// `tools/call`: an unknown tool is a protocol error (-32602); a handler's failure is a tool
+/// result with `isError: true`.
+pub(crate) async fn call(
+    shared: &Shared,
+    ctx: RequestContext,
+    params: CallToolRequestParams,
+) -> Result<CallToolResult, HandlerError> {
+    let Some(entry) = shared.tools.get(&params.name) else {
+        return Err(
+            ErrorObject::invalid_params(format!("Unknown tool: {}", params.name))
+                .with_data(serde_json::json!({ "name": params.name }))
+                .into(),
+        );
+    };
+    let arguments = Value::Object(params.arguments.unwrap_or_default());
+    let call = ToolCall {
+        ctx,
+        name: params.name,
+        arguments,
+        state: shared.state.clone(),
+    };
+    Ok((entry.call)(call).await?)
+}

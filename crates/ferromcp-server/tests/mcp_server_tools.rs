@@ -1,0 +1,320 @@
+//! The high-level server's tools, end to end through the direct dispatcher in both eras
+//! (MCP "Server Features › Tools": listing, calling, tool errors vs protocol errors,
+//! structured output, list-changed; "Utilities › Pagination").
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferromcp_dispatch::{CallOptions, DirectDispatcher, Dispatcher, Outbound, handler_fn};
+use ferromcp_server::mcp_server::{Args, Json, Progress, State, ToolError, ToolSpec};
+use ferromcp_server::{McpServer, RequestContext};
+use ferromcp_types::Era;
+use ferromcp_types::jsonrpc::{ErrorObject, Payload};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Two numbers.
+#[derive(Deserialize, JsonSchema)]
+struct AddArgs {
+    /// The first number.
+    a: f64,
+    /// The second number.
+    b: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Sum {
+    total: f64,
+}
+
+async fn add(Args(args): Args<AddArgs>) -> String {
+    (args.a + args.b).to_string()
+}
+
+async fn sum(Args(args): Args<AddArgs>) -> Json<Sum> {
+    Json(Sum {
+        total: args.a + args.b,
+    })
+}
+
+async fn divide(Args(args): Args<AddArgs>) -> Result<String, String> {
+    if args.b == 0.0 {
+        return Err("division by zero".into());
+    }
+    Ok((args.a / args.b).to_string())
+}
+
+async fn forbidden() -> Result<String, ToolError> {
+    Err(ToolError::protocol(ErrorObject::invalid_request(
+        "not allowed",
+    )))
+}
+
+#[derive(Clone)]
+struct Greeting(&'static str);
+
+async fn greet(State(g): State<Greeting>, ctx: RequestContext) -> String {
+    format!("{} ({})", g.0, ctx.protocol_version())
+}
+
+async fn slow(progress: Progress) -> &'static str {
+    progress.report(1.0, Some(2.0), Some("half")).await;
+    "done"
+}
+
+fn server() -> McpServer {
+    McpServer::builder("tools", "1.0.0")
+        .state(Greeting("hello"))
+        .tool(ToolSpec::new("add").description("Adds two numbers."), add)
+        .tool("sum", sum)
+        .tool("divide", divide)
+        .tool("forbidden", forbidden)
+        .tool("greet", greet)
+        .tool("slow", slow)
+        .build()
+        .unwrap()
+}
+
+fn envelope() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+struct Client {
+    peer: DirectDispatcher,
+    era: Era,
+    notes: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl Client {
+    async fn connect(server: &McpServer, era: Era) -> Self {
+        let peer = server.server().in_process(era);
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let seen = notes.clone();
+        let handler =
+            handler_fn(
+                |_, method, _| async move { Err(ErrorObject::method_not_found(&method).into()) },
+            )
+            .on_notify(move |_, method, params: Option<Payload>| {
+                let seen = seen.clone();
+                async move {
+                    let params = params
+                        .map(|p| p.into_value().unwrap())
+                        .unwrap_or(Value::Null);
+                    seen.lock().unwrap().push((method, params));
+                }
+            })
+            .into_arc();
+        let runner = peer.clone();
+        tokio::spawn(async move { runner.run(handler).await });
+        let client = Self { peer, era, notes };
+        if era == Era::Handshake {
+            let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}});
+            client.raw("initialize", init).await.unwrap();
+            client.peer.notify("notifications/initialized", None).await;
+        }
+        client
+    }
+
+    async fn raw(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        let r = self
+            .peer
+            .send_request(
+                method,
+                Some(Payload::from_value(params)),
+                CallOptions::new(),
+            )
+            .await?;
+        Ok(r.into_value().unwrap())
+    }
+
+    async fn request(&self, method: &str, mut params: Value) -> Result<Value, ErrorObject> {
+        if self.era == Era::Modern {
+            params["_meta"] = envelope();
+        }
+        self.raw(method, params).await
+    }
+
+    async fn call(&self, name: &str, args: Value) -> Result<Value, ErrorObject> {
+        self.request("tools/call", json!({"name": name, "arguments": args}))
+            .await
+    }
+}
+
+async fn run(test: impl std::future::Future<Output = ()>) {
+    tokio::time::timeout(Duration::from_secs(10), test)
+        .await
+        .expect("timed out");
+}
+
+#[tokio::test]
+async fn tools_list_carries_derived_schemas_in_both_eras() {
+    run(async {
+        for era in [Era::Handshake, Era::Modern] {
+            let c = Client::connect(&server(), era).await;
+            let list = c.request("tools/list", json!({})).await.unwrap();
+            let tools = list["tools"].as_array().unwrap();
+            let names: Vec<_> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+            assert_eq!(
+                names,
+                ["add", "sum", "divide", "forbidden", "greet", "slow"]
+            );
+            let add = &tools[0];
+            assert_eq!(add["description"], "Adds two numbers.");
+            let schema = &add["inputSchema"];
+            assert_eq!(schema["type"], "object");
+            assert_eq!(
+                schema["properties"]["a"]["description"],
+                "The first number."
+            );
+            assert_eq!(schema["required"], json!(["a", "b"]));
+            assert!(tools[1]["outputSchema"]["properties"]["total"].is_object());
+            assert_eq!(tools[3]["inputSchema"], json!({"type": "object"}));
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn calls_return_text_structured_output_and_tool_errors() {
+    run(async {
+        for era in [Era::Handshake, Era::Modern] {
+            let c = Client::connect(&server(), era).await;
+            let r = c.call("add", json!({"a": 1, "b": 2})).await.unwrap();
+            assert_eq!(r["content"][0]["text"], "3");
+
+            let r = c.call("sum", json!({"a": 1, "b": 2})).await.unwrap();
+            assert_eq!(r["structuredContent"], json!({"total": 3.0}));
+            assert_eq!(r["content"][0]["text"], r#"{"total":3.0}"#);
+
+            // A handler's Err is a tool error the model can read, not a protocol error.
+            let r = c.call("divide", json!({"a": 1, "b": 0})).await.unwrap();
+            assert_eq!(
+                (r["isError"].as_bool(), &r["content"][0]["text"]),
+                (Some(true), &json!("division by zero"))
+            );
+
+            // Arguments that do not fit are a tool error too.
+            let r = c.call("add", json!({"a": "one", "b": 2})).await.unwrap();
+            assert_eq!(r["isError"], true);
+            assert!(
+                r["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains("invalid arguments")
+            );
+
+            // A protocol error on purpose.
+            let e = c.call("forbidden", json!({})).await.unwrap_err();
+            assert_eq!(e.code.0, -32600);
+
+            // An unknown tool is a protocol error.
+            let e = c.call("nope", json!({})).await.unwrap_err();
+            assert_eq!(e.code.0, -32602);
+
+            let r = c.call("greet", json!({})).await.unwrap();
+            let expected = if era == Era::Modern {
+                "hello (2026-07-28)"
+            } else {
+                "hello (2025-11-25)"
+            };
+            assert_eq!(r["content"][0]["text"], expected);
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn progress_reaches_the_caller() {
+    run(async {
+        let c = Client::connect(&server(), Era::Handshake).await;
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let options = CallOptions::new().on_progress(move |p| s.lock().unwrap().push(p.progress));
+        let params = json!({"name": "slow", "arguments": {}});
+        let r = c
+            .peer
+            .send_request("tools/call", Some(Payload::from_value(params)), options)
+            .await;
+        assert_eq!(
+            r.unwrap().into_value().unwrap()["content"][0]["text"],
+            "done"
+        );
+        assert_eq!(*seen.lock().unwrap(), [1.0]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn tools_added_and_removed_at_run_time_notify_handshake_clients() {
+    run(async {
+        let s = server();
+        let c = Client::connect(&s, Era::Handshake).await;
+        s.add_tool("late", || async { "late" }).await.unwrap();
+        let r = c.call("late", json!({})).await.unwrap();
+        assert_eq!(r["content"][0]["text"], "late");
+        assert!(s.remove_tool("late").await);
+        assert!(!s.remove_tool("late").await);
+        let e = c.call("late", json!({})).await.unwrap_err();
+        assert_eq!(e.code.0, -32602);
+        // Two changes, two notifications.
+        for _ in 0..100 {
+            if c.notes.lock().unwrap().len() >= 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let notes = c.notes.lock().unwrap();
+        let changed = notes
+            .iter()
+            .filter(|(m, _)| m == "notifications/tools/list_changed")
+            .count();
+        assert_eq!(changed, 2, "{notes:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn tools_list_is_paginated_with_opaque_cursors() {
+    run(async {
+        let s = McpServer::builder("p", "1")
+            .page_size(2)
+            .tool("a", || async { "a" })
+            .tool("b", || async { "b" })
+            .tool("c", || async { "c" })
+            .build()
+            .unwrap();
+        for era in [Era::Handshake, Era::Modern] {
+            let c = Client::connect(&s, era).await;
+            let first = c.request("tools/list", json!({})).await.unwrap();
+            assert_eq!(first["tools"].as_array().unwrap().len(), 2);
+            let cursor = first["nextCursor"].as_str().unwrap().to_owned();
+            let second = c
+                .request("tools/list", json!({"cursor": cursor}))
+                .await
+                .unwrap();
+            assert_eq!(second["tools"][0]["name"], "c");
+            assert!(second.get("nextCursor").is_none());
+            let e = c
+                .request("tools/list", json!({"cursor": "bogus"}))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code.0, -32602);
+        }
+    })
+    .await;
+}
+
+#[test]
+fn a_tool_schema_must_describe_an_object() {
+    let schema = json!({"type": "string"}).as_object().cloned().unwrap();
+    let r = McpServer::builder("x", "1")
+        .tool(ToolSpec::new("bad").input_schema(schema), || async { "x" })
+        .build();
+    assert!(r.is_err());
+}
