@@ -54,6 +54,9 @@ impl ServerSession {
 
     /// Sends a notification related to this request; never fails.
     pub async fn notify(&self, method: &str, params: Option<Payload>) {
+        // otel: carry the current span's trace context in `params._meta` (src/otel.rs).
+        #[cfg(feature = "otel")]
+        let params = crate::otel::inject_current(params);
         self.dispatch.notify(method, params).await;
     }
 
@@ -68,6 +71,9 @@ impl ServerSession {
         if !self.connection.can_send_requests() || !self.dispatch.transport().can_send_requests {
             return Err(no_back_channel());
         }
+        // otel: carry the current span's trace context in `params._meta` (src/otel.rs).
+        #[cfg(feature = "otel")]
+        let params = crate::otel::inject_current(params);
         self.dispatch.send_request(method, params, options).await
     }
 

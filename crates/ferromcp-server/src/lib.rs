@@ -14,6 +14,8 @@ mod context;
 mod in_process;
 pub mod mcp_server;
 pub mod middleware;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod runner;
 mod server;
 mod stream;

@@ -141,6 +141,9 @@ impl Middleware for TracingMiddleware {
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty,
         );
+        // otel: parent the span on the trace context in `_meta` (src/otel.rs).
+        #[cfg(feature = "otel")]
+        crate::otel::set_parent_from_meta(&span, request.ctx.meta().map(|m| &m.0));
         let started = Instant::now();
         Box::pin(
             async move {
