@@ -38,7 +38,7 @@ pub use extract::{Args, FromToolCall, HttpParts, Progress, State, ToolCall};
 pub use handler::ToolHandler;
 pub use output::{IntoToolError, IntoToolResult, Json, ToolError};
 pub use schema::{object_schema, schema_object_for};
-pub use tools::ToolSpec;
+pub use tools::{ToolDef, ToolSpec};
 
 use crate::middleware::Middleware;
 use crate::server::{BuildError, CacheHint, Server, ServerBuilder};
@@ -133,6 +133,16 @@ impl McpServerBuilder {
     /// raw schema…) and an async function whose arguments are extractors.
     pub fn tool<M, H: ToolHandler<M>>(mut self, spec: impl Into<ToolSpec>, handler: H) -> Self {
         match tools::entry(spec.into(), handler) {
+            Ok(entry) => self.tools.push(entry),
+            Err(e) => self.errors.push(e),
+        }
+        self
+    }
+
+    /// Registers a tool defined ahead of time (for example by the `#[tool]` macro of
+    /// `ferromcp-macros`).
+    pub fn tool_def(mut self, def: ToolDef) -> Self {
+        match def.0 {
             Ok(entry) => self.tools.push(entry),
             Err(e) => self.errors.push(e),
         }

@@ -102,6 +102,35 @@ impl From<String> for ToolSpec {
     }
 }
 
+/// A tool defined ahead of time: its spec and its handler, ready to register with
+/// `McpServerBuilder::tool_def`. The `#[tool]` macro of `ferromcp-macros` makes these.
+///
+/// ```
+/// use ferromcp_server::McpServer;
+/// use ferromcp_server::mcp_server::ToolDef;
+///
+/// let def = ToolDef::new("ping", || async { "pong" });
+/// let server = McpServer::builder("s", "1").tool_def(def).build().unwrap();
+/// assert_eq!(server.tool_names(), ["ping"]);
+/// ```
+pub struct ToolDef(pub(crate) Result<ToolEntry, BuildError>);
+
+impl ToolDef {
+    /// A tool definition from a spec (or a name) and a handler.
+    pub fn new<M, H: ToolHandler<M>>(spec: impl Into<ToolSpec>, handler: H) -> Self {
+        Self(entry(spec.into(), handler))
+    }
+}
+
+impl std::fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Ok(e) => f.debug_tuple("ToolDef").field(&e.tool.name).finish(),
+            Err(e) => f.debug_tuple("ToolDef").field(e).finish(),
+        }
+    }
+}
+
 type CallFn =
     dyn Fn(ToolCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>> + Send + Sync;
 
