@@ -149,6 +149,11 @@ fn discarding_state_is_visible_and_ends_at_the_newline() {
     assert!(frames(&mut d).is_empty());
     assert!(d.is_discarding());
     assert_eq!(d.buffered_len(), 0);
+    // Debug output shows the state, never the buffered bytes.
+    assert_eq!(
+        format!("{d:?}"),
+        "LineDecoder { max_line_len: 4, buffered_len: 0, discarding: true, .. }"
+    );
     d.feed(b"ijk\n{}\n");
     assert!(!d.is_discarding());
     assert_eq!(frames(&mut d), vec![Err(4), ok("{}")]);

@@ -92,6 +92,10 @@ fn crlf_split_across_chunks() {
     let mut p = SseParser::new();
     let got = parse_with(&mut p, &[b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"]);
     assert_eq!(got, vec![Ok(SseEvent::new("a\nb"))]);
+    // An empty chunk between `\r` and `\n` does not split the pair.
+    let mut p = SseParser::new();
+    let got = parse_with(&mut p, &[b"data: a\r", b"", b"\ndata: b\r\r", b"", b"\n"]);
+    assert_eq!(got, vec![Ok(SseEvent::new("a\nb"))]);
 }
 
 // §9.2.5: a leading UTF-8 BOM is ignored, only at the start of the stream.

@@ -29,6 +29,9 @@ impl Chunks {
             self.state ^= self.state << 13;
             self.state ^= self.state >> 17;
             self.state ^= self.state << 5;
+            if self.state % 8 == 0 {
+                out.push(&input[..0]); // Empty reads must change nothing.
+            }
             let n = (self.state as usize % self.max + 1).min(input.len());
             let (head, tail) = input.split_at(n);
             out.push(head);

@@ -57,7 +57,6 @@ pub enum LineError {
 /// d.feed(b":2}\n");
 /// assert_eq!(&d.next_frame().unwrap().unwrap()[..], b"{\"b\":2}");
 /// ```
-#[derive(Debug)]
 pub struct LineDecoder {
     buf: Vec<u8>,
     /// Start of the bytes not yet consumed.
@@ -69,6 +68,17 @@ pub struct LineDecoder {
     discarding: bool,
     /// A too-long line ended in the last `feed`; report it before anything else.
     pending_too_long: bool,
+}
+
+/// Shows sizes and state, not the buffered bytes.
+impl std::fmt::Debug for LineDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineDecoder")
+            .field("max_line_len", &self.max_line_len)
+            .field("buffered_len", &self.buffered_len())
+            .field("discarding", &self.discarding)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for LineDecoder {
@@ -262,9 +272,18 @@ pub fn decode_line(decoder: &Decoder, frame: &[u8]) -> Result<Message, DecodeErr
 ///     b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\", \"method\":\"x\"}\n"
 /// );
 /// ```
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct LineWriter {
     buf: Vec<u8>,
+}
+
+/// Shows the pending length, not the bytes.
+impl std::fmt::Debug for LineWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineWriter")
+            .field("len", &self.buf.len())
+            .finish()
+    }
 }
 
 impl LineWriter {

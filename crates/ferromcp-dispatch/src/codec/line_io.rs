@@ -25,12 +25,23 @@ pub const DEFAULT_READ_CAPACITY: usize = 64 * 1024;
 /// assert!(r.next_frame().await.is_none());
 /// # });
 /// ```
-#[derive(Debug)]
 pub struct LineReader<R> {
     reader: R,
     decoder: LineDecoder,
     read_buf: Box<[u8]>,
     eof: bool,
+}
+
+/// Shows the framing state, not the buffers.
+impl<R: std::fmt::Debug> std::fmt::Debug for LineReader<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineReader")
+            .field("reader", &self.reader)
+            .field("decoder", &self.decoder)
+            .field("read_capacity", &self.read_buf.len())
+            .field("eof", &self.eof)
+            .finish()
+    }
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {

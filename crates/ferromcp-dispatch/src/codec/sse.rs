@@ -104,7 +104,6 @@ pub enum SseError {
 /// assert_eq!(e, SseEvent::new("{\"a\":\n1}").with_id("7"));
 /// assert_eq!(p.last_event_id(), Some("7"));
 /// ```
-#[derive(Debug)]
 pub struct SseParser {
     max_event_size: usize,
     /// The incomplete line carried over from the previous chunk.
@@ -129,6 +128,20 @@ pub struct SseParser {
     last_event_id: String,
     reconnection_time: Option<u64>,
     ready: VecDeque<Result<SseEvent, SseError>>,
+}
+
+/// Shows sizes and state, not the buffered bytes.
+impl std::fmt::Debug for SseParser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SseParser")
+            .field("max_event_size", &self.max_event_size)
+            .field("buffered_len", &self.buffered_len())
+            .field("skipping", &self.skipping)
+            .field("last_event_id", &self.last_event_id)
+            .field("retry", &self.reconnection_time)
+            .field("ready", &self.ready.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for SseParser {
@@ -201,6 +214,9 @@ impl SseParser {
 
     /// Parses a chunk of the stream.
     pub fn feed(&mut self, mut chunk: &[u8]) {
+        if chunk.is_empty() {
+            return; // Keep a pending `\r`: its `\n` may come in the next chunk.
+        }
         if std::mem::take(&mut self.pending_cr) {
             chunk = chunk.strip_prefix(b"\n").unwrap_or(chunk);
         }
