@@ -1,0 +1,126 @@
+//! A bounded JSON Schema validator for tool arguments.
+//!
+//! A tool's input schema is compiled once, when the tool is registered
+//! ([`Schema::compile`]), and each call's arguments are checked against it before the handler
+//! runs ([`Schema::validate`], or [`Schema::is_valid`] when only the verdict matters).
+//!
+//! It covers JSON Schema 2020-12 as `schemars` 1.x writes it, plus the draft-07 spellings
+//! hand-written schemas use (`definitions`, `items` as an array with `additionalItems`,
+//! `dependencies`, boolean `exclusiveMinimum`/`exclusiveMaximum`).
+//!
+//! Everything is bounded, since schemas and instances may be hostile:
+//!
+//! - `$ref` is resolved at compile time, inside the document only (`#`, `#/$defs/X`,
+//!   `#/definitions/X`, any JSON pointer, `#anchor`, or the root's own `$id`). Any other
+//!   reference is a compile error: nothing is ever fetched. Reference cycles (a tree type)
+//!   compile to index cycles, with no compile-time recursion through them.
+//! - Compilation caps schema size and nesting; each regex has a compiled-size cap.
+//! - Patterns run on the `regex` crate, whose matching is linear in the input: no ReDoS.
+//! - Validation caps instance depth, recursion (`$ref` hops) and total work, and reports
+//!   hitting one as a validation error, never a stack overflow or a hang.
+//!
+//! Supported keywords: `$ref`, `$defs`/`definitions`, `$anchor`, `type` (a name or an array),
+//! `enum`, `const`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
+//! `multipleOf`, `minLength`, `maxLength` (in code points), `pattern`, `items`,
+//! `prefixItems`, `additionalItems`, `contains`, `minContains`, `maxContains`, `minItems`,
+//! `maxItems`, `uniqueItems`, `properties`, `patternProperties`, `additionalProperties`,
+//! `propertyNames`, `required`, `minProperties`, `maxProperties`, `dependentRequired`,
+//! `dependentSchemas`, `dependencies`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`.
+//! `format`, `title`, `description`, `default`, `examples` and the like are annotations.
+//! Not supported (ignored, like any unknown keyword, unless
+//! [`UnknownKeywordPolicy::Error`]): `unevaluatedProperties`, `unevaluatedItems`,
+//! `$dynamicRef`/`$recursiveRef`; `format` is never asserted.
+//!
+//! ```
+//! use ferromcp_server::jsonschema::{Limits, Schema};
+//! use serde_json::json;
+//!
+//! let schema = Schema::compile(
+//!     &json!({"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]}),
+//!     &Limits::default(),
+//! )
+//! .expect("a valid schema");
+//! assert!(schema.is_valid(&json!({"a": 1})));
+//! let errors = schema.validate(&json!({"a": "x"})).unwrap_err();
+//! assert_eq!(errors.to_string(), "invalid arguments: arguments/a: expected number, got string");
+//! ```
+
+mod compile;
+mod error;
+mod limits;
+mod validate;
+mod value;
+
+use serde_json::Value;
+
+pub use error::{SchemaError, ValidationError, ValidationErrors};
+pub use limits::{InvalidPatternPolicy, Limits, UnknownKeywordPolicy};
+
+use compile::Node;
+use validate::{Budget, Evaluator, Path};
+
+/// A compiled JSON Schema: compile once, validate many times. Cheap to share (`Send + Sync`).
+#[derive(Debug, Clone)]
+pub struct Schema {
+    nodes: Vec<Node>,
+    root: usize,
+    budget: Budget,
+}
+
+impl Schema {
+    /// Compiles `schema` under `limits`, resolving its local `$ref`s and compiling its
+    /// patterns. Fails on a remote or dangling `$ref`, a malformed keyword, a schema over the
+    /// size or depth limits, or (by default) a pattern the `regex` crate cannot compile.
+    pub fn compile(schema: &Value, limits: &Limits) -> Result<Self, SchemaError> {
+        let compiled = compile::compile(schema, limits)?;
+        Ok(Self {
+            nodes: compiled.nodes,
+            root: compiled.root,
+            budget: Budget {
+                max_instance_depth: limits.max_instance_depth,
+                max_steps: limits.max_steps,
+                max_recursion: limits.max_recursion,
+                max_errors: limits.max_errors.max(1),
+            },
+        })
+    }
+
+    /// Validates `instance`, listing what is wrong (up to
+    /// [`Limits::max_errors`] errors). Hitting a limit is an error too (keyword `maxDepth`,
+    /// `maxSteps` or `maxRecursion`).
+    pub fn validate(&self, instance: &Value) -> Result<(), ValidationErrors> {
+        let mut ev = Evaluator::new(&self.nodes, self.budget, true);
+        let ok = ev.eval(self.root, instance, &Path::ROOT, 0);
+        if let Some(fatal) = ev.fatal {
+            let mut errors = ev.errors;
+            errors.truncate(self.budget.max_errors.saturating_sub(1));
+            errors.push(fatal);
+            return Err(ValidationErrors {
+                errors,
+                truncated: ev.truncated,
+            });
+        }
+        if ok {
+            return Ok(());
+        }
+        let mut errors = ev.errors;
+        if errors.is_empty() {
+            errors.push(ValidationError {
+                instance_path: String::new(),
+                keyword: "schema",
+                message: "does not match the schema".to_owned(),
+            });
+        }
+        Err(ValidationErrors {
+            errors,
+            truncated: ev.truncated,
+        })
+    }
+
+    /// Whether `instance` is valid: stops at the first failure and allocates nothing (except
+    /// for `uniqueItems` on arrays of more than 32 items). Hitting a limit means invalid.
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        let mut ev = Evaluator::new(&self.nodes, self.budget, false);
+        ev.eval(self.root, instance, &Path::ROOT, 0) && ev.fatal.is_none()
+    }
+}
