@@ -1,0 +1,55 @@
+//! MCP client: connect to any MCP server over a stdio child process, a message stream or any
+//! dispatcher, in either protocol era.
+//!
+//! - [`Client`] / [`ClientBuilder`]: the lifecycle ([`Lifecycle::Handshake`] `initialize`,
+//!   [`Lifecycle::Modern`] `server/discover` with the per-request envelope, or
+//!   [`Lifecycle::Auto`], which probes and falls back), typed calls for every client→server
+//!   method, pagination helpers, per-call [`RequestOptions`] (progress, timeouts, cache mode).
+//! - Handlers for what the server asks ([`SamplingHandler`], [`ElicitationHandler`],
+//!   [`RootsHandler`], [`NotificationHandler`]): they answer handshake-era server→client
+//!   requests and the input requests of 2026-07-28 multi-round calls, which the client drives
+//!   to completion (see [`multiround`]).
+//! - A response cache honouring the 2026-07-28 cache hints ([`CacheConfig`], [`CacheMode`]).
+//! - Transports ([`transport`]): [`StdioTransport`], [`StreamTransport`], or any ready
+//!   dispatcher as [`Connected`]; an HTTP transport plugs in through [`Transport`].
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ferromcp_client::ClientError> {
+//! use ferromcp_client::{Client, StdioTransport};
+//! use serde_json::json;
+//!
+//! let client = Client::builder()
+//!     .connect(StdioTransport::new("ferromcp").arg("serve"))
+//!     .await?;
+//! let sum = client.call_tool("add", json!({"a": 1, "b": 2})).await?;
+//! assert_eq!(sum.content[0].as_text(), Some("3"));
+//! client.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+mod builder;
+pub mod cache;
+mod calls;
+mod client;
+mod error;
+pub mod handlers;
+pub mod lifecycle;
+pub mod multiround;
+mod options;
+mod pagination;
+pub mod transport;
+
+pub use builder::{ClientBuilder, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
+pub use cache::{CacheConfig, CacheMode, MAX_CACHE_TTL};
+pub use client::{Client, SessionInfo};
+pub use error::ClientError;
+pub use handlers::{
+    ElicitationHandler, NotificationHandler, RootsHandler, SamplingHandler, ServerNotification,
+};
+pub use lifecycle::Lifecycle;
+pub use multiround::DEFAULT_MAX_ROUNDS;
+pub use options::RequestOptions;
+pub use pagination::DEFAULT_MAX_PAGES;
+pub use transport::{
+    Connected, StderrMode, StdioTransport, StreamTransport, Transport, TransportShutdown,
+};

@@ -1,0 +1,103 @@
+//! Per-call options.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferromcp_dispatch::{Progress, ProgressCallback};
+use ferromcp_types::mcp::Meta;
+
+use crate::cache::CacheMode;
+
+/// Options for one call.
+///
+/// ```
+/// use std::time::Duration;
+/// use ferromcp_client::{CacheMode, RequestOptions};
+///
+/// let opts = RequestOptions::new()
+///     .timeout(Duration::from_secs(10))
+///     .max_total_timeout(Duration::from_secs(120))
+///     .cache(CacheMode::Bypass)
+///     .on_progress(|p| eprintln!("{}/{:?}", p.progress, p.total));
+/// # let _ = opts;
+/// ```
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// Fails the call with -32001 when no answer (or progress) comes within this time; the
+    /// client's default applies when unset.
+    pub timeout: Option<Duration>,
+    /// Fails the call with -32001 after this time, whatever progress arrives.
+    pub max_total_timeout: Option<Duration>,
+    /// Receives the server's progress reports for this call (every round of a multi-round
+    /// call).
+    pub on_progress: Option<ProgressCallback>,
+    /// How the call uses the response cache.
+    pub cache: CacheMode,
+    /// Extra `_meta` keys for the request (a call with extra `_meta` refreshes the cache
+    /// rather than reading it).
+    pub meta: Option<Meta>,
+}
+
+impl RequestOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the per-request timeout (restarted by progress).
+    #[must_use]
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.timeout = Some(d);
+        self
+    }
+
+    /// Sets the maximum total time.
+    #[must_use]
+    pub fn max_total_timeout(mut self, d: Duration) -> Self {
+        self.max_total_timeout = Some(d);
+        self
+    }
+
+    /// Receives progress reports.
+    #[must_use]
+    pub fn on_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Sets the cache mode.
+    #[must_use]
+    pub fn cache(mut self, mode: CacheMode) -> Self {
+        self.cache = mode;
+        self
+    }
+
+    /// Adds `_meta` keys to the request.
+    #[must_use]
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// The cache mode in effect: extra `_meta` turns `Use` into `Refresh`.
+    pub(crate) fn effective_cache(&self) -> CacheMode {
+        match (self.cache, &self.meta) {
+            (CacheMode::Use, Some(m)) if !m.is_empty() => CacheMode::Refresh,
+            (mode, _) => mode,
+        }
+    }
+}
+
+impl fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("max_total_timeout", &self.max_total_timeout)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("cache", &self.cache)
+            .field("meta", &self.meta)
+            .finish()
+    }
+}

@@ -1,0 +1,151 @@
+//! The transport seam: anything that yields a [`Dispatcher`] can carry a client.
+//!
+//! A [`Transport`] opens into a [`Connected`]: the dispatcher the client sends through and
+//! serves the server's messages with, plus an optional [`TransportShutdown`] hook that runs
+//! when the client shuts down (the stdio child's close-wait-terminate-kill sequence). The
+//! transports here are:
+//!
+//! - [`StdioTransport`]: a child process speaking newline-delimited JSON on its stdin/stdout;
+//! - [`StreamTransport`]: any [`MessageSource`] + [`MessageSink`] pair (in-memory streams,
+//!   sockets framed with `line_transport`), run by a [`JsonRpcDispatcher`];
+//! - [`Connected`] itself: any ready [`Dispatcher`], such as the client half of a
+//!   [`DirectDispatcher`](ferromcp_dispatch::DirectDispatcher) pair.
+//!
+//! A Streamable HTTP client transport plugs in the same way: it implements [`Transport`] by
+//! building a dispatcher over its own message stream (or a dispatcher of its own) and a
+//! shutdown hook that ends the session.
+
+mod stdio;
+
+use std::fmt;
+use std::sync::Arc;
+
+use ferromcp_dispatch::{
+    BoxFuture, Dispatcher, DispatcherConfig, JsonRpcDispatcher, MessageSink, MessageSource,
+    TransportInfo, TransportKind,
+};
+
+use crate::error::ClientError;
+
+pub use stdio::{DEFAULT_SHUTDOWN_GRACE, StderrMode, StdioTransport};
+
+/// Runs when the client shuts down, after the dispatcher is closed: ends the transport
+/// (closes a child's stdin and waits for it, ends an HTTP session, ...). Must finish in
+/// bounded time.
+pub trait TransportShutdown: Send + Sync + 'static {
+    /// Ends the transport.
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+}
+
+/// Something a client can connect over.
+pub trait Transport: Send + 'static {
+    /// Opens the transport: starts the process, opens the stream, builds the dispatcher.
+    fn open(self) -> BoxFuture<'static, Result<Connected, ClientError>>;
+}
+
+/// An open transport: the dispatcher the client runs on, and how to shut the transport down.
+///
+/// It is itself a [`Transport`] (it opens into itself), so a ready dispatcher can be handed to
+/// [`ClientBuilder::connect`](crate::ClientBuilder::connect) directly.
+///
+/// ```
+/// use std::sync::Arc;
+/// use ferromcp_client::Connected;
+/// use ferromcp_dispatch::DirectDispatcher;
+///
+/// let (client_half, _server_half) = DirectDispatcher::pair();
+/// let connected = Connected::new(Arc::new(client_half));
+/// # let _ = connected;
+/// ```
+#[must_use]
+pub struct Connected {
+    pub(crate) dispatcher: Arc<dyn Dispatcher>,
+    pub(crate) shutdown: Option<Box<dyn TransportShutdown>>,
+}
+
+impl Connected {
+    /// A transport that is just a dispatcher: shutting down closes it.
+    pub fn new(dispatcher: Arc<dyn Dispatcher>) -> Self {
+        Self {
+            dispatcher,
+            shutdown: None,
+        }
+    }
+
+    /// Adds the hook that ends the transport when the client shuts down.
+    pub fn with_shutdown(mut self, hook: impl TransportShutdown) -> Self {
+        self.shutdown = Some(Box::new(hook));
+        self
+    }
+
+    /// The dispatcher.
+    pub fn dispatcher(&self) -> &Arc<dyn Dispatcher> {
+        &self.dispatcher
+    }
+}
+
+impl fmt::Debug for Connected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connected")
+            .field("shutdown", &self.shutdown.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Transport for Connected {
+    fn open(self) -> BoxFuture<'static, Result<Connected, ClientError>> {
+        Box::pin(std::future::ready(Ok(self)))
+    }
+}
+
+/// A message-stream pair run by a [`JsonRpcDispatcher`].
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use ferromcp_client::StreamTransport;
+/// use ferromcp_dispatch::memory_pair;
+///
+/// let (client_end, _server_end) = memory_pair(64);
+/// let transport = StreamTransport::new(client_end.source, client_end.sink);
+/// # let _ = transport;
+/// # });
+/// ```
+pub struct StreamTransport<S, K> {
+    source: S,
+    sink: K,
+    config: DispatcherConfig,
+}
+
+impl<S: MessageSource, K: MessageSink> StreamTransport<S, K> {
+    /// A transport over `source` and `sink`, described to handlers as in-memory.
+    pub fn new(source: S, sink: K) -> Self {
+        Self {
+            source,
+            sink,
+            config: DispatcherConfig::default()
+                .transport(TransportInfo::new(TransportKind::InMemory, true)),
+        }
+    }
+
+    /// Sets the dispatcher's configuration (concurrency bound, transport description).
+    #[must_use]
+    pub fn config(mut self, config: DispatcherConfig) -> Self {
+        self.config = config;
+        self
+    }
+}
+
+impl<S, K> fmt::Debug for StreamTransport<S, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamTransport")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: MessageSource, K: MessageSink> Transport for StreamTransport<S, K> {
+    fn open(self) -> BoxFuture<'static, Result<Connected, ClientError>> {
+        let dispatcher = JsonRpcDispatcher::new(self.source, self.sink, self.config);
+        Box::pin(std::future::ready(Ok(Connected::new(Arc::new(dispatcher)))))
+    }
+}
