@@ -19,6 +19,7 @@ pub mod otel;
 mod runner;
 mod server;
 mod stream;
+pub mod uri_template;
 
 pub use connection::{CLEANUP_TIMEOUT, Connection};
 pub use context::{RequestContext, ServerSession};
