@@ -16,6 +16,7 @@ pub mod mcp_server;
 pub mod middleware;
 #[cfg(feature = "otel")]
 pub mod otel;
+pub mod request_state;
 mod runner;
 mod server;
 mod stream;
