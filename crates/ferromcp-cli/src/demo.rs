@@ -1,186 +1,403 @@
-//! The built-in demo server, written on the low-level `Server`.
+//! The built-in demo server, on the high-level `McpServer`. Besides a few friendly tools it
+//! exposes the fixtures the official MCP conformance harness checks, under their exact names.
 
 use std::time::Duration;
 
-use ferromcp_server::{RequestContext, Server};
-use ferromcp_types::jsonrpc::ErrorObject;
-use ferromcp_types::mcp::methods::{
-    CallTool, Complete, GetPrompt, ListPrompts, ListResources, ListTools, ReadResource, SetLevel,
+use ferromcp_server::McpServer;
+use ferromcp_server::RequestContext;
+use ferromcp_server::mcp_server::{
+    Args, Blob, CompletionRequest, Progress, PromptSpec, RawArgs, ResourceSpec, ToolError, ToolSpec,
 };
+use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
 use ferromcp_types::mcp::{
-    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Completion,
-    EmptyResult, GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, Prompt,
-    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResult, Resource,
-    SetLevelRequestParams, TextResourceContents, Tool,
+    CallToolResult, ContentBlock, EmbeddedResource, JsonObject, LoggingLevel, PromptMessage, Role,
+    TextResourceContents,
 };
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 /// What the demo server exposes, for `--help`.
 pub(crate) const CONTENTS: &str = "\
-tools:     add (a + b), echo (text), countdown (seconds; reports progress, honours cancellation)
-resources: demo://readme (text/plain)
-prompts:   greet (name; completes names)
+tools:     add (a + b), echo (text), countdown (seconds; progress, cancellation),
+           and the conformance fixtures: test_simple_text, test_image_content,
+           test_audio_content, test_embedded_resource, test_multiple_content_types,
+           test_tool_with_logging, test_tool_with_progress, test_error_handling,
+           test_missing_capability, test_trigger_tool_change, test_trigger_prompt_change,
+           json_schema_2020_12_tool
+resources: demo://readme, test://static-text, test://static-binary, test://watched-resource,
+           template test://template/{id}/data
+prompts:   greet, test_simple_prompt, test_prompt_with_arguments,
+           test_prompt_with_embedded_resource, test_prompt_with_image (with completions)
 logging:   logging/setLevel (handshake era), per-request logLevel (2026-07-28)";
 
 const README: &str = "ferromcp demo server: a Rust MCP server serving every protocol revision.";
-const NAMES: [&str; 4] = ["Ada", "Alan", "Grace", "Linus"];
+/// A 1×1 transparent PNG.
+const PNG_1PX: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+/// A minimal WAV header (no samples).
+const WAV_EMPTY: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
 
-fn schema(value: Value) -> JsonObject {
+/// Two numbers to add.
+#[derive(Deserialize, JsonSchema)]
+struct AddArgs {
+    /// The first number.
+    a: f64,
+    /// The second number.
+    b: f64,
+}
+
+/// Text to echo.
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text.
+    text: String,
+}
+
+/// How long to count down.
+#[derive(Deserialize, JsonSchema)]
+struct CountdownArgs {
+    /// Seconds (at most 60).
+    seconds: u64,
+}
+
+/// The template's variable.
+#[derive(Deserialize, JsonSchema)]
+struct ItemVars {
+    id: String,
+}
+
+/// Two arguments the prompt repeats.
+#[derive(Deserialize, JsonSchema)]
+struct TwoArgs {
+    /// The first argument.
+    arg1: String,
+    /// The second argument.
+    arg2: String,
+}
+
+/// The resource to embed.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ResourceArg {
+    /// Its URI.
+    resource_uri: String,
+}
+
+/// Whom to greet.
+#[derive(Deserialize, JsonSchema)]
+struct GreetArgs {
+    /// The person's name.
+    name: String,
+}
+
+fn object(value: Value) -> JsonObject {
     match value {
         Value::Object(map) => map,
         _ => JsonObject::new(),
     }
 }
 
-fn tools() -> Vec<Tool> {
-    vec![
-        Tool::new(
-            "add",
-            schema(json!({
-                "type": "object",
-                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-                "required": ["a", "b"]
-            })),
-        )
-        .with_description("Adds two numbers."),
-        Tool::new(
-            "echo",
-            schema(json!({
-                "type": "object",
-                "properties": {"text": {"type": "string"}},
-                "required": ["text"]
-            })),
-        )
-        .with_description("Returns its text."),
-        Tool::new(
-            "countdown",
-            schema(json!({
-                "type": "object",
-                "properties": {"seconds": {"type": "integer", "minimum": 0, "maximum": 60}},
-                "required": ["seconds"]
-            })),
-        )
-        .with_description("Counts down, reporting progress each second."),
-    ]
+fn embedded(uri: &str, mime: &str, text: &str) -> ContentBlock {
+    let contents = TextResourceContents::new(uri, text).with_mime_type(mime);
+    EmbeddedResource::new(contents).into()
 }
 
-fn arg<'a>(params: &'a CallToolRequestParams, name: &str) -> Option<&'a Value> {
-    params.arguments.as_ref()?.get(name)
-}
-
-async fn call_tool(ctx: RequestContext, params: CallToolRequestParams) -> CallToolResult {
-    match params.name.as_str() {
-        "add" => match (
-            arg(&params, "a").and_then(Value::as_f64),
-            arg(&params, "b").and_then(Value::as_f64),
-        ) {
-            (Some(a), Some(b)) => CallToolResult::text((a + b).to_string()),
-            _ => CallToolResult::error("add needs numbers a and b"),
-        },
-        "echo" => match arg(&params, "text").and_then(Value::as_str) {
-            Some(text) => CallToolResult::text(text),
-            None => CallToolResult::error("echo needs a string text"),
-        },
-        "countdown" => {
-            let seconds = arg(&params, "seconds")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .min(60);
-            for left in (1..=seconds).rev() {
-                let done = (seconds - left) as f64;
-                ctx.progress(done, Some(seconds as f64), Some(&format!("{left} s left")))
-                    .await;
-                ctx.log(
-                    LoggingLevel::Info,
-                    Some("countdown"),
-                    json!({ "left": left }),
-                )
-                .await;
-                tokio::select! {
-                    () = ctx.cancellation().cancelled() => return CallToolResult::error("cancelled"),
-                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
-                }
-            }
-            ctx.progress(seconds as f64, Some(seconds as f64), Some("done"))
-                .await;
-            CallToolResult::text("liftoff")
+async fn countdown(
+    Args(a): Args<CountdownArgs>,
+    ctx: RequestContext,
+    cancel: CancellationToken,
+) -> CallToolResult {
+    let seconds = a.seconds.min(60);
+    for left in (1..=seconds).rev() {
+        let done = (seconds - left) as f64;
+        ctx.progress(done, Some(seconds as f64), Some(&format!("{left} s left")))
+            .await;
+        ctx.log(
+            LoggingLevel::Info,
+            Some("countdown"),
+            json!({ "left": left }),
+        )
+        .await;
+        tokio::select! {
+            () = cancel.cancelled() => return CallToolResult::error("cancelled"),
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
-        other => CallToolResult::error(format!("unknown tool {other:?}")),
     }
+    ctx.progress(seconds as f64, Some(seconds as f64), Some("done"))
+        .await;
+    CallToolResult::text("liftoff")
+}
+
+async fn with_logging(ctx: RequestContext) -> &'static str {
+    for text in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ] {
+        ctx.log(LoggingLevel::Info, Some("conformance"), json!(text))
+            .await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    "Logging complete"
+}
+
+async fn with_progress(progress: Progress) -> &'static str {
+    for step in [0.0, 50.0, 100.0] {
+        progress.report(step, Some(100.0), None).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    "Progress complete"
+}
+
+async fn missing_capability(ctx: RequestContext) -> Result<&'static str, ToolError> {
+    let has_sampling = ctx
+        .connection()
+        .client_capabilities()
+        .is_some_and(|c| c.sampling.is_some());
+    if has_sampling {
+        return Ok("the client can sample");
+    }
+    let error = ErrorObject::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        "Missing required client capability",
+    )
+    .with_data(json!({ "requiredCapabilities": { "sampling": {} } }));
+    Err(ToolError::protocol(error))
+}
+
+fn json_schema_2020_12() -> JsonObject {
+    object(json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+                "required": ["street", "city"]
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    }))
 }
 
 /// Builds the demo server.
-pub(crate) fn server() -> Server {
-    let built = Server::builder("ferromcp-demo", env!("CARGO_PKG_VERSION"))
+pub(crate) fn server() -> McpServer {
+    let built = McpServer::builder("ferromcp-demo", env!("CARGO_PKG_VERSION"))
         .instructions("A demo server: try the add, echo and countdown tools.")
-        .on::<ListTools, _, _, _>(|_ctx, _p: PaginatedRequestParams| async {
-            Ok(ListToolsResult::new(tools()))
-        })
-        .on::<CallTool, _, _, _>(|ctx, p| async move { Ok(call_tool(ctx, p).await) })
-        .on::<ListResources, _, _, _>(|_ctx, _p: PaginatedRequestParams| async {
-            let readme = Resource::new("demo://readme", "readme").with_mime_type("text/plain");
-            Ok(ListResourcesResult::new(vec![readme]))
-        })
-        .on::<ReadResource, _, _, _>(|ctx, p: ReadResourceRequestParams| async move {
-            if p.uri != "demo://readme" {
-                return Err(resource_not_found(&ctx, &p.uri).into());
-            }
-            let contents = TextResourceContents::new(p.uri, README).with_mime_type("text/plain");
-            Ok(ReadResourceResult::new(vec![contents.into()]))
-        })
-        .on::<ListPrompts, _, _, _>(|_ctx, _p: PaginatedRequestParams| async {
-            let name = PromptArgument::new("name").with_required(true);
-            Ok(ListPromptsResult::new(vec![
-                Prompt::new("greet").with_arguments(vec![name]),
-            ]))
-        })
-        .on::<GetPrompt, _, _, _>(|_ctx, p: GetPromptRequestParams| async move {
-            if p.name != "greet" {
-                return Err(
-                    ErrorObject::invalid_params(format!("unknown prompt {:?}", p.name)).into(),
-                );
-            }
-            let who = p
-                .arguments
-                .as_ref()
-                .and_then(|a| a.get("name"))
-                .cloned()
-                .unwrap_or_default();
-            Ok(GetPromptResult::new(vec![PromptMessage::user_text(
-                format!("Say hello to {who}."),
-            )]))
-        })
-        .on::<Complete, _, _, _>(|_ctx, p: CompleteRequestParams| async move {
-            let prefix = p.argument.value.to_lowercase();
-            let values = NAMES
-                .iter()
-                .filter(|n| n.to_lowercase().starts_with(&prefix))
-                .map(|n| (*n).to_owned())
-                .collect();
-            Ok(CompleteResult::new(Completion::new(values)))
-        })
-        .on::<SetLevel, _, _, _>(|ctx, p: SetLevelRequestParams| async move {
-            ctx.connection().set_log_level(p.level);
-            Ok(EmptyResult::new())
+        .tool(
+            ToolSpec::new("add").description("Adds two numbers."),
+            |Args(a): Args<AddArgs>| async move { (a.a + a.b).to_string() },
+        )
+        .tool(
+            ToolSpec::new("echo").description("Returns its text."),
+            |Args(a): Args<EchoArgs>| async move { a.text },
+        )
+        .tool(
+            ToolSpec::new("countdown").description("Counts down, reporting progress each second."),
+            countdown,
+        )
+        .tool(
+            ToolSpec::new("test_simple_text").description("Returns simple text."),
+            || async { "This is a simple text response for testing." },
+        )
+        .tool(
+            ToolSpec::new("test_image_content").description("Returns an image."),
+            || async { ContentBlock::image(PNG_1PX, "image/png") },
+        )
+        .tool(
+            ToolSpec::new("test_audio_content").description("Returns audio."),
+            || async { ContentBlock::audio(WAV_EMPTY, "audio/wav") },
+        )
+        .tool(
+            ToolSpec::new("test_embedded_resource").description("Returns an embedded resource."),
+            || async {
+                embedded(
+                    "test://embedded-resource",
+                    "text/plain",
+                    "This is an embedded resource content.",
+                )
+            },
+        )
+        .tool(
+            ToolSpec::new("test_multiple_content_types")
+                .description("Returns text, an image and a resource."),
+            || async {
+                vec![
+                    ContentBlock::text("Multiple content types test:"),
+                    ContentBlock::image(PNG_1PX, "image/png"),
+                    embedded(
+                        "test://mixed-content-resource",
+                        "application/json",
+                        r#"{"test":"data","value":123}"#,
+                    ),
+                ]
+            },
+        )
+        .tool(
+            ToolSpec::new("test_tool_with_logging").description("Logs three messages."),
+            with_logging,
+        )
+        .tool(
+            ToolSpec::new("test_tool_with_progress").description("Reports progress three times."),
+            with_progress,
+        )
+        .tool(
+            ToolSpec::new("test_error_handling").description("Always fails with a tool error."),
+            || async { Err::<String, _>("This tool intentionally returns an error for testing") },
+        )
+        .tool(
+            ToolSpec::new("test_missing_capability")
+                .description("Needs the client's sampling capability."),
+            missing_capability,
+        )
+        .tool(
+            ToolSpec::new("json_schema_2020_12_tool")
+                .description("Takes arguments described by a JSON Schema 2020-12 document.")
+                .input_schema(json_schema_2020_12()),
+            |RawArgs(args): RawArgs| async move { Value::Object(args).to_string() },
+        )
+        .resource(
+            ResourceSpec::new("demo://readme", "readme").mime_type("text/plain"),
+            || async { README.to_string() },
+        )
+        .resource(
+            ResourceSpec::new("test://static-text", "static-text")
+                .description("A static text resource.")
+                .mime_type("text/plain"),
+            || async { "This is the content of the static text resource.".to_string() },
+        )
+        .resource(
+            ResourceSpec::new("test://static-binary", "static-binary")
+                .description("A static binary resource.")
+                .mime_type("image/png"),
+            || async { Blob::from_base64(PNG_1PX, "image/png") },
+        )
+        .resource(
+            ResourceSpec::new("test://watched-resource", "watched-resource")
+                .description("A resource to subscribe to.")
+                .mime_type("text/plain"),
+            || async { "Watched resource content.".to_string() },
+        )
+        .resource_template(
+            ResourceSpec::new("test://template/{id}/data", "template")
+                .description("Data by id.")
+                .mime_type("application/json"),
+            |Args(v): Args<ItemVars>| async move {
+                json!({"id": v.id, "templateTest": true, "data": format!("Data for ID: {}", v.id)})
+                    .to_string()
+            },
+        )
+        .prompt(
+            PromptSpec::new("greet").description("Greets someone."),
+            |Args(a): Args<GreetArgs>| async move { format!("Say hello to {}.", a.name) },
+        )
+        .prompt(
+            PromptSpec::new("test_simple_prompt").description("A simple prompt."),
+            || async { "This is a simple prompt for testing.".to_string() },
+        )
+        .prompt(
+            PromptSpec::new("test_prompt_with_arguments")
+                .description("A prompt with two arguments."),
+            |Args(a): Args<TwoArgs>| async move {
+                format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    a.arg1, a.arg2
+                )
+            },
+        )
+        .prompt(
+            PromptSpec::new("test_prompt_with_embedded_resource")
+                .description("A prompt with an embedded resource."),
+            |Args(a): Args<ResourceArg>| async move {
+                vec![
+                    PromptMessage::new(
+                        Role::User,
+                        embedded(
+                            &a.resource_uri,
+                            "text/plain",
+                            "Embedded resource content for testing.",
+                        ),
+                    ),
+                    PromptMessage::user_text("Please process the embedded resource above."),
+                ]
+            },
+        )
+        .prompt(
+            PromptSpec::new("test_prompt_with_image").description("A prompt with an image."),
+            || async {
+                vec![
+                    PromptMessage::new(Role::User, ContentBlock::image(PNG_1PX, "image/png")),
+                    PromptMessage::user_text("Please analyze the image above."),
+                ]
+            },
+        )
+        .prompt_completion("greet", "name", complete_names)
+        .prompt_completion("test_prompt_with_arguments", "arg1", |_r| async {
+            Vec::new()
         })
         .build();
-    match built {
+    let server = match built {
         Ok(server) => server,
         // Every registration above is valid; a failure here is a bug in this file.
         Err(e) => unreachable!("the demo server is valid: {e}"),
-    }
+    };
+    add_change_triggers(&server);
+    server
 }
 
-/// Resource not found: -32002 in the handshake era, -32602 at 2026-07-28.
-fn resource_not_found(ctx: &RequestContext, uri: &str) -> ErrorObject {
-    let e = if ctx.protocol_version().is_modern() {
-        ErrorObject::invalid_params("Resource not found")
-    } else {
-        ErrorObject::new(
-            ferromcp_types::jsonrpc::ErrorCode::RESOURCE_NOT_FOUND,
-            "Resource not found",
-        )
-    };
-    e.with_data(json!({ "uri": uri }))
+async fn complete_names(r: CompletionRequest) -> Vec<String> {
+    let prefix = r.value.to_lowercase();
+    ["Ada", "Alan", "Grace", "Linus"]
+        .iter()
+        .filter(|n| n.to_lowercase().starts_with(&prefix))
+        .map(|n| (*n).to_owned())
+        .collect()
+}
+
+/// Tools that change the tool and prompt lists, so clients see list-changed notifications.
+fn add_change_triggers(server: &McpServer) {
+    let tools = server.clone();
+    let prompts = server.clone();
+    let trigger_tools = ToolSpec::new("test_trigger_tool_change")
+        .description("Adds a tool, so the tool list changes.");
+    let trigger_prompts = ToolSpec::new("test_trigger_prompt_change")
+        .description("Adds a prompt, so the prompt list changes.");
+    let registered = server
+        .add_tool(trigger_tools, move || {
+            let tools = tools.clone();
+            async move {
+                let spec = ToolSpec::new("test_dynamic_tool").description("Added at run time.");
+                tools
+                    .add_tool(spec, || async { "dynamic" })
+                    .map(|()| "tool list changed")
+            }
+        })
+        .and_then(|()| {
+            server.add_tool(trigger_prompts, move || {
+                let prompts = prompts.clone();
+                async move {
+                    let spec =
+                        PromptSpec::new("test_dynamic_prompt").description("Added at run time.");
+                    prompts.add_prompt(spec, || async { "dynamic".to_string() });
+                    "prompt list changed"
+                }
+            })
+        });
+    if let Err(e) = registered {
+        unreachable!("the demo server's trigger tools are valid: {e}");
+    }
 }

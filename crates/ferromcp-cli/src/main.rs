@@ -90,7 +90,7 @@ fn serve() -> ExitCode {
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
     let server = demo::server();
-    match runtime.block_on(ferromcp_server::serve_stdio(&server)) {
+    match runtime.block_on(ferromcp_server::serve_stdio(server.server())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e.to_string()),
     }

@@ -183,7 +183,8 @@ async fn handshake_era_client_is_served() {
         let e = p.recv().await;
         assert_eq!((code(&e), &e["id"]), (-32700, &Value::Null));
         let r = p.request(7, "tools/list", json!({})).await;
-        assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 3);
+        let tools = r["result"]["tools"].as_array().unwrap();
+        assert!(tools.iter().any(|t| t["name"] == "add"), "{r}");
         assert!(
             r["result"].get("ttlMs").is_none(),
             "cache hints are 2026-07-28 only"

@@ -78,10 +78,10 @@ pub enum BuildError {
     /// A cache hint names a method whose results are not cacheable.
     #[error("{0:?} is not a cacheable method")]
     NotCacheable(String),
-    /// A tool's definition is not valid.
-    #[error("tool {name:?}: {reason}")]
-    InvalidTool {
-        /// The tool's name.
+    /// A tool, prompt or resource definition is not valid.
+    #[error("{name:?}: {reason}")]
+    Invalid {
+        /// The name (or URI) of what is invalid.
         name: String,
         /// What is wrong.
         reason: String,

@@ -255,11 +255,11 @@ async fn tools_added_and_removed_at_run_time_notify_handshake_clients() {
     run(async {
         let s = server();
         let c = Client::connect(&s, Era::Handshake).await;
-        s.add_tool("late", || async { "late" }).await.unwrap();
+        s.add_tool("late", || async { "late" }).unwrap();
         let r = c.call("late", json!({})).await.unwrap();
         assert_eq!(r["content"][0]["text"], "late");
-        assert!(s.remove_tool("late").await);
-        assert!(!s.remove_tool("late").await);
+        assert!(s.remove_tool("late"));
+        assert!(!s.remove_tool("late"));
         let e = c.call("late", json!({})).await.unwrap_err();
         assert_eq!(e.code.0, -32602);
         // Two changes, two notifications.

@@ -114,6 +114,19 @@ impl<T: DeserializeOwned + JsonSchema> FromToolCall for Args<T> {
     }
 }
 
+/// The raw arguments, as the client sent them (an object; `{}` when absent). Takes no part in
+/// the input schema: pair it with `ToolSpec::input_schema`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawArgs(pub JsonObject);
+
+impl FromToolCall for RawArgs {
+    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok(RawArgs(
+            call.arguments.as_object().cloned().unwrap_or_default(),
+        ))
+    }
+}
+
 impl FromToolCall for RequestContext {
     fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
         Ok(call.ctx.clone())

@@ -1,13 +1,14 @@
-//! Tool handlers: async functions whose arguments are extractors.
+//! Tool, prompt and resource handlers: async functions whose arguments are extractors.
 
 use std::future::Future;
 
 use ferromcp_dispatch::BoxFuture;
 use ferromcp_types::jsonrpc::ErrorObject;
-use ferromcp_types::mcp::{CallToolResult, JsonObject};
+use ferromcp_types::mcp::{CallToolResult, GetPromptResult, JsonObject, ReadResourceResult};
 
 use super::extract::{FromToolCall, ToolCall};
-use super::output::IntoToolResult;
+use super::output::{IntoToolError, IntoToolResult, ToolError};
+use super::outputs_more::{IntoPromptResult, IntoResourceResult};
 
 /// An async function that can serve a tool: every argument is an extractor
 /// ([`FromToolCall`]) and the output implements [`IntoToolResult`]. `M` only tells the
@@ -30,7 +31,51 @@ pub trait ToolHandler<M>: Clone + Send + Sync + 'static {
     fn call(&self, call: ToolCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>;
 }
 
-macro_rules! impl_tool_handler {
+/// An async function that can serve a prompt: extractor arguments (`Args<T>` reads the
+/// prompt's arguments; its schema's properties become the prompt's declared arguments) and an
+/// output that implements [`IntoPromptResult`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a valid MCP prompt handler",
+    label = "not a prompt handler",
+    note = "a prompt handler is an async fn taking up to 8 extractor arguments (Args<T>, \
+            RequestContext, State<T>, ...) and returning something that implements \
+            IntoPromptResult (String, Vec<PromptMessage>, GetPromptResult, Result<T, E>)"
+)]
+pub trait PromptHandler<M>: Clone + Send + Sync + 'static {
+    /// The schema of the prompt's arguments (from `Args<T>`), if any.
+    fn arguments_schema(&self) -> Option<JsonObject>;
+    /// Serves one `prompts/get`.
+    fn call(&self, call: ToolCall) -> BoxFuture<'static, Result<GetPromptResult, ErrorObject>>;
+}
+
+/// An async function that can serve a resource read: extractor arguments (`Args<T>` reads a
+/// template's variables) and an output that implements [`IntoResourceResult`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a valid MCP resource handler",
+    label = "not a resource handler",
+    note = "a resource handler is an async fn taking up to 8 extractor arguments (Args<T> for \
+            template variables, RequestContext, State<T>, ...) and returning something that \
+            implements IntoResourceResult (String, Blob, ResourceContents, Result<T, E>)"
+)]
+pub trait ResourceHandler<M>: Clone + Send + Sync + 'static {
+    /// Serves one `resources/read` of `uri` (`mime_type` is the declared default).
+    fn call(
+        &self,
+        call: ToolCall,
+        uri: String,
+        mime_type: Option<String>,
+    ) -> BoxFuture<'static, Result<ReadResourceResult, ErrorObject>>;
+}
+
+/// An extractor's failure outside a tool: a message becomes -32602.
+pub(crate) fn rejection(e: ToolError) -> ErrorObject {
+    match e {
+        ToolError::Message(text) => ErrorObject::invalid_params(text),
+        ToolError::Protocol(e) => e,
+    }
+}
+
+macro_rules! impl_handlers {
     ($($arg:ident),*) => {
         #[allow(non_snake_case, unused_variables)]
         impl<F, Fut, O, $($arg,)*> ToolHandler<($($arg,)*)> for F
@@ -55,25 +100,74 @@ macro_rules! impl_tool_handler {
                 $(
                     let $arg = match $arg::from_tool_call(&call) {
                         Ok(v) => v,
-                        Err(e) => {
-                            use super::output::IntoToolError;
-                            return Box::pin(std::future::ready(e.into_tool_error()));
-                        }
+                        Err(e) => return Box::pin(std::future::ready(e.into_tool_error())),
                     };
                 )*
                 let fut = (self)($($arg),*);
                 Box::pin(async move { fut.await.into_tool_result() })
             }
         }
+
+        #[allow(non_snake_case, unused_variables)]
+        impl<F, Fut, O, $($arg,)*> PromptHandler<($($arg,)*)> for F
+        where
+            F: Fn($($arg),*) -> Fut + Clone + Send + Sync + 'static,
+            Fut: Future<Output = O> + Send + 'static,
+            O: IntoPromptResult,
+            $($arg: FromToolCall + Send + 'static,)*
+        {
+            fn arguments_schema(&self) -> Option<JsonObject> {
+                None$(.or_else($arg::input_schema))*
+            }
+
+            fn call(
+                &self,
+                call: ToolCall,
+            ) -> BoxFuture<'static, Result<GetPromptResult, ErrorObject>> {
+                $(
+                    let $arg = match $arg::from_tool_call(&call) {
+                        Ok(v) => v,
+                        Err(e) => return Box::pin(std::future::ready(Err(rejection(e)))),
+                    };
+                )*
+                let fut = (self)($($arg),*);
+                Box::pin(async move { fut.await.into_prompt_result() })
+            }
+        }
+
+        #[allow(non_snake_case, unused_variables)]
+        impl<F, Fut, O, $($arg,)*> ResourceHandler<($($arg,)*)> for F
+        where
+            F: Fn($($arg),*) -> Fut + Clone + Send + Sync + 'static,
+            Fut: Future<Output = O> + Send + 'static,
+            O: IntoResourceResult,
+            $($arg: FromToolCall + Send + 'static,)*
+        {
+            fn call(
+                &self,
+                call: ToolCall,
+                uri: String,
+                mime_type: Option<String>,
+            ) -> BoxFuture<'static, Result<ReadResourceResult, ErrorObject>> {
+                $(
+                    let $arg = match $arg::from_tool_call(&call) {
+                        Ok(v) => v,
+                        Err(e) => return Box::pin(std::future::ready(Err(rejection(e)))),
+                    };
+                )*
+                let fut = (self)($($arg),*);
+                Box::pin(async move { fut.await.into_resource_result(&uri, mime_type.as_deref()) })
+            }
+        }
     };
 }
 
-impl_tool_handler!();
-impl_tool_handler!(A1);
-impl_tool_handler!(A1, A2);
-impl_tool_handler!(A1, A2, A3);
-impl_tool_handler!(A1, A2, A3, A4);
-impl_tool_handler!(A1, A2, A3, A4, A5);
-impl_tool_handler!(A1, A2, A3, A4, A5, A6);
-impl_tool_handler!(A1, A2, A3, A4, A5, A6, A7);
-impl_tool_handler!(A1, A2, A3, A4, A5, A6, A7, A8);
+impl_handlers!();
+impl_handlers!(A1);
+impl_handlers!(A1, A2);
+impl_handlers!(A1, A2, A3);
+impl_handlers!(A1, A2, A3, A4);
+impl_handlers!(A1, A2, A3, A4, A5);
+impl_handlers!(A1, A2, A3, A4, A5, A6);
+impl_handlers!(A1, A2, A3, A4, A5, A6, A7);
+impl_handlers!(A1, A2, A3, A4, A5, A6, A7, A8);

@@ -20,9 +20,14 @@
 //! assert_eq!(server.tool_names(), vec!["add".to_string()]);
 //! ```
 
+mod completions;
 mod extract;
 mod handler;
 mod output;
+mod outputs_more;
+mod prompts;
+mod registry;
+mod resources;
 mod schema;
 mod tools;
 
@@ -31,19 +36,30 @@ use std::future::Future;
 use std::sync::Arc;
 
 use ferromcp_dispatch::BoxError;
-use ferromcp_types::mcp::methods::{CallTool, ListTools};
-use ferromcp_types::mcp::{Implementation, JsonObject, PaginatedRequestParams};
+use ferromcp_types::mcp::methods::{
+    self, CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
+    ListTools, ReadResource, Subscribe, Unsubscribe,
+};
+use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequestParams};
 
-pub use extract::{Args, FromToolCall, HttpParts, Progress, State, ToolCall};
-pub use handler::ToolHandler;
+pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
+pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolCall};
+pub use handler::{PromptHandler, ResourceHandler, ToolHandler};
 pub use output::{IntoToolError, IntoToolResult, Json, ToolError};
+pub use outputs_more::{Blob, IntoPromptResult, IntoResourceResult};
+pub use prompts::PromptSpec;
+pub use resources::ResourceSpec;
 pub use schema::{object_schema, schema_object_for};
 pub use tools::{ToolDef, ToolSpec};
 
 use crate::middleware::Middleware;
 use crate::server::{BuildError, CacheHint, Server, ServerBuilder};
+use completions::{Completions, Target};
 use extract::StateMap;
-use tools::ToolTable;
+use prompts::PromptEntry;
+use registry::Registry;
+use resources::{ResourceEntry, TemplateEntry};
+use tools::ToolEntry;
 
 /// The default number of items in one page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -58,7 +74,11 @@ pub struct McpServer {
 }
 
 pub(crate) struct Shared {
-    pub(crate) tools: ToolTable,
+    pub(crate) tools: Registry<ToolEntry>,
+    pub(crate) prompts: Registry<PromptEntry>,
+    pub(crate) resources: Registry<ResourceEntry>,
+    pub(crate) templates: Registry<TemplateEntry>,
+    pub(crate) completions: Completions,
     pub(crate) state: Arc<StateMap>,
     pub(crate) page_size: usize,
 }
@@ -69,6 +89,11 @@ impl McpServer {
         McpServerBuilder {
             low: Server::builder(name, version),
             tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            completions: Completions::default(),
+            enable: Enabled::default(),
             state: StateMap::default(),
             page_size: DEFAULT_PAGE_SIZE,
             errors: Vec::new(),
@@ -86,7 +111,7 @@ impl McpServer {
     }
 
     /// Adds (or replaces) a tool at run time and tells connected clients the list changed.
-    pub async fn add_tool<M, H: ToolHandler<M>>(
+    pub fn add_tool<M, H: ToolHandler<M>>(
         &self,
         spec: impl Into<ToolSpec>,
         handler: H,
@@ -94,16 +119,72 @@ impl McpServer {
         let entry = tools::entry(spec.into(), handler)?;
         self.shared.tools.insert(entry);
         self.server
-            .notify_list_changed(ferromcp_types::mcp::methods::NOTIFICATION_TOOLS_LIST_CHANGED);
+            .notify_list_changed(methods::NOTIFICATION_TOOLS_LIST_CHANGED);
         Ok(())
     }
 
+    /// Adds (or replaces) a prompt at run time and tells connected clients the list changed.
+    pub fn add_prompt<M, H: PromptHandler<M>>(&self, spec: impl Into<PromptSpec>, handler: H) {
+        self.shared
+            .prompts
+            .insert(prompts::entry(spec.into(), handler));
+        self.server
+            .notify_list_changed(methods::NOTIFICATION_PROMPTS_LIST_CHANGED);
+    }
+
+    /// Removes a prompt at run time; tells connected clients the list changed if it existed.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.shared.prompts.remove(name);
+        if removed {
+            self.server
+                .notify_list_changed(methods::NOTIFICATION_PROMPTS_LIST_CHANGED);
+        }
+        removed
+    }
+
+    /// Adds (or replaces) a static resource at run time and tells connected clients the list
+    /// changed.
+    pub fn add_resource<M, H: ResourceHandler<M>>(&self, spec: ResourceSpec, handler: H) {
+        self.shared
+            .resources
+            .insert(resources::resource_entry(spec, handler));
+        self.server
+            .notify_list_changed(methods::NOTIFICATION_RESOURCES_LIST_CHANGED);
+    }
+
+    /// Removes a static resource at run time; tells connected clients the list changed if it
+    /// existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.shared.resources.remove(uri);
+        if removed {
+            self.server
+                .notify_list_changed(methods::NOTIFICATION_RESOURCES_LIST_CHANGED);
+        }
+        removed
+    }
+
+    /// Tells clients subscribed to `uri` that the resource changed
+    /// (`notifications/resources/updated`).
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.server.notify_resource_updated(uri);
+    }
+
+    /// The names of the registered prompts, in registration order.
+    pub fn prompt_names(&self) -> Vec<String> {
+        self.shared.prompts.names()
+    }
+
+    /// The URIs of the registered static resources, in registration order.
+    pub fn resource_uris(&self) -> Vec<String> {
+        self.shared.resources.names()
+    }
+
     /// Removes a tool at run time; tells connected clients the list changed if it existed.
-    pub async fn remove_tool(&self, name: &str) -> bool {
+    pub fn remove_tool(&self, name: &str) -> bool {
         let removed = self.shared.tools.remove(name);
         if removed {
             self.server
-                .notify_list_changed(ferromcp_types::mcp::methods::NOTIFICATION_TOOLS_LIST_CHANGED);
+                .notify_list_changed(methods::NOTIFICATION_TOOLS_LIST_CHANGED);
         }
         removed
     }
@@ -118,11 +199,25 @@ impl fmt::Debug for McpServer {
     }
 }
 
+/// Features served even when nothing is registered at build time (for servers that add
+/// items at run time).
+#[derive(Debug, Clone, Copy, Default)]
+struct Enabled {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+}
+
 /// Builds an [`McpServer`]; see [`McpServer::builder`].
 #[must_use]
 pub struct McpServerBuilder {
     low: ServerBuilder,
-    tools: Vec<tools::ToolEntry>,
+    tools: Vec<ToolEntry>,
+    prompts: Vec<PromptEntry>,
+    resources: Vec<ResourceEntry>,
+    templates: Vec<TemplateEntry>,
+    completions: Completions,
+    enable: Enabled,
     state: StateMap,
     page_size: usize,
     errors: Vec<BuildError>,
@@ -146,6 +241,86 @@ impl McpServerBuilder {
             Ok(entry) => self.tools.push(entry),
             Err(e) => self.errors.push(e),
         }
+        self
+    }
+
+    /// Registers a prompt: a name (or a [`PromptSpec`]) and an async function whose
+    /// arguments are extractors (`Args<T>` reads the prompt's arguments).
+    pub fn prompt<M, H: PromptHandler<M>>(
+        mut self,
+        spec: impl Into<PromptSpec>,
+        handler: H,
+    ) -> Self {
+        self.prompts.push(prompts::entry(spec.into(), handler));
+        self
+    }
+
+    /// Registers a static resource and the async function that reads it.
+    pub fn resource<M, H: ResourceHandler<M>>(mut self, spec: ResourceSpec, handler: H) -> Self {
+        self.resources
+            .push(resources::resource_entry(spec, handler));
+        self
+    }
+
+    /// Registers a resource template (RFC 6570, levels 1–3, e.g. `test://items/{id}`) and the
+    /// async function that reads a matching URI (`Args<T>` reads the template's variables).
+    pub fn resource_template<M, H: ResourceHandler<M>>(
+        mut self,
+        spec: ResourceSpec,
+        handler: H,
+    ) -> Self {
+        match resources::template_entry(spec, handler) {
+            Ok(entry) => self.templates.push(entry),
+            Err(e) => self.errors.push(e),
+        }
+        self
+    }
+
+    /// Registers completions for one argument of a prompt.
+    pub fn prompt_completion<F, Fut>(mut self, prompt: &str, argument: &str, complete: F) -> Self
+    where
+        F: Fn(CompletionRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        self.completions
+            .insert(Target::Prompt(prompt.into()), argument.into(), complete);
+        self
+    }
+
+    /// Registers completions for one variable of a resource template.
+    pub fn template_completion<F, Fut>(
+        mut self,
+        uri_template: &str,
+        variable: &str,
+        complete: F,
+    ) -> Self
+    where
+        F: Fn(CompletionRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        self.completions.insert(
+            Target::Template(uri_template.into()),
+            variable.into(),
+            complete,
+        );
+        self
+    }
+
+    /// Serves tools (and announces the capability) even if none is registered yet.
+    pub fn enable_tools(mut self) -> Self {
+        self.enable.tools = true;
+        self
+    }
+
+    /// Serves prompts (and announces the capability) even if none is registered yet.
+    pub fn enable_prompts(mut self) -> Self {
+        self.enable.prompts = true;
+        self
+    }
+
+    /// Serves resources (and announces the capability) even if none is registered yet.
+    pub fn enable_resources(mut self) -> Self {
+        self.enable.resources = true;
         self
     }
 
@@ -209,24 +384,86 @@ impl McpServerBuilder {
         if let Some(e) = self.errors.into_iter().next() {
             return Err(e);
         }
+        let has_completions = !self.completions.is_empty();
+        let has_tools = self.enable.tools || !self.tools.is_empty();
+        let has_prompts = self.enable.prompts || !self.prompts.is_empty();
+        let has_resources =
+            self.enable.resources || !self.resources.is_empty() || !self.templates.is_empty();
         let shared = Arc::new(Shared {
-            tools: ToolTable::new(self.tools),
+            tools: Registry::new(self.tools),
+            prompts: Registry::new(self.prompts),
+            resources: Registry::new(self.resources),
+            templates: Registry::new(self.templates),
+            completions: self.completions,
             state: Arc::new(self.state),
             page_size: self.page_size,
         });
-        let (list, call) = (shared.clone(), shared.clone());
-        let server = self
+        let s = &shared;
+        let mut low = self
             .low
-            .tools_list_changed(true)
-            .on::<ListTools, _, _, _>(move |_ctx, p: PaginatedRequestParams| {
-                let shared = list.clone();
-                async move { tools::list(&shared, p.cursor.as_ref()) }
-            })
-            .on::<CallTool, _, _, _>(move |ctx, p| {
-                let shared = call.clone();
-                async move { tools::call(&shared, ctx, p).await }
-            })
-            .build()?;
+            .tools_list_changed(has_tools)
+            .prompts_list_changed(has_prompts)
+            .resources_list_changed(has_resources);
+        if has_tools {
+            let sh = s.clone();
+            low = low.on::<ListTools, _, _, _>(move |_ctx, p: PaginatedRequestParams| {
+                let sh = sh.clone();
+                async move { tools::list(&sh, p.cursor.as_ref()) }
+            });
+            let sh = s.clone();
+            low = low.on::<CallTool, _, _, _>(move |ctx, p| {
+                let sh = sh.clone();
+                async move { tools::call(&sh, ctx, p).await }
+            });
+        }
+        if has_prompts {
+            let sh = s.clone();
+            low = low.on::<ListPrompts, _, _, _>(move |_ctx, p: PaginatedRequestParams| {
+                let sh = sh.clone();
+                async move { prompts::list(&sh.prompts, p.cursor.as_ref(), sh.page_size) }
+            });
+            let sh = s.clone();
+            low = low.on::<GetPrompt, _, _, _>(move |ctx, p| {
+                let sh = sh.clone();
+                async move { prompts::get(&sh, ctx, p).await }
+            });
+        }
+        if has_resources {
+            let sh = s.clone();
+            low = low.on::<ListResources, _, _, _>(move |_ctx, p: PaginatedRequestParams| {
+                let sh = sh.clone();
+                async move { resources::list(&sh.resources, p.cursor.as_ref(), sh.page_size) }
+            });
+            let sh = s.clone();
+            low =
+                low.on::<ListResourceTemplates, _, _, _>(move |_ctx, p: PaginatedRequestParams| {
+                    let sh = sh.clone();
+                    async move {
+                        resources::list_templates(&sh.templates, p.cursor.as_ref(), sh.page_size)
+                    }
+                });
+            let sh = s.clone();
+            low = low.on::<ReadResource, _, _, _>(move |ctx, p| {
+                let sh = sh.clone();
+                async move { resources::read(&sh, ctx, p).await }
+            });
+            low = low.on::<Subscribe, _, _, _>(|ctx, p| async move {
+                ctx.connection().subscribe_resource(&p.uri);
+                Ok(EmptyResult::new())
+            });
+            low = low.on::<Unsubscribe, _, _, _>(|ctx, p| async move {
+                ctx.connection().unsubscribe_resource(&p.uri);
+                Ok(EmptyResult::new())
+            });
+        }
+        if has_completions {
+            let sh = s.clone();
+            low = low.on::<Complete, _, _, _>(move |_ctx, p| {
+                let sh = sh.clone();
+                async move { Ok(sh.completions.complete(p).await) }
+            });
+        }
+        let server = low.build()?;
         Ok(McpServer { shared, server })
     }
 }

@@ -1,7 +1,6 @@
 //! The tool registry: specs, entries, `tools/list` pages and `tools/call`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
 
 use ferromcp_dispatch::{BoxFuture, HandlerError};
 use ferromcp_types::jsonrpc::ErrorObject;
@@ -146,7 +145,7 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
     handler: H,
 ) -> Result<ToolEntry, BuildError> {
     if spec.name.is_empty() {
-        return Err(BuildError::InvalidTool {
+        return Err(BuildError::Invalid {
             name: spec.name,
             reason: "empty name".into(),
         });
@@ -156,7 +155,7 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
         .or_else(|| handler.input_schema())
         .unwrap_or_else(object_schema);
     if input.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(BuildError::InvalidTool {
+        return Err(BuildError::Invalid {
             name: spec.name,
             reason: "the input schema must have \"type\": \"object\"".into(),
         });
@@ -173,85 +172,10 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
     })
 }
 
-/// The tools, in registration order, behind a lock that `tools/call` holds only to clone
-/// one entry's handle.
-pub(crate) struct ToolTable {
-    inner: RwLock<Table>,
-}
-
-#[derive(Default)]
-struct Table {
-    order: Vec<Arc<ToolEntry>>,
-    by_name: HashMap<String, Arc<ToolEntry>>,
-}
-
-impl ToolTable {
-    pub(crate) fn new(entries: Vec<ToolEntry>) -> Self {
-        let table = Self {
-            inner: RwLock::new(Table::default()),
-        };
-        for e in entries {
-            table.insert(e);
-        }
-        table
+impl super::registry::Named for ToolEntry {
+    fn name(&self) -> &str {
+        &self.tool.name
     }
-
-    fn read(&self) -> RwLockReadGuard<'_, Table> {
-        self.inner.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn write(&self) -> RwLockWriteGuard<'_, Table> {
-        self.inner.write().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Adds a tool, replacing one of the same name in place.
-    pub(crate) fn insert(&self, entry: ToolEntry) {
-        let entry = Arc::new(entry);
-        let mut t = self.write();
-        let name = entry.tool.name.clone();
-        match t.order.iter().position(|e| e.tool.name == name) {
-            Some(i) => t.order[i] = entry.clone(),
-            None => t.order.push(entry.clone()),
-        }
-        t.by_name.insert(name, entry);
-    }
-
-    pub(crate) fn remove(&self, name: &str) -> bool {
-        let mut t = self.write();
-        let found = t.by_name.remove(name).is_some();
-        if found {
-            t.order.retain(|e| e.tool.name != name);
-        }
-        found
-    }
-
-    pub(crate) fn names(&self) -> Vec<String> {
-        self.read()
-            .order
-            .iter()
-            .map(|e| e.tool.name.clone())
-            .collect()
-    }
-
-    fn get(&self, name: &str) -> Option<Arc<ToolEntry>> {
-        self.read().by_name.get(name).cloned()
-    }
-}
-
-const CURSOR_PREFIX: &str = "ferromcp:v1:";
-
-/// An opaque cursor for the page that starts at `offset`.
-pub(crate) fn encode_cursor(offset: usize) -> Cursor {
-    format!("{CURSOR_PREFIX}{offset:x}")
-}
-
-/// The offset a cursor names; -32602 for a cursor this server did not make.
-pub(crate) fn decode_cursor(cursor: Option<&Cursor>) -> Result<usize, ErrorObject> {
-    let Some(cursor) = cursor else { return Ok(0) };
-    cursor
-        .strip_prefix(CURSOR_PREFIX)
-        .and_then(|hex| usize::from_str_radix(hex, 16).ok())
-        .ok_or_else(|| ErrorObject::invalid_params("Invalid cursor"))
 }
 
 /// One page of `tools/list`.
@@ -259,20 +183,9 @@ pub(crate) fn list(
     shared: &Shared,
     cursor: Option<&Cursor>,
 ) -> Result<ListToolsResult, HandlerError> {
-    let offset = decode_cursor(cursor)?;
-    let t = shared.tools.read();
-    if offset > t.order.len() {
-        return Err(ErrorObject::invalid_params("Invalid cursor").into());
-    }
-    let end = (offset + shared.page_size).min(t.order.len());
-    let tools = t.order[offset..end]
-        .iter()
-        .map(|e| e.tool.clone())
-        .collect();
-    let mut result = ListToolsResult::new(tools);
-    if end < t.order.len() {
-        result.next_cursor = Some(encode_cursor(end));
-    }
+    let (page, next) = shared.tools.page(cursor, shared.page_size)?;
+    let mut result = ListToolsResult::new(page.iter().map(|e| e.tool.clone()).collect());
+    result.next_cursor = next;
     Ok(result)
 }
 

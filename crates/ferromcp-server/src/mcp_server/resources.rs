@@ -1,0 +1,229 @@
+//! Resources and resource templates: `resources/list`, `resources/templates/list`,
+//! `resources/read`.
+
+use std::sync::Arc;
+
+use ferromcp_dispatch::{BoxFuture, HandlerError};
+use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
+use ferromcp_types::mcp::{
+    Annotations, Cursor, Icon, ListResourceTemplatesResult, ListResourcesResult,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
+};
+use serde_json::Value;
+
+use super::Shared;
+use super::extract::ToolCall;
+use super::handler::ResourceHandler;
+use super::registry::{Named, Registry};
+use crate::context::RequestContext;
+use crate::server::BuildError;
+use crate::uri_template::UriTemplate;
+
+/// A resource's or template's description: URI (or URI template), name and the rest.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ResourceSpec {
+    uri: String,
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    mime_type: Option<String>,
+    annotations: Option<Annotations>,
+    icons: Option<Vec<Icon>>,
+    size: Option<u64>,
+}
+
+impl ResourceSpec {
+    /// A resource (or, with [`McpServerBuilder::resource_template`](super::McpServerBuilder::resource_template),
+    /// a template) at `uri`, called `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            annotations: None,
+            icons: None,
+            size: None,
+        }
+    }
+
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// What the resource holds.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = Some(text.into());
+        self
+    }
+
+    /// The MIME type of the contents.
+    pub fn mime_type(mut self, mime: impl Into<String>) -> Self {
+        self.mime_type = Some(mime.into());
+        self
+    }
+
+    /// Audience, priority and last-modified hints.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Icons for clients to show.
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.icons = Some(icons);
+        self
+    }
+
+    /// The size in bytes, if known (static resources only).
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.size = Some(bytes);
+        self
+    }
+}
+
+type ReadFn = dyn Fn(ToolCall, String) -> BoxFuture<'static, Result<ReadResourceResult, ErrorObject>>
+    + Send
+    + Sync;
+
+/// A static resource.
+pub(crate) struct ResourceEntry {
+    pub(crate) resource: Resource,
+    read: Arc<ReadFn>,
+}
+
+impl Named for ResourceEntry {
+    fn name(&self) -> &str {
+        &self.resource.uri
+    }
+}
+
+/// A resource template.
+pub(crate) struct TemplateEntry {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) matcher: UriTemplate,
+    read: Arc<ReadFn>,
+}
+
+impl Named for TemplateEntry {
+    fn name(&self) -> &str {
+        &self.template.uri_template
+    }
+}
+
+fn reader<M, H: ResourceHandler<M>>(handler: H, mime: Option<String>) -> Arc<ReadFn> {
+    Arc::new(move |call, uri| handler.call(call, uri, mime.clone()))
+}
+
+pub(crate) fn resource_entry<M, H: ResourceHandler<M>>(
+    spec: ResourceSpec,
+    handler: H,
+) -> ResourceEntry {
+    let mut resource = Resource::new(spec.uri, spec.name);
+    resource.title = spec.title;
+    resource.description = spec.description;
+    resource.mime_type.clone_from(&spec.mime_type);
+    resource.annotations = spec.annotations;
+    resource.icons = spec.icons;
+    resource.size = spec.size;
+    ResourceEntry {
+        resource,
+        read: reader(handler, spec.mime_type),
+    }
+}
+
+pub(crate) fn template_entry<M, H: ResourceHandler<M>>(
+    spec: ResourceSpec,
+    handler: H,
+) -> Result<TemplateEntry, BuildError> {
+    let matcher = UriTemplate::parse(&spec.uri).map_err(|e| BuildError::Invalid {
+        name: spec.uri.clone(),
+        reason: format!("invalid URI template: {e}"),
+    })?;
+    let mut template = ResourceTemplate::new(spec.uri, spec.name);
+    template.title = spec.title;
+    template.description = spec.description;
+    template.mime_type.clone_from(&spec.mime_type);
+    template.annotations = spec.annotations;
+    template.icons = spec.icons;
+    Ok(TemplateEntry {
+        template,
+        matcher,
+        read: reader(handler, spec.mime_type),
+    })
+}
+
+/// One page of `resources/list`.
+pub(crate) fn list(
+    registry: &Registry<ResourceEntry>,
+    cursor: Option<&Cursor>,
+    page_size: usize,
+) -> Result<ListResourcesResult, HandlerError> {
+    let (page, next) = registry.page(cursor, page_size)?;
+    let mut result = ListResourcesResult::new(page.iter().map(|e| e.resource.clone()).collect());
+    result.next_cursor = next;
+    Ok(result)
+}
+
+/// One page of `resources/templates/list`.
+pub(crate) fn list_templates(
+    registry: &Registry<TemplateEntry>,
+    cursor: Option<&Cursor>,
+    page_size: usize,
+) -> Result<ListResourceTemplatesResult, HandlerError> {
+    let (page, next) = registry.page(cursor, page_size)?;
+    let templates = page.iter().map(|e| e.template.clone()).collect();
+    let mut result = ListResourceTemplatesResult::new(templates);
+    result.next_cursor = next;
+    Ok(result)
+}
+
+/// Resource not found: -32002 in the handshake era, -32602 at 2026-07-28 (SEP-2164).
+pub(crate) fn not_found(ctx: &RequestContext, uri: &str) -> ErrorObject {
+    let e = if ctx.protocol_version().is_modern() {
+        ErrorObject::invalid_params("Resource not found")
+    } else {
+        ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "Resource not found")
+    };
+    e.with_data(serde_json::json!({ "uri": uri }))
+}
+
+/// `resources/read`: a static resource by exact URI first, then the templates in
+/// registration order.
+pub(crate) async fn read(
+    shared: &Shared,
+    ctx: RequestContext,
+    params: ReadResourceRequestParams,
+) -> Result<ReadResourceResult, HandlerError> {
+    let uri = params.uri;
+    let state = shared.state.clone();
+    if let Some(entry) = shared.resources.get(&uri) {
+        let call = ToolCall {
+            ctx,
+            name: uri.clone(),
+            arguments: Value::Object(Default::default()),
+            state,
+        };
+        return Ok((entry.read)(call, uri).await?);
+    }
+    for entry in shared.templates.all() {
+        if let Some(captures) = entry.matcher.matches(&uri) {
+            let arguments = captures
+                .iter()
+                .map(|(k, v)| (k.to_owned(), Value::String(v.to_owned())))
+                .collect();
+            let call = ToolCall {
+                ctx,
+                name: uri.clone(),
+                arguments: Value::Object(arguments),
+                state,
+            };
+            return Ok((entry.read)(call, uri).await?);
+        }
+    }
+    Err(not_found(&ctx, &uri).into())
+}

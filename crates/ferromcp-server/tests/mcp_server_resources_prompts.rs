@@ -1,0 +1,322 @@
+//! The high-level server's resources, resource templates, prompts and completions, end to
+//! end through the direct dispatcher in both eras (MCP "Server Features › Resources",
+//! "› Prompts", "Utilities › Completion").
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferromcp_dispatch::{CallOptions, DirectDispatcher, Dispatcher, Outbound, handler_fn};
+use ferromcp_server::McpServer;
+use ferromcp_server::mcp_server::{Args, Blob, CompletionRequest, PromptSpec, ResourceSpec};
+use ferromcp_types::Era;
+use ferromcp_types::jsonrpc::{ErrorObject, Payload};
+use ferromcp_types::mcp::{ContentBlock, PromptMessage, Role};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Deserialize, JsonSchema)]
+struct ItemVars {
+    id: String,
+}
+
+/// Whom to greet.
+#[derive(Deserialize, JsonSchema)]
+struct GreetArgs {
+    /// The person's name.
+    name: String,
+    /// An optional mood.
+    mood: Option<String>,
+}
+
+async fn greet(Args(a): Args<GreetArgs>) -> Vec<PromptMessage> {
+    let mood = a.mood.unwrap_or_else(|| "kind".into());
+    vec![
+        PromptMessage::user_text(format!("Greet {} in a {mood} way.", a.name)),
+        PromptMessage::new(Role::Assistant, ContentBlock::image("aGk=", "image/png")),
+    ]
+}
+
+fn server() -> McpServer {
+    McpServer::builder("res", "1.0.0")
+        .resource(
+            ResourceSpec::new("test://static/text", "text").mime_type("text/plain"),
+            || async { "static text".to_string() },
+        )
+        .resource(ResourceSpec::new("test://static/blob", "blob"), || async {
+            Blob::new(&[0u8, 1, 2, 255], "application/octet-stream")
+        })
+        .resource_template(
+            ResourceSpec::new("test://template/{id}/data", "item").mime_type("application/json"),
+            |Args(v): Args<ItemVars>| async move { json!({"id": v.id}).to_string() },
+        )
+        .prompt(
+            PromptSpec::new("greet").description("Greets someone."),
+            greet,
+        )
+        .prompt_completion("greet", "name", |r: CompletionRequest| async move {
+            ["Ada", "Alan", "Grace"]
+                .iter()
+                .filter(|n| n.starts_with(&r.value))
+                .map(|n| (*n).to_string())
+                .collect()
+        })
+        .template_completion("test://template/{id}/data", "id", |_r| async {
+            (0..150).map(|i| i.to_string()).collect()
+        })
+        .build()
+        .unwrap()
+}
+
+struct Client {
+    peer: DirectDispatcher,
+    era: Era,
+    notes: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl Client {
+    async fn connect(server: &McpServer, era: Era) -> Self {
+        let peer = server.server().in_process(era);
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let seen = notes.clone();
+        let handler =
+            handler_fn(
+                |_, method, _| async move { Err(ErrorObject::method_not_found(&method).into()) },
+            )
+            .on_notify(move |_, method, params: Option<Payload>| {
+                let seen = seen.clone();
+                async move {
+                    let params = params
+                        .map(|p| p.into_value().unwrap())
+                        .unwrap_or(Value::Null);
+                    seen.lock().unwrap().push((method, params));
+                }
+            })
+            .into_arc();
+        let runner = peer.clone();
+        tokio::spawn(async move { runner.run(handler).await });
+        let client = Self { peer, era, notes };
+        if era == Era::Handshake {
+            let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}});
+            client.raw("initialize", init).await.unwrap();
+            client.peer.notify("notifications/initialized", None).await;
+        }
+        client
+    }
+
+    async fn raw(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        let r = self
+            .peer
+            .send_request(
+                method,
+                Some(Payload::from_value(params)),
+                CallOptions::new(),
+            )
+            .await?;
+        Ok(r.into_value().unwrap())
+    }
+
+    async fn request(&self, method: &str, mut params: Value) -> Result<Value, ErrorObject> {
+        if self.era == Era::Modern {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            });
+        }
+        self.raw(method, params).await
+    }
+}
+
+async fn run(test: impl std::future::Future<Output = ()>) {
+    tokio::time::timeout(Duration::from_secs(10), test)
+        .await
+        .expect("timed out");
+}
+
+#[tokio::test]
+async fn resources_and_templates_list_and_read_in_both_eras() {
+    run(async {
+        for era in [Era::Handshake, Era::Modern] {
+            let c = Client::connect(&server(), era).await;
+            let list = c.request("resources/list", json!({})).await.unwrap();
+            let uris: Vec<_> = list["resources"].as_array().unwrap().iter().map(|r| r["uri"].clone()).collect();
+            assert_eq!(uris, [json!("test://static/text"), json!("test://static/blob")]);
+            let templates = c.request("resources/templates/list", json!({})).await.unwrap();
+            assert_eq!(templates["resourceTemplates"][0]["uriTemplate"], "test://template/{id}/data");
+
+            let r = c.request("resources/read", json!({"uri": "test://static/text"})).await.unwrap();
+            assert_eq!(r["contents"][0], json!({"uri": "test://static/text", "mimeType": "text/plain", "text": "static text"}));
+            let r = c.request("resources/read", json!({"uri": "test://static/blob"})).await.unwrap();
+            assert_eq!(r["contents"][0]["blob"], "AAEC/w==");
+            let r = c.request("resources/read", json!({"uri": "test://template/42/data"})).await.unwrap();
+            assert_eq!(r["contents"][0]["text"], r#"{"id":"42"}"#);
+            assert_eq!(r["contents"][0]["mimeType"], "application/json");
+
+            // Resource not found: -32002 before 2026-07-28, -32602 at it.
+            let e = c.request("resources/read", json!({"uri": "test://nope"})).await.unwrap_err();
+            let expected = if era == Era::Modern { -32602 } else { -32002 };
+            assert_eq!(e.code.0, expected);
+            assert_eq!(e.data, Some(json!({"uri": "test://nope"})));
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn subscriptions_deliver_updates_only_for_subscribed_uris() {
+    run(async {
+        let s = server();
+        let c = Client::connect(&s, Era::Handshake).await;
+        let caps = c.raw("initialize", json!({})).await;
+        assert!(caps.is_err(), "already initialized");
+        c.request("resources/subscribe", json!({"uri": "test://static/text"}))
+            .await
+            .unwrap();
+        s.notify_resource_updated("test://static/blob");
+        s.notify_resource_updated("test://static/text");
+        let updates = |c: &Client| {
+            c.notes
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(m, _)| m == "notifications/resources/updated")
+                .count()
+        };
+        while updates(&c) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        c.request(
+            "resources/unsubscribe",
+            json!({"uri": "test://static/text"}),
+        )
+        .await
+        .unwrap();
+        s.notify_resource_updated("test://static/text");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let notes = c.notes.lock().unwrap();
+        let updated: Vec<_> = notes
+            .iter()
+            .filter(|(m, _)| m == "notifications/resources/updated")
+            .map(|(_, p)| p["uri"].clone())
+            .collect();
+        assert_eq!(updated, [json!("test://static/text")], "{notes:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn prompts_list_and_get_with_typed_arguments() {
+    run(async {
+        for era in [Era::Handshake, Era::Modern] {
+            let c = Client::connect(&server(), era).await;
+            let list = c.request("prompts/list", json!({})).await.unwrap();
+            let p = &list["prompts"][0];
+            assert_eq!(
+                (&p["name"], &p["description"]),
+                (&json!("greet"), &json!("Greets someone."))
+            );
+            let args = p["arguments"].as_array().unwrap();
+            let name = args.iter().find(|a| a["name"] == "name").unwrap();
+            assert_eq!(
+                (&name["required"], &name["description"]),
+                (&json!(true), &json!("The person's name."))
+            );
+            let mood = args.iter().find(|a| a["name"] == "mood").unwrap();
+            assert_eq!(mood["required"], false);
+
+            let r = c
+                .request(
+                    "prompts/get",
+                    json!({"name": "greet", "arguments": {"name": "Ada"}}),
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                r["messages"][0]["content"]["text"],
+                "Greet Ada in a kind way."
+            );
+            assert_eq!(r["messages"][1]["content"]["type"], "image");
+
+            let e = c
+                .request("prompts/get", json!({"name": "greet", "arguments": {}}))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code.0, -32602, "a missing required argument");
+            let e = c
+                .request("prompts/get", json!({"name": "nope"}))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code.0, -32602, "an unknown prompt");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn completions_for_prompt_arguments_and_template_variables() {
+    run(async {
+        let c = Client::connect(&server(), Era::Modern).await;
+        let r = c
+            .request(
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "greet"},
+                "argument": {"name": "name", "value": "A"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r["completion"]["values"], json!(["Ada", "Alan"]));
+        let r = c
+            .request(
+                "completion/complete",
+                json!({"ref": {"type": "ref/resource", "uri": "test://template/{id}/data"},
+                "argument": {"name": "id", "value": ""}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            r["completion"]["values"].as_array().unwrap().len(),
+            100,
+            "capped at 100"
+        );
+        assert_eq!(
+            (&r["completion"]["total"], &r["completion"]["hasMore"]),
+            (&json!(150), &json!(true))
+        );
+        let r = c
+            .request(
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "other"},
+                "argument": {"name": "x", "value": ""}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r["completion"]["values"], json!([]));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn capabilities_follow_what_is_registered() {
+    run(async {
+        let only_tools = McpServer::builder("t", "1")
+            .tool("x", || async { "x" })
+            .build()
+            .unwrap();
+        let c = Client::connect(&only_tools, Era::Handshake).await;
+        let _ = c;
+        let caps = only_tools
+            .server()
+            .capabilities(ferromcp_types::ProtocolVersion::V2025_11_25);
+        assert!(caps.tools.is_some() && caps.prompts.is_none() && caps.resources.is_none());
+        assert!(caps.completions.is_none());
+        let caps = server()
+            .server()
+            .capabilities(ferromcp_types::ProtocolVersion::V2025_11_25);
+        assert!(caps.tools.is_none() && caps.prompts.is_some() && caps.completions.is_some());
+        let res = caps.resources.unwrap();
+        assert_eq!((res.subscribe, res.list_changed), (Some(true), Some(true)));
+    })
+    .await;
+}
