@@ -355,6 +355,36 @@ fn any_of_explains_the_closest_alternative() {
 }
 
 #[test]
+fn nested_explanations_stay_cheap() {
+    // 40 nested `anyOf`s failing at the bottom: explaining re-runs alternatives, but only a
+    // few levels deep, so this stays far from the step budget.
+    let mut schema = json!({"type": "integer"});
+    for _ in 0..40 {
+        // `json!` with `schema` inside would re-serialize it: build by hand.
+        let mut object = json!({"type": "object", "properties": {}});
+        object["properties"]["a"] = schema;
+        schema = json!({"anyOf": [{"type": "null"}]});
+        schema["anyOf"].as_array_mut().unwrap().push(object);
+    }
+    let s = Schema::compile(
+        &schema,
+        &Limits::default()
+            .with_max_schema_depth(200)
+            .with_max_steps(5_000),
+    )
+    .unwrap();
+    let mut instance = json!("not an integer");
+    for _ in 0..40 {
+        let mut map = serde_json::Map::new();
+        map.insert("a".to_owned(), instance);
+        instance = Value::Object(map);
+    }
+    let e = bad_kw(&s, instance, "anyOf");
+    assert!(e.iter().all(|e| e.keyword == "anyOf"), "{e}");
+    assert_eq!(e.errors[1].instance_path, "/a", "{e}");
+}
+
+#[test]
 fn refs_local_nested_and_recursive() {
     let s = compile(json!({
         "$defs": {

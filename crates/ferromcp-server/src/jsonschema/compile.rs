@@ -386,182 +386,38 @@ impl<'a> Compiler<'a> {
         self.locations.insert(ptr.clone(), idx);
         let kw = self.keywords(map, ptr, depth, idx)?;
         if let Some(slot) = self.nodes.get_mut(idx) {
-            *slot = Node::Schema(Box::new(kw));
+            *slot = Node::Schema(kw);
         }
         Ok(idx)
     }
 
+    /// The keywords of one schema object. Only small frames stay on the stack while
+    /// subschemas compile: [`Self::applicator`] recurses, [`Self::assertion`] does not.
     fn keywords(
         &mut self,
         map: &Map<String, Value>,
         ptr: &mut String,
         depth: usize,
         idx: usize,
-    ) -> Result<Keywords, SchemaError> {
-        let mut kw = Keywords::default();
-        let count = |v: &Value, name: &str, at: &str| {
-            v.as_u64()
-                .or_else(|| {
-                    v.as_f64()
-                        .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19)
-                        .map(|f| f as u64)
-                })
-                .ok_or_else(|| invalid(name, at, "must be a non-negative integer"))
-        };
-        let number = |v: &Value, name: &str, at: &str| match v {
-            Value::Number(n) => Ok(n.clone()),
-            _ => Err(invalid(name, at, "must be a number")),
-        };
+    ) -> Result<Box<Keywords>, SchemaError> {
+        let mut kw = Box::<Keywords>::default();
         for (name, v) in map {
-            let at = ptr.clone();
-            match name.as_str() {
-                "$ref" => {
-                    let r = v
-                        .as_str()
-                        .ok_or_else(|| invalid(name, &at, "must be a string"))?;
-                    self.pending.push((idx, r.to_owned(), at));
-                }
-                "$anchor" | "$dynamicAnchor" => {
-                    if let Some(a) = v.as_str() {
-                        self.anchors.insert(a.to_owned(), idx);
-                    }
-                }
-                "$defs" | "definitions" => {
-                    self.members(v, ptr, name, depth)?;
-                }
-                "type" => {
-                    let mut bits = 0;
-                    let names: Vec<&Value> = match v {
-                        Value::Array(a) => a.iter().collect(),
-                        other => vec![other],
-                    };
-                    for n in names {
-                        let b = n.as_str().and_then(Types::bit).ok_or_else(|| {
-                            invalid(name, &at, "must be a type name or an array of them")
-                        })?;
-                        bits |= b;
-                    }
-                    kw.types = Some(Types(bits));
-                }
-                "const" => {
-                    self.count_value(v, depth + 1, &at)?;
-                    kw.const_value = Some(v.clone());
-                }
-                "enum" => {
-                    let Value::Array(values) = v else {
-                        return Err(invalid(name, &at, "must be an array"));
-                    };
-                    self.count_value(v, depth + 1, &at)?;
-                    kw.enum_values = Some(values.clone());
-                }
-                "minimum" => kw.minimum = Some(number(v, name, &at)?),
-                "maximum" => kw.maximum = Some(number(v, name, &at)?),
-                "multipleOf" => {
-                    let n = number(v, name, &at)?;
-                    let positive = exact_int(&n)
-                        .map_or_else(|| n.as_f64().is_some_and(|f| f > 0.0), |i| i > 0);
-                    if !positive {
-                        return Err(invalid(name, &at, "must be greater than 0"));
-                    }
-                    kw.multiple_of = Some(n);
-                }
-                "minLength" => kw.min_length = Some(count(v, name, &at)?),
-                "maxLength" => kw.max_length = Some(count(v, name, &at)?),
-                "pattern" => {
-                    if let Some(re) = self.regex(name, v, &at)? {
-                        kw.pattern = Some((re, truncate(v.as_str().unwrap_or_default(), 200)));
-                    }
-                }
-                "items" => match v {
-                    Value::Array(_) => kw.prefix_items = self.children(v, ptr, name, depth)?,
-                    _ => kw.items = Some(self.child(v, ptr, &[name], depth)?),
-                },
-                "prefixItems" => kw.prefix_items = self.children(v, ptr, name, depth)?,
-                "contains" => kw.contains = Some(self.child(v, ptr, &[name], depth)?),
-                "minContains" => kw.min_contains = Some(count(v, name, &at)?),
-                "maxContains" => kw.max_contains = Some(count(v, name, &at)?),
-                "minItems" => kw.min_items = Some(count(v, name, &at)?),
-                "maxItems" => kw.max_items = Some(count(v, name, &at)?),
-                "uniqueItems" => {
-                    kw.unique_items = v
-                        .as_bool()
-                        .ok_or_else(|| invalid(name, &at, "must be a boolean"))?
-                }
-                "properties" => kw.properties = self.members(v, ptr, name, depth)?,
-                "patternProperties" => {
-                    let Value::Object(pats) = v else {
-                        return Err(invalid(name, &at, "must be an object of schemas"));
-                    };
-                    for (pat, sub) in pats {
-                        let node = self.child(sub, ptr, &[name, pat], depth)?;
-                        if let Some(re) = self.regex(name, &Value::String(pat.clone()), &at)? {
-                            kw.pattern_properties.push((re, node));
-                        }
-                    }
-                }
-                "additionalProperties" => {
-                    kw.additional_properties = Some(self.child(v, ptr, &[name], depth)?)
-                }
-                "propertyNames" => kw.property_names = Some(self.child(v, ptr, &[name], depth)?),
-                "required" => {
-                    kw.required = strings(v)
-                        .ok_or_else(|| invalid(name, &at, "must be an array of strings"))?
-                }
-                "minProperties" => kw.min_properties = Some(count(v, name, &at)?),
-                "maxProperties" => kw.max_properties = Some(count(v, name, &at)?),
-                "dependentRequired" => {
-                    kw.dependent_required = dependent_required(v)
-                        .ok_or_else(|| invalid(name, &at, "must be an object of string arrays"))?
-                }
-                "dependentSchemas" => kw.dependent_schemas = self.members(v, ptr, name, depth)?,
-                "dependencies" => {
-                    let Value::Object(deps) = v else {
-                        return Err(invalid(name, &at, "must be an object"));
-                    };
-                    for (prop, dep) in deps {
-                        match dep {
-                            Value::Array(_) => {
-                                let names = strings(dep).ok_or_else(|| {
-                                    invalid(name, &at, "arrays must hold strings")
-                                })?;
-                                kw.dependent_required.push((prop.clone(), names));
-                            }
-                            _ => {
-                                let node = self.child(dep, ptr, &[name, prop], depth)?;
-                                kw.dependent_schemas.push((prop.clone(), node));
-                            }
-                        }
-                    }
-                }
-                "allOf" => kw.all_of = self.children(v, ptr, name, depth)?,
-                "anyOf" => kw.any_of = self.children(v, ptr, name, depth)?,
-                "oneOf" => kw.one_of = self.children(v, ptr, name, depth)?,
-                "not" => kw.not = Some(self.child(v, ptr, &[name], depth)?),
-                "if" => kw.if_ = Some(self.child(v, ptr, &[name], depth)?),
-                "then" => kw.then_ = Some(self.child(v, ptr, &[name], depth)?),
-                "else" => kw.else_ = Some(self.child(v, ptr, &[name], depth)?),
-                other if ANNOTATIONS.contains(&other) => {}
-                other => {
-                    if self.limits.unknown_keywords == UnknownKeywordPolicy::Error {
-                        return Err(SchemaError::UnknownKeyword {
-                            keyword: truncate(other, 200),
-                            at,
-                        });
-                    }
-                }
+            if !self.applicator(name, v, &mut kw, ptr, depth)? {
+                self.assertion(name, v, &mut kw, ptr, depth, idx)?;
             }
         }
         // exclusiveMinimum/Maximum: a number (2019+), or a boolean modifying minimum (draft 4).
+        let kw_ref = &mut *kw;
         for (name, plain, slot) in [
             (
                 "exclusiveMinimum",
-                &mut kw.minimum,
-                &mut kw.exclusive_minimum,
+                &mut kw_ref.minimum,
+                &mut kw_ref.exclusive_minimum,
             ),
             (
                 "exclusiveMaximum",
-                &mut kw.maximum,
-                &mut kw.exclusive_maximum,
+                &mut kw_ref.maximum,
+                &mut kw_ref.exclusive_maximum,
             ),
         ] {
             match map.get(name) {
@@ -578,6 +434,201 @@ impl<'a> Compiler<'a> {
             kw.items = Some(self.child(extra, ptr, &["additionalItems"], depth)?);
         }
         Ok(kw)
+    }
+
+    /// Compiles a keyword holding subschemas; `false` if `name` is not one.
+    fn applicator(
+        &mut self,
+        name: &str,
+        v: &Value,
+        kw: &mut Keywords,
+        ptr: &mut String,
+        depth: usize,
+    ) -> Result<bool, SchemaError> {
+        match name {
+            "$defs" | "definitions" => {
+                self.members(v, ptr, name, depth)?;
+            }
+            "items" => match v {
+                Value::Array(_) => kw.prefix_items = self.children(v, ptr, name, depth)?,
+                _ => kw.items = Some(self.child(v, ptr, &[name], depth)?),
+            },
+            "prefixItems" => kw.prefix_items = self.children(v, ptr, name, depth)?,
+            "contains" => kw.contains = Some(self.child(v, ptr, &[name], depth)?),
+            "properties" => kw.properties = self.members(v, ptr, name, depth)?,
+            "patternProperties" => self.pattern_properties(v, kw, ptr, depth)?,
+            "additionalProperties" => {
+                kw.additional_properties = Some(self.child(v, ptr, &[name], depth)?);
+            }
+            "propertyNames" => kw.property_names = Some(self.child(v, ptr, &[name], depth)?),
+            "dependentSchemas" => kw.dependent_schemas = self.members(v, ptr, name, depth)?,
+            "dependencies" => self.dependencies(v, kw, ptr, depth)?,
+            "allOf" => kw.all_of = self.children(v, ptr, name, depth)?,
+            "anyOf" => kw.any_of = self.children(v, ptr, name, depth)?,
+            "oneOf" => kw.one_of = self.children(v, ptr, name, depth)?,
+            "not" => kw.not = Some(self.child(v, ptr, &[name], depth)?),
+            "if" => kw.if_ = Some(self.child(v, ptr, &[name], depth)?),
+            "then" => kw.then_ = Some(self.child(v, ptr, &[name], depth)?),
+            "else" => kw.else_ = Some(self.child(v, ptr, &[name], depth)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn pattern_properties(
+        &mut self,
+        v: &Value,
+        kw: &mut Keywords,
+        ptr: &mut String,
+        depth: usize,
+    ) -> Result<(), SchemaError> {
+        let name = "patternProperties";
+        let Value::Object(pats) = v else {
+            return Err(invalid(name, ptr, "must be an object of schemas"));
+        };
+        for (pat, sub) in pats {
+            let node = self.child(sub, ptr, &[name, pat], depth)?;
+            if let Some(re) = self.regex(name, &Value::String(pat.clone()), ptr)? {
+                kw.pattern_properties.push((re, node));
+            }
+        }
+        Ok(())
+    }
+
+    /// Draft 7 `dependencies`: string arrays are `dependentRequired`, schemas
+    /// `dependentSchemas`.
+    fn dependencies(
+        &mut self,
+        v: &Value,
+        kw: &mut Keywords,
+        ptr: &mut String,
+        depth: usize,
+    ) -> Result<(), SchemaError> {
+        let name = "dependencies";
+        let Value::Object(deps) = v else {
+            return Err(invalid(name, ptr, "must be an object"));
+        };
+        for (prop, dep) in deps {
+            if let Value::Array(_) = dep {
+                let names =
+                    strings(dep).ok_or_else(|| invalid(name, ptr, "arrays must hold strings"))?;
+                kw.dependent_required.push((prop.clone(), names));
+            } else {
+                let node = self.child(dep, ptr, &[name, prop], depth)?;
+                kw.dependent_schemas.push((prop.clone(), node));
+            }
+        }
+        Ok(())
+    }
+
+    /// Compiles a keyword without subschemas (assertions, `$ref`, anchors, annotations).
+    fn assertion(
+        &mut self,
+        name: &str,
+        v: &Value,
+        kw: &mut Keywords,
+        at: &str,
+        depth: usize,
+        idx: usize,
+    ) -> Result<(), SchemaError> {
+        let count = |v: &Value| {
+            v.as_u64()
+                .or_else(|| {
+                    v.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19)
+                        .map(|f| f as u64)
+                })
+                .ok_or_else(|| invalid(name, at, "must be a non-negative integer"))
+        };
+        let number = |v: &Value| match v {
+            Value::Number(n) => Ok(n.clone()),
+            _ => Err(invalid(name, at, "must be a number")),
+        };
+        match name {
+            "$ref" => {
+                let r = v
+                    .as_str()
+                    .ok_or_else(|| invalid(name, at, "must be a string"))?;
+                self.pending.push((idx, r.to_owned(), at.to_owned()));
+            }
+            "$anchor" | "$dynamicAnchor" => {
+                if let Some(a) = v.as_str() {
+                    self.anchors.insert(a.to_owned(), idx);
+                }
+            }
+            "type" => {
+                let mut bits = 0;
+                let names: Vec<&Value> = match v {
+                    Value::Array(a) => a.iter().collect(),
+                    other => vec![other],
+                };
+                for n in names {
+                    let b = n.as_str().and_then(Types::bit).ok_or_else(|| {
+                        invalid(name, at, "must be a type name or an array of them")
+                    })?;
+                    bits |= b;
+                }
+                kw.types = Some(Types(bits));
+            }
+            "const" => {
+                self.count_value(v, depth + 1, at)?;
+                kw.const_value = Some(v.clone());
+            }
+            "enum" => {
+                let Value::Array(values) = v else {
+                    return Err(invalid(name, at, "must be an array"));
+                };
+                self.count_value(v, depth + 1, at)?;
+                kw.enum_values = Some(values.clone());
+            }
+            "minimum" => kw.minimum = Some(number(v)?),
+            "maximum" => kw.maximum = Some(number(v)?),
+            "multipleOf" => {
+                let n = number(v)?;
+                let positive =
+                    exact_int(&n).map_or_else(|| n.as_f64().is_some_and(|f| f > 0.0), |i| i > 0);
+                if !positive {
+                    return Err(invalid(name, at, "must be greater than 0"));
+                }
+                kw.multiple_of = Some(n);
+            }
+            "minLength" => kw.min_length = Some(count(v)?),
+            "maxLength" => kw.max_length = Some(count(v)?),
+            "pattern" => {
+                if let Some(re) = self.regex(name, v, at)? {
+                    kw.pattern = Some((re, truncate(v.as_str().unwrap_or_default(), 200)));
+                }
+            }
+            "minContains" => kw.min_contains = Some(count(v)?),
+            "maxContains" => kw.max_contains = Some(count(v)?),
+            "minItems" => kw.min_items = Some(count(v)?),
+            "maxItems" => kw.max_items = Some(count(v)?),
+            "uniqueItems" => {
+                kw.unique_items = v
+                    .as_bool()
+                    .ok_or_else(|| invalid(name, at, "must be a boolean"))?;
+            }
+            "required" => {
+                kw.required =
+                    strings(v).ok_or_else(|| invalid(name, at, "must be an array of strings"))?;
+            }
+            "minProperties" => kw.min_properties = Some(count(v)?),
+            "maxProperties" => kw.max_properties = Some(count(v)?),
+            "dependentRequired" => {
+                kw.dependent_required = dependent_required(v)
+                    .ok_or_else(|| invalid(name, at, "must be an object of string arrays"))?;
+            }
+            other if ANNOTATIONS.contains(&other) => {}
+            other => {
+                if self.limits.unknown_keywords == UnknownKeywordPolicy::Error {
+                    return Err(SchemaError::UnknownKeyword {
+                        keyword: truncate(other, 200),
+                        at: at.to_owned(),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 }
 

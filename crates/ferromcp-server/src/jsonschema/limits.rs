@@ -47,7 +47,8 @@ pub struct Limits {
     pub max_steps: u64,
     /// How deep schema evaluation may recurse (applicators and `$ref` hops together), which
     /// bounds `$ref` cycles that do not descend into the instance, such as `{"$ref": "#"}`.
-    /// Over it → a validation error with keyword `maxRecursion`. Default 256.
+    /// Over it → a validation error with keyword `maxRecursion`. Default 256, which needs
+    /// well under 512 KiB of stack even in a debug build (threads get 2 MiB by default).
     pub max_recursion: usize,
     /// The most schema nodes (subschemas plus the values inside `const` and `enum`) a schema
     /// may have. Default 10,000.

@@ -118,7 +118,8 @@ impl Schema {
     }
 
     /// Whether `instance` is valid: stops at the first failure and allocates nothing (except
-    /// for `uniqueItems` on arrays of more than 32 items). Hitting a limit means invalid.
+    /// for `uniqueItems` on arrays of more than 32 items and for `propertyNames`). Hitting a
+    /// limit means invalid.
     pub fn is_valid(&self, instance: &Value) -> bool {
         let mut ev = Evaluator::new(&self.nodes, self.budget, false);
         ev.eval(self.root, instance, &Path::ROOT, 0) && ev.fatal.is_none()

@@ -16,6 +16,9 @@ use super::value::{
 /// longer ones by sorting hashes.
 const PAIRWISE_UNIQUE: usize = 32;
 
+/// How many `anyOf`/`oneOf` explanations may nest (each re-runs its alternatives once more).
+const MAX_EXPLAIN: usize = 3;
+
 /// The longest property name shown in an instance path or message, in bytes.
 const MAX_KEY: usize = 64;
 
@@ -106,6 +109,9 @@ pub(crate) struct Evaluator<'s> {
     pub(crate) truncated: bool,
     /// A limit was hit: the validation fails with this error, whatever `not` or `anyOf` say.
     pub(crate) fatal: Option<ValidationError>,
+    /// How many `anyOf`/`oneOf` explanations are in progress: each re-runs its alternatives,
+    /// so nesting them is capped at [`MAX_EXPLAIN`].
+    explaining: usize,
 }
 
 fn error(path: &Path<'_>, keyword: &'static str, message: String) -> ValidationError {
@@ -130,6 +136,7 @@ impl<'s> Evaluator<'s> {
             errors: Vec::new(),
             truncated: false,
             fatal: None,
+            explaining: 0,
         }
     }
 
@@ -615,8 +622,13 @@ impl<'s> Evaluator<'s> {
         }) {
             return false;
         }
+        if self.explaining >= MAX_EXPLAIN {
+            return true;
+        }
+        self.explaining += 1;
         let here = path.render();
         let outer = std::mem::take(&mut self.errors);
+        let truncated = self.truncated;
         let mut best: Option<Vec<ValidationError>> = None;
         for &node in alternatives {
             self.errors = Vec::new();
@@ -637,6 +649,8 @@ impl<'s> Evaluator<'s> {
             }
         }
         self.errors = outer;
+        self.truncated = truncated;
+        self.explaining -= 1;
         for e in best.into_iter().flatten() {
             if self.errors.len() < self.budget.max_errors {
                 self.errors.push(e);
