@@ -388,10 +388,13 @@ impl Handler for ServerRunner {
             }
         };
         let server = self.server.clone();
+        // A modern-era connection lives for one request: close it (running its cleanup
+        // hooks) when the request is done, before the answer goes out.
+        let per_request = CloseOnDrop::new(&self.mode, &connection);
         Box::pin(async move {
-            ServerRunner::serve_request(server, connection, ctx, method, params)
-                .await
-                .map(Payload::from)
+            let result = ServerRunner::serve_request(server, connection, ctx, method, params).await;
+            per_request.close().await;
+            result.map(Payload::from)
         })
     }
 
@@ -412,7 +415,11 @@ impl Handler for ServerRunner {
             ),
         };
         let server = self.server.clone();
-        Box::pin(async move { serve_notification(server, connection, ctx, method, params).await })
+        let per_notification = CloseOnDrop::new(&self.mode, &connection);
+        Box::pin(async move {
+            serve_notification(server, connection, ctx, method, params).await;
+            per_notification.close().await;
+        })
     }
 
     fn intercept_notification(&self, method: &str, _params: Option<&Payload>) -> ControlFlow<()> {
@@ -433,6 +440,33 @@ impl Handler for ServerRunner {
 
     fn runs_inline(&self, method: &str) -> bool {
         matches!(self.mode, Mode::Handshake(_)) && method == methods::INITIALIZE
+    }
+}
+
+/// Closes a per-message (modern-era) connection when the message is done; if the handler's
+/// future is dropped or panics first, the close is spawned instead. Handshake-era connections
+/// are closed by their driver when the stream ends.
+struct CloseOnDrop(Option<Connection>);
+
+impl CloseOnDrop {
+    fn new(mode: &Mode, connection: &Connection) -> Self {
+        Self(matches!(mode, Mode::Modern(_)).then(|| connection.clone()))
+    }
+
+    async fn close(mut self) {
+        if let Some(connection) = self.0.take() {
+            connection.close().await;
+        }
+    }
+}
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let Some(connection) = self.0.take() {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move { connection.close().await });
+            }
+        }
     }
 }
 

@@ -120,7 +120,7 @@ pub(crate) struct Inner {
     pub(crate) extensions: Option<CapabilityMap>,
     setup: Option<Arc<SetupFn>>,
     teardown: Option<Arc<TeardownFn>>,
-    lifespan: Mutex<LifespanState>,
+    lifespan: Lifespan,
     /// List-changed and resource-updated notifications for every live connection.
     changes: tokio::sync::broadcast::Sender<Change>,
 }
@@ -133,9 +133,11 @@ pub(crate) type Change = (&'static str, Option<serde_json::Value>);
 const CHANGE_QUEUE: usize = 64;
 
 #[derive(Default)]
-struct LifespanState {
-    users: usize,
-    value: Option<Arc<dyn Any + Send + Sync>>,
+struct Lifespan {
+    /// How many users (connections, serving loops) are inside the lifespan. Held across the
+    /// set-up and the tear-down, so that a user entering meanwhile waits for them.
+    users: tokio::sync::Mutex<usize>,
+    value: Mutex<Option<Arc<dyn Any + Send + Sync>>>,
 }
 
 /// Which list-changed notifications a handshake-era server announces.
@@ -227,43 +229,45 @@ impl Server {
     /// Runs the lifespan's set-up if this is the first user; the value reaches handlers
     /// through [`RequestContext::lifespan`]. Pair every successful call with
     /// [`Server::exit_lifespan`].
+    ///
+    /// A user that enters while the set-up (or the last user's tear-down) is running waits
+    /// for it to finish, so no handler runs without the value.
     pub async fn enter_lifespan(&self) -> Result<(), BoxError> {
-        let first = {
-            let mut l = self.lock_lifespan();
-            l.users += 1;
-            l.users == 1
-        };
-        if let (true, Some(setup)) = (first, &self.inner.setup) {
-            match setup().await {
-                Ok(value) => self.lock_lifespan().value = Some(value),
-                Err(e) => {
-                    self.lock_lifespan().users -= 1;
-                    return Err(e);
-                }
+        let mut users = self.inner.lifespan.users.lock().await;
+        if *users == 0 {
+            if let Some(setup) = &self.inner.setup {
+                let value = setup().await?;
+                *self.lock_lifespan_value() = Some(value);
             }
         }
+        *users += 1;
         Ok(())
     }
 
     /// Runs the lifespan's tear-down when the last user leaves.
     pub async fn exit_lifespan(&self) {
-        let value = {
-            let mut l = self.lock_lifespan();
-            l.users = l.users.saturating_sub(1);
-            if l.users == 0 { l.value.take() } else { None }
-        };
+        let mut users = self.inner.lifespan.users.lock().await;
+        if *users == 0 {
+            return;
+        }
+        *users -= 1;
+        if *users > 0 {
+            return;
+        }
+        let value = self.lock_lifespan_value().take();
         if let (Some(value), Some(teardown)) = (value, &self.inner.teardown) {
             teardown(value).await;
         }
     }
 
     pub(crate) fn lifespan_value(&self) -> Option<Arc<dyn Any + Send + Sync>> {
-        self.lock_lifespan().value.clone()
+        self.lock_lifespan_value().clone()
     }
 
-    fn lock_lifespan(&self) -> std::sync::MutexGuard<'_, LifespanState> {
+    fn lock_lifespan_value(&self) -> std::sync::MutexGuard<'_, Option<Arc<dyn Any + Send + Sync>>> {
         self.inner
             .lifespan
+            .value
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
@@ -575,7 +579,7 @@ impl ServerBuilder {
                 extensions: self.extensions,
                 setup: self.setup,
                 teardown: self.teardown,
-                lifespan: Mutex::new(LifespanState::default()),
+                lifespan: Lifespan::default(),
                 changes: tokio::sync::broadcast::channel(CHANGE_QUEUE).0,
             }),
         })

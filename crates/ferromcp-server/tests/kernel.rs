@@ -1055,6 +1055,60 @@ async fn server_lifespan_wraps_serving() {
     .await;
 }
 
+/// Connections that start while the set-up is still running wait for it: no handler runs
+/// without the lifespan value, and set-up and tear-down run once for overlapping connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_lifespan_setup_finishes_before_any_connection_serves() {
+    within(async {
+        let log: Log = Arc::default();
+        let (setup_log, teardown_log) = (log.clone(), log.clone());
+        let server = Server::builder("life", "0")
+            .lifespan(
+                move || {
+                    let log = setup_log.clone();
+                    async move {
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        record(&log, "setup");
+                        Ok(5_u32)
+                    }
+                },
+                move |_v: Arc<u32>| {
+                    let log = teardown_log.clone();
+                    async move { record(&log, "teardown") }
+                },
+            )
+            .on_request("acme/value", |ctx: RequestContext, _p: Value| async move {
+                Ok(json!({ "value": ctx.lifespan::<u32>().map(|v| *v) }))
+            })
+            .build()
+            .unwrap();
+        let (mut first, first_task) = serve_raw(&server);
+        let (mut second, second_task) = serve_raw(&server);
+        first
+            .request(1, "initialize", Some(init_params("2025-11-25")))
+            .await;
+        second
+            .request(1, "initialize", Some(init_params("2025-11-25")))
+            .await;
+        // The second connection does not wait for the first one's answers.
+        second.answer(1).await.unwrap();
+        assert_eq!(second.ok(2, "acme/value", None).await, json!({"value": 5}));
+        first.answer(1).await.unwrap();
+        assert_eq!(first.ok(2, "acme/value", None).await, json!({"value": 5}));
+        drop(first);
+        within(first_task).await.unwrap().unwrap();
+        assert_eq!(
+            *log.lock().unwrap(),
+            ["setup"],
+            "the second connection is still open"
+        );
+        drop(second);
+        within(second_task).await.unwrap().unwrap();
+        assert_eq!(*log.lock().unwrap(), ["setup", "teardown"]);
+    })
+    .await;
+}
+
 /// Custom request methods and notifications are served like spec ones.
 #[tokio::test]
 async fn server_custom_requests_and_notifications() {
