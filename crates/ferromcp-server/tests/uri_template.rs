@@ -169,6 +169,12 @@ fn matches_simple_expressions() {
     );
     assert_eq!(caps("{x,y}", "1024"), pairs(&[("x", "1024")]));
     assert_eq!(caps("{x,y}", "1,2,3"), None);
+    // An inner literal anchors at its first occurrence: no backtracking, so `.` (which simple
+    // values may contain) splits at the first dot.
+    assert_eq!(
+        caps("n:{a}.{b}", "n:x.y.z"),
+        pairs(&[("a", "x"), ("b", "y.z")])
+    );
     // A literal template matches only itself.
     let lit = UriTemplate::parse("test://static").unwrap();
     assert!(lit.is_literal());
@@ -499,4 +505,87 @@ fn adversarial_inputs_finish_quickly() {
     let got = t.matches(&uri).unwrap();
     assert!(start.elapsed() < Duration::from_secs(1));
     assert_eq!(got.get("a").unwrap().len(), N);
+}
+
+/// A tiny deterministic generator, so the randomised tests below need no extra crate.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, below: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) as usize) % below
+    }
+
+    fn string(&mut self, alphabet: &[char], max: usize) -> String {
+        let len = self.next(max + 1);
+        (0..len)
+            .map(|_| alphabet[self.next(alphabet.len())])
+            .collect()
+    }
+}
+
+/// Expanding random values and matching the result gives the values back, for templates whose
+/// expansion is unambiguous.
+#[test]
+fn random_values_round_trip() {
+    let any: Vec<char> = "aZ09-._~:/?#[]@!$&'()*+,;= %\"<>é😀".chars().collect();
+    let no_pct: Vec<char> = any.iter().copied().filter(|&c| c != '%').collect();
+    let mut rng = Lcg(7);
+    let cases: &[(&str, &[&str], &[char], bool)] = &[
+        ("test://template/{id}/data", &["id"], &any, true),
+        ("/r{/a,b}{?x,y}{#f}", &["a", "b", "x", "y"], &any, false),
+        ("/m{;p,q}", &["p", "q"], &any, false),
+        ("file:///{+path}", &["path"], &no_pct, true),
+        ("n:{a}:{b}", &["a", "b"], &any, true),
+    ];
+    for &(template, names, alphabet, non_empty) in cases {
+        let t = UriTemplate::parse(template).unwrap();
+        for _ in 0..300 {
+            let vars: Vec<(&str, String)> = names
+                .iter()
+                .map(|&n| {
+                    let mut v = rng.string(alphabet, 12);
+                    if non_empty && v.is_empty() {
+                        v.push('k');
+                    }
+                    (n, v)
+                })
+                .collect();
+            let uri = t.expand(&vars);
+            let got = t
+                .matches(&uri)
+                .unwrap_or_else(|| panic!("{template}: {vars:?} -> {uri}"));
+            for (n, v) in &vars {
+                assert_eq!(got.get(n), Some(v.as_str()), "{template}: {uri}");
+            }
+        }
+    }
+}
+
+/// Random URIs never panic the matcher, whatever they contain.
+#[test]
+fn random_uris_never_panic() {
+    let alphabet: Vec<char> = "ab/?#&=;.,%2Fé😀{}:+x".chars().collect();
+    let templates = [
+        "test://template/{id}/data",
+        "file:///{+path}",
+        "x{a}x{b}x{c}x",
+        "{a}{b}{+c}{#d}",
+        "/r{/a,b}{?x,y}{&z}{#f}",
+        "{.a,b}{;c}x{d,e}",
+    ];
+    let mut rng = Lcg(42);
+    for template in templates {
+        let t = UriTemplate::parse(template).unwrap();
+        for _ in 0..2000 {
+            let uri = rng.string(&alphabet, 24);
+            if let Some(caps) = t.matches(&uri) {
+                // Whatever matched re-expands into something that matches again.
+                assert!(t.matches(&t.expand(&caps)).is_some(), "{template}: {uri}");
+            }
+        }
+    }
 }
