@@ -350,8 +350,14 @@ fn any_of_explains_the_closest_alternative() {
         "invalid arguments: arguments: does not match any of the 2 alternatives of oneOf; \
          arguments/Level: expected integer, got string"
     );
+    // The object alternative, though wrong, is the only one of the right type.
+    let e = bad(&s, json!({"Mode": 1}));
+    assert_eq!(e.errors.len(), 3, "{e}");
+    assert_eq!(e.errors[1].message, r#"missing required property "Level""#);
+    assert_eq!(e.errors[2].message, r#"unexpected property "Mode""#);
     // No alternative is close: just the summary.
     assert_eq!(bad(&s, json!(3)).errors.len(), 1);
+    assert_eq!(bad(&s, json!("On")).errors.len(), 1);
 }
 
 #[test]
@@ -562,7 +568,12 @@ fn schemars_generated_schema() {
     let mut wrong = good.clone();
     wrong["target"] = json!({"kind": "url"});
     let e = bad(&s, wrong);
-    assert!(e.to_string().contains("arguments/target"), "{e}");
+    // The tag picks the alternative that explains the error.
+    assert!(
+        e.to_string()
+            .contains(r#"arguments/target: missing required property "url""#),
+        "{e}"
+    );
     let mut wrong = good.clone();
     wrong["children"][0]["tags"] = json!([{"name": "a", "weight": "heavy"}]);
     let e = bad(&s, wrong);

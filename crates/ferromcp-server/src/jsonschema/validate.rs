@@ -606,8 +606,8 @@ impl<'s> Evaluator<'s> {
     }
 
     /// For a failed `anyOf`/`oneOf` in collect mode: says so, then lists the errors of the
-    /// alternative that came closest (one that got past `type`, `const`, `enum` and
-    /// `required` at this very value), if any. Returns whether to go on.
+    /// alternative that came closest, if any: the one with the fewest errors among those that
+    /// got past `type`, `const` and `enum` at this very value. Returns whether to go on.
     fn explain(
         &mut self,
         alternatives: &[usize],
@@ -637,14 +637,11 @@ impl<'s> Evaluator<'s> {
                 break;
             }
             let errors = std::mem::take(&mut self.errors);
-            let shallow = errors.iter().any(|e| {
-                e.instance_path == here
-                    && matches!(
-                        e.keyword,
-                        "type" | "const" | "enum" | "required" | "false" | "additionalProperties"
-                    )
+            // A wrong type, constant or enum value right here: another variant altogether.
+            let other_variant = errors.iter().any(|e| {
+                e.instance_path == here && matches!(e.keyword, "type" | "const" | "enum" | "false")
             });
-            if !shallow && best.as_ref().is_none_or(|b| errors.len() < b.len()) {
+            if !other_variant && best.as_ref().is_none_or(|b| errors.len() < b.len()) {
                 best = Some(errors);
             }
         }
