@@ -89,7 +89,7 @@ pub(crate) struct PromptEntry {
 }
 
 impl super::registry::Named for PromptEntry {
-    fn name(&self) -> &str {
+    fn key(&self) -> &str {
         &self.prompt.name
     }
 }

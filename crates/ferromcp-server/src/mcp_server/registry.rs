@@ -7,9 +7,9 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::Cursor;
 
-/// Something registered under a name (a tool's name, a prompt's name, a resource's URI).
+/// Something registered under a key (a tool's name, a prompt's name, a resource's URI).
 pub(crate) trait Named {
-    fn name(&self) -> &str;
+    fn key(&self) -> &str;
 }
 
 pub(crate) struct Registry<T> {
@@ -48,8 +48,8 @@ impl<T: Named> Registry<T> {
     pub(crate) fn insert(&self, item: T) {
         let item = Arc::new(item);
         let mut t = self.write();
-        let name = item.name().to_owned();
-        match t.order.iter().position(|e| e.name() == name) {
+        let name = item.key().to_owned();
+        match t.order.iter().position(|e| e.key() == name) {
             Some(i) => t.order[i] = item.clone(),
             None => t.order.push(item.clone()),
         }
@@ -61,7 +61,7 @@ impl<T: Named> Registry<T> {
         let mut t = self.write();
         let found = t.by_name.remove(name).is_some();
         if found {
-            t.order.retain(|e| e.name() != name);
+            t.order.retain(|e| e.key() != name);
         }
         found
     }
@@ -70,7 +70,7 @@ impl<T: Named> Registry<T> {
         self.read()
             .order
             .iter()
-            .map(|e| e.name().to_owned())
+            .map(|e| e.key().to_owned())
             .collect()
     }
 

@@ -97,7 +97,7 @@ pub(crate) struct ResourceEntry {
 }
 
 impl Named for ResourceEntry {
-    fn name(&self) -> &str {
+    fn key(&self) -> &str {
         &self.resource.uri
     }
 }
@@ -110,7 +110,7 @@ pub(crate) struct TemplateEntry {
 }
 
 impl Named for TemplateEntry {
-    fn name(&self) -> &str {
+    fn key(&self) -> &str {
         &self.template.uri_template
     }
 }

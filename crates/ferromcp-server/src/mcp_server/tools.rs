@@ -173,7 +173,7 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
 }
 
 impl super::registry::Named for ToolEntry {
-    fn name(&self) -> &str {
+    fn key(&self) -> &str {
         &self.tool.name
     }
 }
