@@ -686,6 +686,22 @@ fn step_budget() {
         Value::Array((0..1000).map(|i| json!(i)).collect()),
         "maxSteps",
     );
+    // Work inside a keyword counts too: enum candidates, patterns per property name, string
+    // length.
+    let limits = Limits::default().with_max_steps(1_000);
+    let values: Vec<Value> = (0..5_000).map(|i| json!(i)).collect();
+    let s = Schema::compile(&json!({"enum": values}), &limits).unwrap();
+    bad_kw(&s, json!(1), "maxSteps");
+    let patterns: serde_json::Map<String, Value> =
+        (0..100).map(|i| (format!("^{i}$"), json!(true))).collect();
+    let s = Schema::compile(&json!({"patternProperties": patterns}), &limits).unwrap();
+    ok(&s, json!({"a": 1}));
+    let many: serde_json::Map<String, Value> =
+        (0..100).map(|i| (format!("k{i}"), json!(1))).collect();
+    bad_kw(&s, Value::Object(many), "maxSteps");
+    let s = Schema::compile(&json!({"maxLength": 10_000_000}), &limits).unwrap();
+    ok(&s, json!("x".repeat(10_000)));
+    bad_kw(&s, json!("x".repeat(100_000)), "maxSteps");
     // A 10k-way anyOf is over the default node limit.
     let branches: Vec<Value> = (0..10_000).map(|i| json!({"const": i})).collect();
     assert!(matches!(
@@ -719,6 +735,9 @@ fn huge_or_deep_schemas_are_compile_errors() {
         compile_err(json!({"enum": big_enum})),
         SchemaError::TooManyNodes { .. }
     ));
+    let names: Vec<String> = (0..20_000).map(|i| format!("p{i}")).collect();
+    let err = compile_err(json!({"required": names}));
+    assert!(matches!(err, SchemaError::TooManyNodes { .. }), "{err}");
     let limits = Limits::default().with_max_schema_nodes(3);
     assert!(Schema::compile(&json!({"properties": {"a": {}, "b": {}}}), &limits).is_ok());
     assert!(Schema::compile(&json!({"properties": {"a": {}, "b": {}, "c": {}}}), &limits).is_err());

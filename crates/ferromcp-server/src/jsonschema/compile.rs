@@ -512,6 +512,7 @@ impl<'a> Compiler<'a> {
             if let Value::Array(_) = dep {
                 let names =
                     strings(dep).ok_or_else(|| invalid(name, ptr, "arrays must hold strings"))?;
+                self.grow(names.len() + 1)?;
                 kw.dependent_required.push((prop.clone(), names));
             } else {
                 let node = self.child(dep, ptr, &[name, prop], depth)?;
@@ -611,12 +612,15 @@ impl<'a> Compiler<'a> {
             "required" => {
                 kw.required =
                     strings(v).ok_or_else(|| invalid(name, at, "must be an array of strings"))?;
+                self.grow(kw.required.len())?;
             }
             "minProperties" => kw.min_properties = Some(count(v)?),
             "maxProperties" => kw.max_properties = Some(count(v)?),
             "dependentRequired" => {
                 kw.dependent_required = dependent_required(v)
                     .ok_or_else(|| invalid(name, at, "must be an object of string arrays"))?;
+                let names = kw.dependent_required.iter().map(|(_, n)| n.len() + 1).sum();
+                self.grow(names)?;
             }
             other if ANNOTATIONS.contains(&other) => {}
             other => {

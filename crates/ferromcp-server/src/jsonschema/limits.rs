@@ -41,17 +41,19 @@ pub struct Limits {
     /// The deepest instance value a schema may descend to (the root is depth 0). Deeper →
     /// a validation error with keyword `maxDepth`, never a stack overflow. Default 64.
     pub max_instance_depth: usize,
-    /// The work budget of one validation: each application of a schema node to an instance
-    /// value is a step, and so is each pair of items `uniqueItems` compares. Over it →
-    /// a validation error with keyword `maxSteps`. Default 1,000,000.
+    /// The work budget of one validation. A step is one application of a schema node to an
+    /// instance value, one `enum` candidate, one `required` or `dependentRequired` name, one
+    /// `patternProperties` regex tried on a property name, one pair of items `uniqueItems`
+    /// compares, or 64 bytes of a string checked for length or pattern. Over it → a
+    /// validation error with keyword `maxSteps`. Default 1,000,000.
     pub max_steps: u64,
     /// How deep schema evaluation may recurse (applicators and `$ref` hops together), which
     /// bounds `$ref` cycles that do not descend into the instance, such as `{"$ref": "#"}`.
     /// Over it → a validation error with keyword `maxRecursion`. Default 256, which needs
     /// well under 512 KiB of stack even in a debug build (threads get 2 MiB by default).
     pub max_recursion: usize,
-    /// The most schema nodes (subschemas plus the values inside `const` and `enum`) a schema
-    /// may have. Default 10,000.
+    /// The most schema nodes a schema may have: subschemas, the values inside `const` and
+    /// `enum`, and the names in `required` and `dependentRequired`. Default 10,000.
     pub max_schema_nodes: usize,
     /// The deepest a schema document may nest subschemas (and `const`/`enum` values). Default 64.
     pub max_schema_depth: usize,

@@ -162,6 +162,20 @@ impl<'s> Evaluator<'s> {
         self.keep_going()
     }
 
+    /// Counts `steps` against the budget; `false` (and the validation fails) when it is spent.
+    fn charge(&mut self, steps: u64, path: &Path<'_>) -> bool {
+        self.steps = self.steps.saturating_add(steps);
+        if self.steps <= self.budget.max_steps {
+            return true;
+        }
+        let max = self.budget.max_steps;
+        self.abort(
+            path,
+            "maxSteps",
+            format!("validation needs more than {max} steps"),
+        )
+    }
+
     fn abort(&mut self, path: &Path<'_>, keyword: &'static str, message: String) -> bool {
         if self.fatal.is_none() {
             self.fatal = Some(error(path, keyword, message));
@@ -179,14 +193,8 @@ impl<'s> Evaluator<'s> {
 
     /// Whether `inst` at `path` matches node `node`; `rec` is the recursion depth.
     pub(crate) fn eval(&mut self, node: usize, inst: &Value, path: &Path<'_>, rec: usize) -> bool {
-        self.steps += 1;
-        if self.steps > self.budget.max_steps {
-            let max = self.budget.max_steps;
-            return self.abort(
-                path,
-                "maxSteps",
-                format!("validation needs more than {max} steps"),
-            );
+        if !self.charge(1, path) {
+            return false;
         }
         if rec > self.budget.max_recursion {
             let max = self.budget.max_recursion;
@@ -256,6 +264,9 @@ impl<'s> Evaluator<'s> {
             }
         }
         if let Some(values) = &kw.enum_values {
+            if !self.charge(values.len() as u64, path) {
+                return false;
+            }
             let mut found = false;
             for v in values {
                 match json_eq(v, inst, depth_left) {
@@ -302,6 +313,12 @@ impl<'s> Evaluator<'s> {
                 }
             }
             Value::String(s) => {
+                // Length and pattern checks are linear in the string.
+                let has_checks =
+                    kw.min_length.is_some() || kw.max_length.is_some() || kw.pattern.is_some();
+                if has_checks && !self.charge(s.len() as u64 / 64, path) {
+                    return false;
+                }
                 if kw.min_length.is_some() || kw.max_length.is_some() {
                     let len = s.chars().count() as u64;
                     if let Some(min) = kw.min_length.filter(|m| len < *m) {
@@ -518,6 +535,10 @@ impl<'s> Evaluator<'s> {
                 format!("must have at most {max} properties, got {len}")
             );
         }
+        let checks = kw.required.len() + kw.dependent_required.len();
+        if !self.charge(checks as u64, path) {
+            return false;
+        }
         for name in &kw.required {
             if !map.contains_key(name) {
                 fail!(
@@ -528,6 +549,9 @@ impl<'s> Evaluator<'s> {
         }
         for (name, needed) in &kw.dependent_required {
             if map.contains_key(name) {
+                if !self.charge(needed.len() as u64, path) {
+                    return false;
+                }
                 for other in needed {
                     if !map.contains_key(other) {
                         fail!(
@@ -547,6 +571,10 @@ impl<'s> Evaluator<'s> {
                 .additional_properties
                 .filter(|n| matches!(self.nodes.get(*n), Some(Node::Bool(false))));
             for (key, value) in map {
+                // Each property name is matched against every pattern.
+                if !self.charge(kw.pattern_properties.len() as u64, path) {
+                    return false;
+                }
                 let child = path.key(key);
                 let mut matched = false;
                 let mut ok = true;
@@ -665,7 +693,11 @@ impl<'s> Evaluator<'s> {
         depth_left: usize,
         path: &Path<'_>,
     ) -> Result<Option<(usize, usize)>, TooDeep> {
+        let n = items.len() as u64;
         if items.len() <= PAIRWISE_UNIQUE {
+            if !self.charge(n * n.saturating_sub(1) / 2, path) {
+                return Ok(None);
+            }
             for (i, a) in items.iter().enumerate() {
                 for (j, b) in items.iter().enumerate().skip(i + 1) {
                     if json_eq(a, b, depth_left)? {
@@ -673,6 +705,9 @@ impl<'s> Evaluator<'s> {
                     }
                 }
             }
+            return Ok(None);
+        }
+        if !self.charge(n, path) {
             return Ok(None);
         }
         let mut hashed = Vec::with_capacity(items.len());
@@ -689,14 +724,7 @@ impl<'s> Evaluator<'s> {
             let run = hashed.get(start..end).unwrap_or_default();
             for (x, &(_, i)) in run.iter().enumerate() {
                 for &(_, j) in run.iter().skip(x + 1) {
-                    self.steps += 1;
-                    if self.steps > self.budget.max_steps {
-                        let max = self.budget.max_steps;
-                        self.abort(
-                            path,
-                            "maxSteps",
-                            format!("validation needs more than {max} steps"),
-                        );
+                    if !self.charge(1, path) {
                         return Ok(None);
                     }
                     if let (Some(a), Some(b)) = (items.get(i), items.get(j))
