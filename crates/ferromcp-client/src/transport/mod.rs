@@ -82,6 +82,15 @@ impl Connected {
     pub fn dispatcher(&self) -> &Arc<dyn Dispatcher> {
         &self.dispatcher
     }
+
+    /// Closes the dispatcher and runs the shutdown hook (for a transport that was opened but
+    /// never handed to a client).
+    pub async fn close(self) {
+        self.dispatcher.close();
+        if let Some(hook) = self.shutdown {
+            hook.shutdown().await;
+        }
+    }
 }
 
 impl fmt::Debug for Connected {
