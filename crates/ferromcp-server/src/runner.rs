@@ -268,7 +268,11 @@ async fn inner_ladder(server: Server, req: McpRequest) -> McpResult {
             server.info().clone(),
         );
         result.instructions = server.instructions().map(str::to_owned);
-        return to_object(&result, &method);
+        // Shaped for the negotiated version, like every other result: a 2024-11-05 client
+        // gets no `completions` capability and no server-info fields of later revisions.
+        let mut result = to_object(&result, &method)?;
+        tables::shape_result(&method, negotiated, &mut result);
+        return Ok(result);
     }
 
     // 3. A handler, or -32601.

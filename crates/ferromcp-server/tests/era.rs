@@ -50,6 +50,15 @@ fn era_server(notes: mpsc::UnboundedSender<Value>) -> Server {
         .on_request("acme/stamped", |_ctx: RequestContext, _p: Value| async {
             Ok(json!({"_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mine", "version": "9"}}}))
         })
+        .on_request("resources/read", |_ctx: RequestContext, p: Value| async move {
+            if p["uri"] == "file:///more" {
+                return Ok(json!({"resultType": "input_required", "requestState": "s1"}));
+            }
+            Ok(json!({"contents": [{"uri": p["uri"], "text": "hi"}]}))
+        })
+        .on_request("acme/meta", |_ctx: RequestContext, _p: Value| async {
+            Ok(json!({"_meta": {"x": 1, "io.modelcontextprotocol/serverInfo": null}}))
+        })
         .on_request("acme/whoami", |ctx: RequestContext, _p: Value| async move {
             Ok(json!({
                 "version": ctx.protocol_version().as_str(),
@@ -496,6 +505,35 @@ async fn modern_results_are_shaped() {
             json!({"name": "mine", "version": "9"})
         );
         assert_eq!(mine["resultType"], "complete");
+
+        // The handler's other `_meta` keys stay; an explicit null serverInfo is overwritten.
+        let meta = raw.ok(7, "acme/meta", Some(modern(json!({})))).await;
+        assert_eq!(
+            meta["_meta"],
+            json!({"x": 1, "io.modelcontextprotocol/serverInfo": stamp()})
+        );
+
+        // A cacheable method: hints on a complete result, none on an input-required one.
+        let read = raw
+            .ok(
+                8,
+                "resources/read",
+                Some(modern(json!({"uri": "file:///a"}))),
+            )
+            .await;
+        assert_eq!(read["ttlMs"], 0);
+        assert_eq!(read["resultType"], "complete");
+        let more = raw
+            .ok(
+                9,
+                "resources/read",
+                Some(modern(json!({"uri": "file:///more"}))),
+            )
+            .await;
+        assert_eq!(more["resultType"], "input_required");
+        assert_eq!(more["requestState"], "s1");
+        assert!(more.get("ttlMs").is_none(), "{more}");
+        assert!(more.get("cacheScope").is_none(), "{more}");
 
         // A result that does not fit its type: -32603, no details.
         let e = raw

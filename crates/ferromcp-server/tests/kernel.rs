@@ -12,12 +12,9 @@ mod common;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::{
-    Client, Transport, assert_code, connect, handshake_raw, init_params, serve_raw, within,
-};
+use common::{Transport, assert_code, connect, handshake_raw, init_params, serve_raw, within};
 use ferromcp_dispatch::{
-    DirectDispatcher, Dispatcher, DispatcherConfig, HandlerError, JsonRpcDispatcher, Outbound,
-    memory_pair,
+    DirectDispatcher, Dispatcher, DispatcherConfig, HandlerError, JsonRpcDispatcher, memory_pair,
 };
 use ferromcp_server::middleware::{McpRequest, Next, middleware_fn};
 use ferromcp_server::{BuildError, CLEANUP_TIMEOUT, CacheHint, Connection, RequestContext, Server};
@@ -265,6 +262,46 @@ async fn rung2_initialize_result_carries_server_info_instructions_and_capabiliti
     .await;
 }
 
+/// Rung 2: the `initialize` result is shaped for the negotiated version, like every other
+/// result: fields the version does not define (a later revision's capabilities, server-info
+/// fields) are dropped.
+#[tokio::test]
+async fn rung2_initialize_result_is_shaped_for_the_negotiated_version() {
+    within(async {
+        let mut info = ferromcp_types::mcp::Implementation::new("shaped", "1.0.0");
+        info.title = Some("Shaped".into());
+        info.website_url = Some("https://example.com".into());
+        let server = Server::builder("x", "0")
+            .info(info)
+            .instructions("hi")
+            .on_request(
+                "completion/complete",
+                |_c: RequestContext, _p: Value| async { Ok(json!({"completion": {"values": []}})) },
+            )
+            .build()
+            .unwrap();
+        for t in Transport::ALL {
+            let c = connect(t, &server).await;
+            let r = c.initialize_at("2024-11-05").await;
+            assert_eq!(
+                r["serverInfo"],
+                json!({"name": "shaped", "version": "1.0.0"}),
+                "{t:?}"
+            );
+            assert!(r["capabilities"].get("completions").is_none(), "{t:?}: {r}");
+            assert_eq!(r["instructions"], "hi");
+            c.shutdown().await;
+
+            let c = connect(t, &server).await;
+            let r = c.initialize_at("2025-06-18").await;
+            assert_eq!(r["serverInfo"]["title"], "Shaped", "{t:?}");
+            assert!(r["capabilities"]["completions"].is_object(), "{t:?}: {r}");
+            c.shutdown().await;
+        }
+    })
+    .await;
+}
+
 /// Rung 2: a second `initialize` on an initialized connection is -32600.
 #[tokio::test]
 async fn rung2_second_initialize_is_invalid_request() {
@@ -473,6 +510,74 @@ async fn rung6_handshake_results_carry_no_2026_fields() {
             let pong = c.ok("ping", None).await;
             assert_eq!(pong, json!({}));
             c.shutdown().await;
+        }
+    })
+    .await;
+}
+
+/// Rung 6 at 2026-07-28 on the single-exchange path (`ServerRunner::serve_request` with a
+/// connection built from an envelope, as the HTTP modern entry uses it): cache hints from
+/// the server's defaults, `resultType` on custom methods, the serverInfo stamp.
+#[tokio::test]
+async fn rung6_modern_results_on_the_single_exchange_path() {
+    within(async {
+        let server = ladder_server();
+        let (out, _peer) = DirectDispatcher::pair();
+        let out: Arc<dyn ferromcp_dispatch::Outbound> = Arc::new(out);
+        let exchange = |method: &'static str, params: Option<Value>| {
+            let conn =
+                Connection::from_envelope(out.clone(), ProtocolVersion::V2026_07_28, None, None);
+            let ctx = ferromcp_dispatch::DispatchContext::builder(
+                out.clone(),
+                ferromcp_dispatch::TransportInfo::new(
+                    ferromcp_dispatch::TransportKind::Direct,
+                    false,
+                ),
+            )
+            .request_id(1.into())
+            .build();
+            ferromcp_server::ServerRunner::serve_request(
+                server.clone(),
+                conn,
+                ctx,
+                method.into(),
+                params,
+            )
+        };
+        let stamp = json!({"name": "kernel-test", "version": "1.2.3"});
+        let tools = Value::Object(
+            exchange("tools/list", Some(common::modern(json!({}))))
+                .await
+                .unwrap(),
+        );
+        assert_eq!(
+            tools,
+            json!({
+                "tools": [],
+                "ttlMs": 5000,
+                "cacheScope": "public",
+                "resultType": "complete",
+                "_meta": {"io.modelcontextprotocol/serverInfo": stamp},
+            })
+        );
+        let custom = exchange("acme/echo", Some(common::modern(json!({"a": 1}))))
+            .await
+            .unwrap();
+        assert_eq!(custom["resultType"], "complete");
+        assert_eq!(custom["_meta"]["io.modelcontextprotocol/serverInfo"], stamp);
+        // Handshake-only methods do not exist here.
+        match exchange("ping", Some(common::modern(json!({})))).await {
+            Err(HandlerError::Protocol(e)) => assert_code(&e, ErrorCode::METHOD_NOT_FOUND),
+            other => panic!("expected -32601, got {other:?}"),
+        }
+        match exchange(
+            "initialize",
+            Some(common::modern(init_params("2025-11-25"))),
+        )
+        .await
+        {
+            Err(HandlerError::Protocol(e)) => assert_code(&e, ErrorCode::METHOD_NOT_FOUND),
+            other => panic!("expected -32601, got {other:?}"),
         }
     })
     .await;
@@ -1214,7 +1319,7 @@ async fn connection_cleanup_is_bounded() {
     within(async {
         let (out, _peer) = DirectDispatcher::pair();
         let conn = Connection::for_handshake(Arc::new(out), true, ProtocolVersion::LATEST);
-        conn.on_close(|| std::future::pending::<()>());
+        conn.on_close(std::future::pending::<()>);
         let started = tokio::time::Instant::now();
         conn.close().await;
         let took = started.elapsed();
@@ -1366,23 +1471,6 @@ async fn request_context_describes_the_request() {
                 "cancelled": false,
             })
         );
-    })
-    .await;
-}
-
-/// Sanity: the harness's clients really are on the transport they name.
-#[tokio::test]
-async fn harness_transports_are_distinct() {
-    within(async {
-        for t in Transport::ALL {
-            let c: Client = connect(t, &ladder_server()).await;
-            assert_eq!(c.transport, t);
-            assert_eq!(c.runner.is_some(), t != Transport::Stream);
-            c.shutdown().await;
-        }
-        // The Outbound trait object is what the harness drives.
-        let (a, _b) = DirectDispatcher::pair();
-        let _: Arc<dyn Outbound> = Arc::new(a);
     })
     .await;
 }
