@@ -3,7 +3,6 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt as _;
-use syn::spanned::Spanned as _;
 use syn::{Attribute, Expr, ExprLit, FnArg, ItemFn, Lit, LitStr, Meta, Type};
 
 use crate::args::ToolArgs;
@@ -25,8 +24,8 @@ fn check(item: &ItemFn) -> syn::Result<()> {
     let sig = &item.sig;
     let mut errors: Vec<syn::Error> = Vec::new();
     if let Some(receiver) = sig.receiver() {
-        errors.push(syn::Error::new(
-            receiver.span(),
+        errors.push(syn::Error::new_spanned(
+            receiver,
             "#[tool] works on free functions, not methods: make this a free `async fn` and take \
              shared state with the `State<T>` extractor (registered with \
              `McpServerBuilder::state`), or register a closure that captures it with \
@@ -46,14 +45,14 @@ fn check(item: &ItemFn) -> syn::Result<()> {
         ));
     }
     if let Some(abi) = &sig.abi {
-        errors.push(syn::Error::new(
-            abi.span(),
+        errors.push(syn::Error::new_spanned(
+            abi,
             "#[tool] functions can't have an `extern` ABI",
         ));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        errors.push(syn::Error::new(
-            sig.generics.span(),
+        errors.push(syn::Error::new_spanned(
+            &sig.generics,
             "#[tool] functions can't be generic: a tool has one input schema and one output \
              type; write a non-generic wrapper per instantiation",
         ));
@@ -61,8 +60,8 @@ fn check(item: &ItemFn) -> syn::Result<()> {
     for arg in &sig.inputs {
         let FnArg::Typed(pat) = arg else { continue };
         if let Type::ImplTrait(ty) = &*pat.ty {
-            errors.push(syn::Error::new(
-                ty.span(),
+            errors.push(syn::Error::new_spanned(
+                ty,
                 "#[tool] functions can't take `impl Trait` arguments (that makes them generic); \
                  name the extractor type",
             ));
@@ -126,7 +125,11 @@ fn companion(args: &ToolArgs, item: &ItemFn) -> syn::Result<TokenStream> {
 
     // The handler is named with the function's own span, so that a handler the server
     // refuses (an argument that is not an extractor, a return type that is not a tool
-    // result) is reported on the function's name, with `ToolHandler`'s message.
+    // result, a future that is not `Send`) is reported on the function's name with
+    // `ToolHandler`'s message. (Checking each argument against `FromToolCall` would point at
+    // the argument, but rustc then lists every extractor type in the error, a list that
+    // changes whenever the server gains one; the function's name and the trait's note are
+    // enough to find the culprit.)
     let handler = quote_spanned!(fn_ident.span()=> #fn_ident);
     let tool_def = quote_spanned!(fn_ident.span()=> #krate::mcp_server::ToolDef::new);
     let doc = format!(

@@ -1,0 +1,9 @@
+use ferromcp_macros::tool;
+
+/// Not async.
+#[tool]
+fn ping() -> &'static str {
+    "pong"
+}
+
+fn main() {}
