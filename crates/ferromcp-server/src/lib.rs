@@ -12,6 +12,8 @@
 mod connection;
 mod context;
 mod in_process;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod mcp_server;
 pub mod middleware;
 #[cfg(feature = "otel")]

@@ -148,7 +148,7 @@ impl ServerRunner {
         Ok(result)
     }
 
-    fn classify_envelope(
+    pub(crate) fn classify_envelope(
         &self,
         outbound: &Arc<dyn Outbound>,
         method: &str,

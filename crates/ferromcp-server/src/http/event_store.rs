@@ -1,0 +1,175 @@
+//! [`EventStore`]: where handshake-era SSE events are kept so that a client can resume a
+//! stream with `Last-Event-ID` (MCP 2025-11-25 "Streamable HTTP › Resumability and
+//! Redelivery"), and [`InMemoryEventStore`], the bounded default.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+
+use bytes::Bytes;
+use ferromcp_dispatch::BoxFuture;
+
+/// One stored event: its id and its data (a JSON-RPC message's text; empty for a priming
+/// event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoredEvent {
+    /// The event id, unique across the session's streams.
+    pub id: String,
+    /// The event's data.
+    pub data: Bytes,
+}
+
+/// What a `Last-Event-ID` resumes: the stream the event belongs to and that stream's events
+/// after it, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Replay {
+    /// The stream the event id belongs to.
+    pub stream: String,
+    /// The stream's later events.
+    pub events: Vec<StoredEvent>,
+}
+
+/// Stores the SSE events of handshake-era sessions for resumption.
+///
+/// Event ids must be unique across all streams of a session and let
+/// [`replay_after`](EventStore::replay_after) find the stream they belong to; replay must
+/// never return another stream's events. A store shared by several nodes (Redis) lets any
+/// node answer a resume.
+pub trait EventStore: Send + Sync + 'static {
+    /// Stores an event of `stream` in `session`, returning its id.
+    fn store<'a>(&'a self, session: &'a str, stream: &'a str, data: Bytes)
+    -> BoxFuture<'a, String>;
+
+    /// The stream of event `last_event_id` and its events after it; `None` when the id is
+    /// unknown (never issued, evicted, or of another session).
+    fn replay_after<'a>(
+        &'a self,
+        session: &'a str,
+        last_event_id: &'a str,
+    ) -> BoxFuture<'a, Option<Replay>>;
+
+    /// Forgets a session's events (the session ended).
+    fn forget<'a>(&'a self, session: &'a str) -> BoxFuture<'a, ()>;
+}
+
+/// The default bound on events kept per session by [`InMemoryEventStore`].
+pub const DEFAULT_EVENTS_PER_SESSION: usize = 1024;
+
+/// An in-memory [`EventStore`] keeping the latest events of each session (default
+/// [`DEFAULT_EVENTS_PER_SESSION`]); older events are evicted, and resuming from one of them
+/// fails. Event ids are `{stream}-{n}`, `n` counting up per session.
+pub struct InMemoryEventStore {
+    per_session: usize,
+    sessions: Mutex<HashMap<String, SessionEvents>>,
+}
+
+#[derive(Default)]
+struct SessionEvents {
+    next: u64,
+    events: VecDeque<(u64, Box<str>, Bytes)>,
+}
+
+impl Default for InMemoryEventStore {
+    fn default() -> Self {
+        Self::new(DEFAULT_EVENTS_PER_SESSION)
+    }
+}
+
+impl InMemoryEventStore {
+    /// A store keeping at most `per_session` events per session (at least 1).
+    pub fn new(per_session: usize) -> Self {
+        Self {
+            per_session: per_session.max(1),
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// How many events are stored, over all sessions.
+    pub fn len(&self) -> usize {
+        self.lock().values().map(|s| s.events.len()).sum()
+    }
+
+    /// Whether nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionEvents>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn store_now(&self, session: &str, stream: &str, data: Bytes) -> String {
+        let mut map = self.lock();
+        let s = map.entry(session.to_owned()).or_default();
+        let n = s.next;
+        s.next += 1;
+        if s.events.len() >= self.per_session {
+            s.events.pop_front();
+        }
+        s.events.push_back((n, stream.into(), data));
+        format!("{stream}-{n}")
+    }
+
+    fn replay_now(&self, session: &str, last: &str) -> Option<Replay> {
+        let (stream, n) = last.rsplit_once('-')?;
+        let n: u64 = n.parse().ok()?;
+        let map = self.lock();
+        let s = map.get(session)?;
+        // The event must still be stored (and belong to that stream).
+        let start = s
+            .events
+            .iter()
+            .position(|(m, st, _)| *m == n && &**st == stream)?;
+        let events = s
+            .events
+            .iter()
+            .skip(start + 1)
+            .filter(|(_, st, _)| &**st == stream)
+            .map(|(m, st, data)| StoredEvent {
+                id: format!("{st}-{m}"),
+                data: data.clone(),
+            })
+            .collect();
+        Some(Replay {
+            stream: stream.to_owned(),
+            events,
+        })
+    }
+}
+
+impl fmt::Debug for InMemoryEventStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InMemoryEventStore")
+            .field("per_session", &self.per_session)
+            .field("sessions", &self.lock().len())
+            .finish()
+    }
+}
+
+impl EventStore for InMemoryEventStore {
+    fn store<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+        data: Bytes,
+    ) -> BoxFuture<'a, String> {
+        let id = self.store_now(session, stream, data);
+        Box::pin(std::future::ready(id))
+    }
+
+    fn replay_after<'a>(
+        &'a self,
+        session: &'a str,
+        last_event_id: &'a str,
+    ) -> BoxFuture<'a, Option<Replay>> {
+        let r = self.replay_now(session, last_event_id);
+        Box::pin(std::future::ready(r))
+    }
+
+    fn forget<'a>(&'a self, session: &'a str) -> BoxFuture<'a, ()> {
+        self.lock().remove(session);
+        Box::pin(std::future::ready(()))
+    }
+}

@@ -1,0 +1,175 @@
+//! Header names, media-type checks and the `=?base64?…?=` sentinel of MCP 2026-07-28.
+
+use http::HeaderMap;
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderName};
+
+/// `MCP-Protocol-Version`.
+pub const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// `Mcp-Session-Id` (handshake era only).
+pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+/// `Mcp-Method` (2026-07-28).
+pub const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+/// `Mcp-Name` (2026-07-28): the `name` of `tools/call` and `prompts/get`, the `uri` of
+/// `resources/read`.
+pub const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+/// The prefix of the `Mcp-Param-{Name}` headers (2026-07-28), lower case.
+pub const MCP_PARAM_PREFIX: &str = "mcp-param-";
+/// `Last-Event-ID` (handshake-era resumption).
+pub const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+/// `X-Accel-Buffering` (sent as `no` on SSE responses).
+pub const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+
+/// `application/json`.
+pub(crate) const JSON: &str = "application/json";
+/// `text/event-stream`.
+pub(crate) const EVENT_STREAM: &str = "text/event-stream";
+
+/// The single value of a header, as text; `Err(())` when it appears more than once or is not
+/// visible ASCII.
+pub(crate) fn single(headers: &HeaderMap, name: &HeaderName) -> Result<Option<String>, ()> {
+    let mut values = headers.get_all(name).iter();
+    let Some(first) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(());
+    }
+    first
+        .to_str()
+        .map(|s| Some(s.trim().to_owned()))
+        .map_err(|_| ())
+}
+
+/// The first value of a header as text, if it is text.
+pub(crate) fn first(headers: &HeaderMap, name: &HeaderName) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|s| s.trim().to_owned())
+}
+
+/// Whether the request's `Content-Type` is `application/json` (parameters such as
+/// `charset` allowed).
+pub(crate) fn is_json_content(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case(JSON))
+}
+
+/// Whether the `Accept` header admits `wanted` (`type/subtype`); `*/*` and `type/*` count,
+/// a `q=0` entry does not.
+pub(crate) fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
+    let (wtype, _) = wanted.split_once('/').unwrap_or((wanted, ""));
+    headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|entry| {
+            let mut parts = entry.split(';');
+            let range = parts.next().unwrap_or("").trim();
+            let refused = parts.any(|p| {
+                let p = p.trim();
+                p.strip_prefix("q=")
+                    .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
+            });
+            if refused {
+                return false;
+            }
+            range.eq_ignore_ascii_case(wanted)
+                || range == "*/*"
+                || range
+                    .strip_suffix("/*")
+                    .is_some_and(|t| t.eq_ignore_ascii_case(wtype))
+        })
+}
+
+/// Decodes a header value that may use the `=?base64?{Base64}?=` sentinel (MCP 2026-07-28
+/// "Value Encoding"); `None` when the sentinel holds invalid Base64 or invalid UTF-8.
+pub fn decode_header_value(value: &str) -> Option<String> {
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        Some(b64) => String::from_utf8(base64_decode(b64)?).ok(),
+        None => Some(value.to_owned()),
+    }
+}
+
+/// Standard Base64 (RFC 4648 §4), padding optional.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    fn value(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let bytes = text.trim_end_matches('=').as_bytes();
+    if bytes.len() % 4 == 1 || text.len() - bytes.len() > 2 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= value(c)? << (18 - 6 * i);
+        }
+        let [_, a, b, c] = acc.to_be_bytes();
+        out.push(a);
+        if chunk.len() > 2 {
+            out.push(b);
+        }
+        if chunk.len() > 3 {
+            out.push(c);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentinel_round_trips_the_spec_examples() {
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(),
+            Some("Hello, 世界")
+        );
+        assert_eq!(
+            decode_header_value("=?base64?IHBhZGRlZCA=?=").as_deref(),
+            Some(" padded ")
+        );
+        assert_eq!(
+            decode_header_value("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=").as_deref(),
+            Some("=?base64?literal?=")
+        );
+        assert_eq!(decode_header_value("us-west1").as_deref(), Some("us-west1"));
+        assert_eq!(decode_header_value("=?base64?!!?="), None);
+    }
+
+    #[test]
+    fn accept_rules() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            ACCEPT,
+            "application/json, text/event-stream"
+                .parse()
+                .unwrap_or_else(|_| unreachable!()),
+        );
+        assert!(accepts(&h, JSON) && accepts(&h, EVENT_STREAM));
+        h.insert(
+            ACCEPT,
+            "text/*;q=0.5".parse().unwrap_or_else(|_| unreachable!()),
+        );
+        assert!(accepts(&h, EVENT_STREAM) && !accepts(&h, JSON));
+        h.insert(ACCEPT, "*/*;q=0".parse().unwrap_or_else(|_| unreachable!()));
+        assert!(!accepts(&h, JSON));
+    }
+}

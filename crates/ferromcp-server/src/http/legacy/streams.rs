@@ -1,0 +1,349 @@
+//! A session's SSE streams and the routing of outbound messages (MCP 2025-11-25 "Streamable
+//! HTTP › Multiple Connections", "Resumability and Redelivery"):
+//!
+//! - a response, and whatever relates to its request (`MessageMeta::related_request_id`),
+//!   goes on that request's stream; the response ends the stream;
+//! - everything else goes on the standalone GET stream;
+//! - with an event store, every event is stored first (with an id unique across the
+//!   session's streams), so a client can resume a stream with `Last-Event-ID`.
+//!
+//! Each message goes on exactly one stream. A stream whose client reads too slowly (its
+//! queue is full) is closed; a stream whose client went away is detached. Neither stops the
+//! request: its events stay in the store.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use bytes::Bytes;
+use ferromcp_dispatch::TransportMessage;
+use ferromcp_dispatch::codec::{SseEvent, encode_message_event};
+use ferromcp_types::jsonrpc::{ErrorObject, Message, RequestId};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::http::event_store::{EventStore, StoredEvent};
+
+/// The standalone (GET) stream's id.
+pub(crate) const STANDALONE: &str = "g";
+
+enum ReqStream {
+    Sse {
+        stream: String,
+        tx: Option<mpsc::Sender<Bytes>>,
+    },
+    Json(Option<oneshot::Sender<Message>>),
+}
+
+#[derive(Default)]
+struct State {
+    requests: HashMap<RequestId, ReqStream>,
+    standalone: Option<mpsc::Sender<Bytes>>,
+    closed: bool,
+}
+
+/// A session's streams.
+pub(crate) struct Streams {
+    session: String,
+    store: Option<Arc<dyn EventStore>>,
+    /// Priming events are sent to clients at 2025-11-25 and later.
+    priming: std::sync::atomic::AtomicBool,
+    retry_ms: u64,
+    queue: usize,
+    next_stream: AtomicU64,
+    state: Mutex<State>,
+}
+
+/// Why a stream could not be opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpenError {
+    /// A request with this id is in flight.
+    Duplicate,
+    /// The standalone stream is already open.
+    Conflict,
+    /// The session has ended.
+    Closed,
+}
+
+impl Streams {
+    pub(crate) fn new(
+        session: String,
+        store: Option<Arc<dyn EventStore>>,
+        retry_ms: u64,
+        queue: usize,
+    ) -> Self {
+        Self {
+            session,
+            store,
+            priming: std::sync::atomic::AtomicBool::new(true),
+            retry_ms,
+            queue: queue.max(1),
+            next_stream: AtomicU64::new(0),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether priming events are sent (the client's version is 2025-11-25 or later).
+    pub(crate) fn set_priming(&self, on: bool) {
+        self.priming.store(on, Ordering::Relaxed);
+    }
+
+    /// Requests in flight.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.lock().requests.len()
+    }
+
+    /// Nothing in flight and no live GET stream.
+    pub(crate) fn is_quiet(&self) -> bool {
+        let s = self.lock();
+        s.requests.is_empty() && s.standalone.as_ref().is_none_or(|tx| tx.is_closed())
+    }
+
+    /// Opens the SSE stream of request `id`; returns its receiver, primed.
+    pub(crate) async fn open_request(
+        &self,
+        id: &RequestId,
+    ) -> Result<mpsc::Receiver<Bytes>, OpenError> {
+        let stream = format!("r{}", self.next_stream.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = mpsc::channel(self.queue);
+        {
+            let mut s = self.lock();
+            if s.closed {
+                return Err(OpenError::Closed);
+            }
+            if s.requests.contains_key(id) {
+                return Err(OpenError::Duplicate);
+            }
+            s.requests.insert(
+                id.clone(),
+                ReqStream::Sse {
+                    stream: stream.clone(),
+                    tx: Some(tx.clone()),
+                },
+            );
+        }
+        self.prime(&stream, &tx).await;
+        Ok(rx)
+    }
+
+    /// Registers request `id` as answered in one JSON body.
+    pub(crate) fn open_json(
+        &self,
+        id: &RequestId,
+    ) -> Result<oneshot::Receiver<Message>, OpenError> {
+        let (tx, rx) = oneshot::channel();
+        let mut s = self.lock();
+        if s.closed {
+            return Err(OpenError::Closed);
+        }
+        if s.requests.contains_key(id) {
+            return Err(OpenError::Duplicate);
+        }
+        s.requests.insert(id.clone(), ReqStream::Json(Some(tx)));
+        Ok(rx)
+    }
+
+    /// Forgets request `id` (its message could not be queued).
+    pub(crate) fn abandon(&self, id: &RequestId) {
+        self.lock().requests.remove(id);
+    }
+
+    /// Opens the standalone GET stream (409 when one is live).
+    pub(crate) async fn open_standalone(&self) -> Result<mpsc::Receiver<Bytes>, OpenError> {
+        let (tx, rx) = mpsc::channel(self.queue);
+        {
+            let mut s = self.lock();
+            if s.closed {
+                return Err(OpenError::Closed);
+            }
+            if s.standalone.as_ref().is_some_and(|t| !t.is_closed()) {
+                return Err(OpenError::Conflict);
+            }
+            s.standalone = Some(tx.clone());
+        }
+        self.prime(STANDALONE, &tx).await;
+        Ok(rx)
+    }
+
+    /// Resumes `stream` after a `Last-Event-ID`: the stored events, then live ones while the
+    /// stream is still open.
+    pub(crate) fn resume(
+        &self,
+        stream: &str,
+        events: Vec<StoredEvent>,
+    ) -> Result<mpsc::Receiver<Bytes>, OpenError> {
+        let (tx, rx) = mpsc::channel(self.queue.max(events.len() + 1));
+        for e in events {
+            let text = String::from_utf8_lossy(&e.data).into_owned();
+            if let Ok(frame) = SseEvent::new(text).with_id(e.id).to_bytes() {
+                let _ = tx.try_send(Bytes::from(frame));
+            }
+        }
+        let mut s = self.lock();
+        if s.closed {
+            return Ok(rx); // the replay only
+        }
+        if stream == STANDALONE {
+            if s.standalone.as_ref().is_some_and(|t| !t.is_closed()) {
+                return Err(OpenError::Conflict);
+            }
+            s.standalone = Some(tx);
+        } else {
+            for r in s.requests.values_mut() {
+                if let ReqStream::Sse {
+                    stream: st,
+                    tx: slot,
+                } = r
+                {
+                    if st == stream {
+                        *slot = Some(tx);
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(rx)
+    }
+
+    /// Sends the priming event: an id and empty data, with `retry`.
+    async fn prime(&self, stream: &str, tx: &mpsc::Sender<Bytes>) {
+        let Some(store) = &self.store else { return };
+        if !self.priming.load(Ordering::Relaxed) {
+            return;
+        }
+        let id = store.store(&self.session, stream, Bytes::new()).await;
+        if let Ok(frame) = SseEvent::new("")
+            .with_id(id)
+            .with_retry(self.retry_ms)
+            .to_bytes()
+        {
+            let _ = tx.try_send(Bytes::from(frame));
+        }
+    }
+
+    /// Routes one outbound message of the dispatcher.
+    pub(crate) async fn route(&self, msg: TransportMessage) {
+        let TransportMessage { message, meta } = msg;
+        let final_id = match &message {
+            Message::Response(r) => Some(r.id.clone()),
+            Message::Error(e) => e.id.clone(),
+            _ => None,
+        };
+        if let Some(id) = final_id {
+            let entry = self.lock().requests.remove(&id);
+            match entry {
+                Some(ReqStream::Sse { stream, tx }) => {
+                    self.emit(&stream, tx.as_ref(), &message).await;
+                }
+                Some(ReqStream::Json(Some(tx))) => {
+                    let _ = tx.send(message);
+                }
+                _ => tracing::debug!(%id, "answer to a request with no stream dropped"),
+            }
+            return;
+        }
+        let is_request = matches!(message, Message::Request(_));
+        if let Some(related) = &meta.related_request_id {
+            let target = match self.lock().requests.get(related) {
+                Some(ReqStream::Sse { stream, tx }) => Some((stream.clone(), tx.clone())),
+                Some(ReqStream::Json(_)) => None,
+                None => None,
+            };
+            match target {
+                Some((stream, tx)) => {
+                    if !self.emit(&stream, tx.as_ref(), &message).await {
+                        self.detach(related, tx.as_ref());
+                    }
+                    return;
+                }
+                // A notification for a request answered in JSON, or already answered,
+                // has nowhere to go; a request falls back to the GET stream.
+                None if !is_request => return,
+                None => {}
+            }
+        }
+        let tx = self.lock().standalone.clone();
+        if !self.emit(STANDALONE, tx.as_ref(), &message).await {
+            let mut s = self.lock();
+            if let (Some(cur), Some(tx)) = (&s.standalone, &tx) {
+                if cur.same_channel(tx) {
+                    s.standalone = None;
+                }
+            }
+        }
+    }
+
+    /// Stores (when resumable) and sends one event; `false` when the client is gone or too
+    /// slow (the stream is then detached).
+    async fn emit(
+        &self,
+        stream: &str,
+        tx: Option<&mpsc::Sender<Bytes>>,
+        message: &Message,
+    ) -> bool {
+        let id = match &self.store {
+            Some(store) => Some(
+                store
+                    .store(&self.session, stream, Bytes::from(message.to_vec()))
+                    .await,
+            ),
+            None => None,
+        };
+        let Some(tx) = tx else { return false };
+        let mut frame = Vec::new();
+        if encode_message_event(&mut frame, id.as_deref(), message).is_err() {
+            return true;
+        }
+        match tx.try_send(Bytes::from(frame)) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                tracing::warn!(stream, "SSE client too slow; stream closed (resumable)");
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    fn detach(&self, id: &RequestId, tx: Option<&mpsc::Sender<Bytes>>) {
+        let mut s = self.lock();
+        if let Some(ReqStream::Sse { tx: slot, .. }) = s.requests.get_mut(id) {
+            if let (Some(cur), Some(tx)) = (slot.as_ref(), tx) {
+                if cur.same_channel(tx) {
+                    *slot = None;
+                }
+            }
+        }
+    }
+
+    /// The client cancelled request `id`: answer it -32800 on its stream so the stream can
+    /// end (this wire can end a POST stream only with a response).
+    pub(crate) async fn cancel(&self, id: &RequestId) {
+        let entry = self.lock().requests.remove(id);
+        let message = Message::error(Some(id.clone()), ErrorObject::request_cancelled());
+        match entry {
+            Some(ReqStream::Sse { stream, tx }) => {
+                self.emit(&stream, tx.as_ref(), &message).await;
+            }
+            Some(ReqStream::Json(Some(tx))) => {
+                let _ = tx.send(message);
+            }
+            _ => {}
+        }
+    }
+
+    /// Closes the GET stream.
+    pub(crate) fn close_standalone(&self) {
+        self.lock().standalone = None;
+    }
+
+    /// Closes every stream (the session ended).
+    pub(crate) fn close_all(&self) {
+        let mut s = self.lock();
+        s.closed = true;
+        s.standalone = None;
+        s.requests.clear();
+    }
+}
