@@ -146,27 +146,31 @@ impl Decoder {
     /// Decodes one frame: a single message or a batch.
     pub fn decode(&self, bytes: &[u8]) -> Result<Frame, DecodeError> {
         check_depth(bytes, self.max_depth)?;
+        let text = utf8(bytes)?;
         if first_non_ws(bytes) == Some(b'[') {
-            let entries: Vec<Box<RawValue>> = parse_unbounded(bytes)?;
+            let entries: Vec<Box<RawValue>> = parse_unbounded(text)?;
             if entries.is_empty() {
                 return Err(DecodeError::invalid(None, "empty batch"));
             }
             let decoded = entries
                 .iter()
-                .map(|raw| decode_message(raw.get().as_bytes()))
+                .map(|raw| decode_message(raw.get()))
                 .collect();
             return Ok(Frame::Batch(decoded));
         }
-        decode_message(bytes).map(Frame::Single)
+        decode_message(text).map(Frame::Single)
     }
 
     /// Decodes one message; a batch is an invalid request here.
     pub fn decode_message(&self, bytes: &[u8]) -> Result<Message, DecodeError> {
         check_depth(bytes, self.max_depth)?;
+        let text = utf8(bytes)?;
         if first_non_ws(bytes) == Some(b'[') {
+            // Still a parse error when the batch is not JSON at all.
+            let _: IgnoredAny = parse_unbounded(text)?;
             return Err(DecodeError::invalid(None, "batches are not supported here"));
         }
-        decode_message(bytes)
+        decode_message(text)
     }
 }
 
@@ -221,8 +225,8 @@ fn check_depth(bytes: &[u8], limit: usize) -> Result<(), DecodeError> {
 
 /// Parses with serde_json's own recursion guard off: [`check_depth`] has already bounded the
 /// nesting, and the bound may be set above serde_json's fixed one.
-fn parse_unbounded<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, DecodeError> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+fn parse_unbounded<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, DecodeError> {
+    let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
     let value = T::deserialize(&mut de).map_err(|e| classify(&e))?;
     de.end().map_err(|e| classify(&e))?;
@@ -236,16 +240,23 @@ fn classify(e: &serde_json::Error) -> DecodeError {
     }
 }
 
-fn decode_message(bytes: &[u8]) -> Result<Message, DecodeError> {
-    if first_non_ws(bytes) != Some(b'{') {
+/// The whole input must be UTF-8, skipped values included: serde_json does not check the
+/// strings it skips, and two parsers must never disagree about what a message is. Checking
+/// once here also lets the parse run on `&str`, where serde_json skips its own checks.
+fn utf8(bytes: &[u8]) -> Result<&str, DecodeError> {
+    std::str::from_utf8(bytes).map_err(|e| DecodeError::Parse(format!("invalid UTF-8: {e}")))
+}
+
+fn decode_message(text: &str) -> Result<Message, DecodeError> {
+    if first_non_ws(text.as_bytes()) != Some(b'{') {
         // Still a parse error when the input is not JSON at all.
-        let _: IgnoredAny = parse_unbounded(bytes)?;
+        let _: IgnoredAny = parse_unbounded(text)?;
         return Err(DecodeError::invalid(
             None,
             "a message must be a JSON object",
         ));
     }
-    let env: Envelope = parse_unbounded(bytes)?;
+    let env: Envelope = parse_unbounded(text)?;
     env.classify()
 }
 
