@@ -107,6 +107,13 @@ impl Drop for Inner {
     fn drop(&mut self) {
         // The run loop holds only the dispatcher: closing it ends the loop.
         self.dispatcher.close();
+        // A client dropped without `shutdown` still ends its transport gracefully when a
+        // runtime is at hand (a stdio child is otherwise killed by `kill_on_drop`).
+        if let Some(hook) = self.shutdown.get_mut().take() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move { hook.shutdown().await });
+            }
+        }
     }
 }
 
@@ -165,9 +172,11 @@ impl Inner {
         }
     }
 
-    /// The dispatcher options for one request.
-    pub(crate) fn call_options(&self, opts: &RequestOptions) -> CallOptions {
-        let mut co = CallOptions::new();
+    /// The dispatcher options for one request. Lifecycle requests (`initialize`,
+    /// `server/discover`) are never cancelled on abandon.
+    pub(crate) fn call_options(&self, method: &str, opts: &RequestOptions) -> CallOptions {
+        let lifecycle = method == methods::INITIALIZE || method == methods::SERVER_DISCOVER;
+        let mut co = CallOptions::new().cancel_on_abandon(!lifecycle);
         co.timeout = opts.timeout.or(self.settings.request_timeout);
         co.max_total_timeout = opts.max_total_timeout;
         co.on_progress = opts.on_progress.clone();
@@ -245,7 +254,7 @@ impl Inner {
         let value = if drive && modern && INPUT_REQUIRED_METHODS.contains(&method) {
             crate::multiround::drive(self, method, params, opts).await?
         } else {
-            let call = self.call_options(opts);
+            let call = self.call_options(method, opts);
             self.send_once(method, params, opts, call, modern).await?
         };
         if let Some(ticket) = ticket {

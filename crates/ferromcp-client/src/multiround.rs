@@ -39,7 +39,7 @@ pub(crate) async fn drive(
     let mut backoff = FIRST_BACKOFF;
     let mut rounds = 0u32;
     loop {
-        let call = inner.call_options(opts);
+        let call = inner.call_options(method, opts);
         let value = inner
             .send_once(method, params.clone(), opts, call, true)
             .await?;

@@ -301,6 +301,28 @@ async fn direct_dispatcher_transport() {
     .await;
 }
 
+/// The in-process direct pair with a modern-era runner: auto picks modern.
+#[tokio::test]
+async fn direct_dispatcher_modern_runner() {
+    within(async {
+        let (client_half, server_half) = DirectDispatcher::pair();
+        let outbound: Arc<dyn ferromcp_dispatch::Outbound> = Arc::new(server_half.clone());
+        let runner = Arc::new(ServerRunner::modern(
+            base("direct-modern").build().unwrap(),
+            outbound,
+        ));
+        tokio::spawn(async move { server_half.run(runner).await });
+        let client = Client::builder()
+            .connect(Connected::new(Arc::new(client_half)))
+            .await
+            .unwrap();
+        assert_eq!(client.session().era, Era::Modern);
+        client.ping().await.unwrap();
+        client.list_tools(None).await.unwrap_err();
+    })
+    .await;
+}
+
 /// A closed connection during the probe fails the connect with -32000.
 #[tokio::test]
 async fn closed_connection_fails_the_connect() {
