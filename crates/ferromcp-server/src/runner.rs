@@ -126,12 +126,12 @@ impl ServerRunner {
     ) -> Result<JsonObject, HandlerError> {
         let meta = read_meta(params.as_ref());
         let ctx = RequestContext::new(server.clone(), connection.clone(), dispatch, &method, meta);
-        let is_initialize = method == methods::INITIALIZE;
-        let original_params = if is_initialize { params.clone() } else { None };
+        let answered = InitializeSlot::default();
+        let slot = answered.clone();
         let layers = server.inner.middleware.clone();
         let inner_server = server.clone();
         let inner = Arc::new(move |req: McpRequest| -> BoxFuture<'static, McpResult> {
-            Box::pin(inner_ladder(inner_server.clone(), req))
+            Box::pin(inner_ladder(inner_server.clone(), req, slot.clone()))
         });
         let result = Next::new(layers, inner)
             .run(McpRequest {
@@ -140,10 +140,11 @@ impl ServerRunner {
                 params,
             })
             .await?;
-        if is_initialize {
+        if let Some(params) = answered.take() {
             // Commit only after the whole stack succeeded: a layer that fails vetoes the
-            // handshake.
-            commit_initialize(&connection, original_params.as_ref())?;
+            // handshake. The params are the ones the ladder answered (after any rewrite by a
+            // layer), so the connection records what the result says.
+            commit_initialize(&connection, Some(&params))?;
         }
         Ok(result)
     }
@@ -216,6 +217,26 @@ impl ServerRunner {
     }
 }
 
+/// The params of the `initialize` the ladder answered, for the commit after the stack.
+#[derive(Clone, Default)]
+struct InitializeSlot(Arc<std::sync::Mutex<Option<Value>>>);
+
+impl InitializeSlot {
+    fn set(&self, params: Value) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(params);
+    }
+
+    fn take(&self) -> Option<Value> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+}
+
 /// Records a successful `initialize` on the connection.
 fn commit_initialize(connection: &Connection, params: Option<&Value>) -> Result<(), HandlerError> {
     let params: InitializeRequestParams = params
@@ -229,7 +250,7 @@ fn commit_initialize(connection: &Connection, params: Option<&Value>) -> Result<
 }
 
 /// The request ladder, inside the middleware stack.
-async fn inner_ladder(server: Server, req: McpRequest) -> McpResult {
+async fn inner_ladder(server: Server, req: McpRequest, answered: InitializeSlot) -> McpResult {
     let McpRequest {
         ctx,
         method,
@@ -272,6 +293,7 @@ async fn inner_ladder(server: Server, req: McpRequest) -> McpResult {
         // gets no `completions` capability and no server-info fields of later revisions.
         let mut result = to_object(&result, &method)?;
         tables::shape_result(&method, negotiated, &mut result);
+        answered.set(params.unwrap_or(Value::Null));
         return Ok(result);
     }
 

@@ -925,6 +925,40 @@ async fn middleware_rewrites_method_and_params() {
     .await;
 }
 
+/// A layer that rewrites the `initialize` params: the connection records the version the
+/// result announces (the rewritten one), not the one on the wire.
+#[tokio::test]
+async fn middleware_rewritten_initialize_is_what_the_connection_records() {
+    within(async {
+        for t in [Transport::Direct, Transport::JsonRpc] {
+            let server = Server::builder("mw", "0")
+                .middleware(middleware_fn(
+                    |mut req: McpRequest, next: Next| async move {
+                        if req.method == "initialize" {
+                            if let Some(p) = req.params.as_mut() {
+                                p["protocolVersion"] = json!("2024-11-05");
+                            }
+                        }
+                        next.run(req).await
+                    },
+                ))
+                .build()
+                .unwrap();
+            let c = connect(t, &server).await;
+            let r = c.initialize_at("2025-06-18").await;
+            assert_eq!(r["protocolVersion"], "2024-11-05", "{t:?}");
+            let conn = c.runner.as_ref().unwrap().connection().unwrap().clone();
+            assert_eq!(
+                conn.protocol_version(),
+                ProtocolVersion::V2024_11_05,
+                "{t:?}"
+            );
+            c.shutdown().await;
+        }
+    })
+    .await;
+}
+
 /// Result-shaping failures happen inside the stack: a layer observes the -32603.
 #[tokio::test]
 async fn middleware_sees_result_shaping_failures() {
