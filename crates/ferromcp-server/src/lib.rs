@@ -14,6 +14,7 @@ mod context;
 mod in_process;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod jsonschema;
 pub mod mcp_server;
 pub mod middleware;
 #[cfg(feature = "otel")]

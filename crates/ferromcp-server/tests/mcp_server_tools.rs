@@ -208,6 +208,11 @@ async fn calls_return_text_structured_output_and_tool_errors() {
                     .unwrap()
                     .contains("invalid arguments")
             );
+            // Checked against the schema before the handler runs: a missing field is named.
+            let r = c.call("add", json!({"a": 1})).await.unwrap();
+            assert_eq!(r["isError"], true);
+            let text = r["content"][0]["text"].as_str().unwrap();
+            assert!(text.contains("\"b\""), "{text}");
 
             // A protocol error on purpose.
             let e = c.call("forbidden", json!({})).await.unwrap_err();
@@ -308,6 +313,19 @@ async fn tools_list_is_paginated_with_opaque_cursors() {
         }
     })
     .await;
+}
+
+#[test]
+fn a_raw_schema_with_a_remote_ref_is_refused_at_registration() {
+    let schema =
+        json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}});
+    let schema = schema.as_object().cloned().unwrap();
+    let r = McpServer::builder("x", "1")
+        .tool(ToolSpec::new("remote").input_schema(schema), || async {
+            "x"
+        })
+        .build();
+    assert!(r.is_err(), "no remote $ref is ever fetched");
 }
 
 #[test]

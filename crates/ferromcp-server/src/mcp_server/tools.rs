@@ -15,6 +15,7 @@ use super::extract::ToolCall;
 use super::handler::ToolHandler;
 use super::schema::object_schema;
 use crate::context::RequestContext;
+use crate::jsonschema::{Limits, Schema};
 use crate::server::BuildError;
 
 /// What a tool is called and how it describes itself; everything but the name is optional.
@@ -136,6 +137,9 @@ type CallFn =
 /// A registered tool: its description and its handler.
 pub(crate) struct ToolEntry {
     tool: Tool,
+    /// The input schema, compiled once: arguments are checked against it before the handler
+    /// runs (bounded: no remote `$ref`, capped depth, size and steps).
+    validator: Schema,
     call: Arc<CallFn>,
 }
 
@@ -160,6 +164,13 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
             reason: "the input schema must have \"type\": \"object\"".into(),
         });
     }
+    let validator =
+        Schema::compile(&Value::Object(input.clone()), &Limits::default()).map_err(|e| {
+            BuildError::Invalid {
+                name: spec.name.clone(),
+                reason: format!("input schema: {e}"),
+            }
+        })?;
     let mut tool = Tool::new(spec.name, input);
     tool.title = spec.title;
     tool.description = spec.description;
@@ -168,6 +179,7 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
     tool.output_schema = spec.output_schema.or_else(|| handler.output_schema());
     Ok(ToolEntry {
         tool,
+        validator,
         call: Arc::new(move |call| handler.call(call)),
     })
 }
@@ -204,6 +216,11 @@ pub(crate) async fn call(
         );
     };
     let arguments = Value::Object(params.arguments.unwrap_or_default());
+    // Arguments that do not fit the schema are a tool error the model can read and correct,
+    // not a protocol error.
+    if let Err(errors) = entry.validator.validate(&arguments) {
+        return Ok(CallToolResult::error(errors.to_string()));
+    }
     let call = ToolCall {
         ctx,
         name: params.name,
