@@ -1,6 +1,8 @@
 //! `ferromcp`: serve the demo MCP server, and look at what the SDK knows about the protocol.
 
 mod demo;
+// `ferromcp serve --http` (Streamable HTTP): kept in its own file.
+mod serve_http;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -14,6 +16,8 @@ ferromcp — a Model Context Protocol toolkit (Rust)
 
 USAGE:
     ferromcp serve            Serve the built-in demo server on stdio (both protocol eras)
+    ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
+                   [--allowed-origin O]...   Serve it over Streamable HTTP at /mcp
     ferromcp spec [VERSION]   Print which methods exist at each protocol version, as JSON
     ferromcp --version        Print the version
     ferromcp --help           Print this help
@@ -44,6 +48,12 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         ["serve"] => serve(),
+        // Streamable HTTP (src/serve_http.rs).
+        ["serve", "--http", "--help" | "-h"] => {
+            print_out(&format!("{}\n\n{}\n", serve_http::HELP, demo::CONTENTS));
+            ExitCode::SUCCESS
+        }
+        ["serve", "--http", rest @ ..] => serve_http::run(rest),
         ["spec"] => spec(&ProtocolVersion::ALL),
         ["spec", version] => match version.parse::<ProtocolVersion>() {
             Ok(v) => spec(&[v]),

@@ -1,0 +1,115 @@
+//! `ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
+//! [--allowed-origin O]...`: the demo server over Streamable HTTP at `/mcp`, both eras.
+
+use std::process::ExitCode;
+
+use ferromcp_server::http::{HttpConfig, HttpServer};
+
+pub(crate) const HELP: &str = "\
+ferromcp serve --http ADDR: the demo server over Streamable HTTP at http://ADDR/mcp
+(both protocol eras: 2026-07-28 single exchanges, and handshake-era sessions).
+
+OPTIONS:
+    --stateless             no sessions (handshake era): every POST on its own
+    --json-response         answer requests with JSON, never SSE
+    --allowed-host H        allow this Host header (repeatable; `host:*` = any port)
+    --allowed-origin O      allow this Origin header (repeatable)
+
+Loopback binds allow only loopback Host and Origin values by default (DNS-rebinding
+protection); a wider bind without --allowed-host/--allowed-origin logs a warning.";
+
+/// Parses the arguments after `--http` into the address and the settings.
+fn parse(args: &[&str]) -> Result<(String, HttpConfig), String> {
+    let Some((addr, mut rest)) = args.split_first() else {
+        return Err("serve --http needs an address, e.g. 127.0.0.1:8000".to_owned());
+    };
+    let mut config = HttpConfig::default();
+    let mut hosts: Vec<String> = Vec::new();
+    let mut origins: Vec<String> = Vec::new();
+    while let Some((flag, tail)) = rest.split_first() {
+        rest = tail;
+        match *flag {
+            "--stateless" => config = config.stateless(true),
+            "--json-response" => config = config.json_response(true),
+            "--allowed-host" | "--allowed-origin" => {
+                let Some((value, tail)) = rest.split_first() else {
+                    return Err(format!("{flag} needs a value"));
+                };
+                rest = tail;
+                if *flag == "--allowed-host" {
+                    hosts.push((*value).to_owned());
+                } else {
+                    origins.push((*value).to_owned());
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown option {other:?}; see `ferromcp serve --help`"
+                ));
+            }
+        }
+    }
+    if !hosts.is_empty() {
+        config = config.allowed_hosts(hosts);
+    }
+    if !origins.is_empty() {
+        config = config.allowed_origins(origins);
+    }
+    Ok(((*addr).to_owned(), config))
+}
+
+/// Runs `ferromcp serve --http …` until the listener fails.
+pub(crate) fn run(args: &[&str]) -> ExitCode {
+    let (addr, config) = match parse(args) {
+        Ok(p) => p,
+        Err(e) => return super::fail(&e),
+    };
+    super::init_logging();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return super::fail(&format!("cannot start the async runtime: {e}")),
+    };
+    // The demo server's value stays alive while serving (it owns the handlers' state).
+    let demo = super::demo::server();
+    let served = runtime.block_on(async {
+        let server = HttpServer::bind(addr.as_str(), demo.server().clone(), config).await?;
+        eprintln!(
+            "ferromcp: serving the demo server at http://{}/mcp",
+            server.local_addr()
+        );
+        server.run().await
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => super::fail(&format!("serving {addr}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn parses_flags() {
+        let (addr, c) = parse(&[
+            "127.0.0.1:0",
+            "--stateless",
+            "--json-response",
+            "--allowed-host",
+            "a:*",
+            "--allowed-origin",
+            "http://a:*",
+        ])
+        .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(addr, "127.0.0.1:0");
+        assert!(c.stateless && c.json_response);
+        assert_eq!(c.allowed_hosts, Some(vec!["a:*".to_owned()]));
+        assert_eq!(c.allowed_origins, Some(vec!["http://a:*".to_owned()]));
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["x", "--allowed-host"]).is_err());
+        assert!(parse(&["x", "--bogus"]).is_err());
+    }
+}
