@@ -153,8 +153,9 @@ impl ClientBuilder {
         self
     }
 
-    /// Sets the log level: sent with `logging/setLevel` after the handshake, or carried by
-    /// every request at 2026-07-28.
+    /// Sets the log level: sent with `logging/setLevel` after the handshake (when the server
+    /// declares `logging`; a failure is logged, not fatal), or carried by every request at
+    /// 2026-07-28.
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
         self.log_level = Some(level);
         self
@@ -301,7 +302,12 @@ impl ClientBuilder {
             inner: Arc::new(inner),
         };
         if let Some(level) = self.log_level {
-            client.set_logging_level(level).await?;
+            let handshake = client.session().era == ferromcp_types::Era::Handshake;
+            if handshake && client.session().capabilities.logging.is_none() {
+                tracing::debug!("the server declares no logging capability: level not set");
+            } else if let Err(e) = client.set_logging_level(level).await {
+                tracing::warn!(error = %e, "setting the log level failed");
+            }
         }
         Ok(client)
     }

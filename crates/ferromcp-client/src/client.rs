@@ -211,9 +211,17 @@ impl Inner {
             .dispatcher
             .send_request(method, Some(payload), call)
             .await?;
-        let value = result
+        let mut value = result
             .into_value()
             .map_err(|e| ClientError::decode(method, e))?;
+        // Be lenient where servers are known to be sloppy: a tool result without `content`
+        // is an empty one (rmcp rejected these until 3.11, #1434).
+        if method == methods::TOOLS_CALL && result_type(&value) != Some("input_required") {
+            if let Value::Object(map) = &mut value {
+                map.entry("content")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+            }
+        }
         match result_type(&value) {
             None | Some("complete") => Ok(value),
             Some("input_required") if INPUT_REQUIRED_METHODS.contains(&method) => Ok(value),

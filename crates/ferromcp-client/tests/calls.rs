@@ -432,6 +432,26 @@ async fn unknown_result_type_is_an_error() {
             matches!(err, ClientError::UnexpectedResultType { .. }),
             "{err:?}"
         );
+        // A tool result without `content` is accepted as empty.
+        let server = handler_fn(|_ctx, method, _params| async move {
+            match method.as_str() {
+                "initialize" => Ok(Payload::from(json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "sloppy", "version": "1"}
+                }))),
+                _ => Ok(Payload::from(json!({"structuredContent": {"x": 1}}))),
+            }
+        })
+        .into_arc();
+        let client = Client::builder()
+            .lifecycle(Lifecycle::Handshake)
+            .connect(raw_server(server))
+            .await
+            .unwrap();
+        let r = client.call_tool("x", Value::Null).await.unwrap();
+        assert!(r.content.is_empty());
+        assert_eq!(r.structured_content, Some(json!({"x": 1})));
         // Protocol errors pass through unchanged.
         let server = handler_fn(|_ctx, _m, _p| async move {
             Err(ErrorObject::new(ErrorCode(-32050), "custom").into())

@@ -337,3 +337,32 @@ async fn closed_connection_fails_the_connect() {
     })
     .await;
 }
+
+/// A log level set at build time: carried from the first modern request; in the handshake
+/// era skipped when the server declares no logging (never fatal).
+#[tokio::test]
+async fn build_time_log_level() {
+    within(async {
+        let seen: Arc<Mutex<Vec<Meta>>> = Arc::default();
+        let s = seen.clone();
+        let server = base("lvl")
+            .on::<ListTools, _, _, _>(move |ctx, _p: PaginatedRequestParams| {
+                s.lock()
+                    .unwrap()
+                    .push(ctx.meta().cloned().unwrap_or_default());
+                async { Ok(ListToolsResult::new(vec![])) }
+            })
+            .build()
+            .unwrap();
+        let builder = || Client::builder().log_level(LoggingLevel::Error);
+        let client = connect(builder().lifecycle(Lifecycle::Modern), server.clone()).await;
+        client.list_tools(None).await.unwrap();
+        assert_eq!(
+            seen.lock().unwrap()[0].get(META_LOG_LEVEL),
+            Some(&json!("error"))
+        );
+        let client = connect(builder().lifecycle(Lifecycle::Handshake), server).await;
+        client.list_tools(None).await.unwrap();
+    })
+    .await;
+}
