@@ -1473,6 +1473,75 @@ async fn session_notifications_are_related_to_the_request() {
     .await;
 }
 
+/// Progress reported through the context reaches the client as `notifications/progress`
+/// with the request's token, related to the request; without a token it is a no-op.
+#[tokio::test]
+async fn context_progress_uses_the_requests_token() {
+    within(async {
+        let server = Server::builder("progress", "0")
+            .on_request("acme/slow", |ctx: RequestContext, _p: Value| async move {
+                ctx.progress(0.5, Some(1.0), Some("half")).await;
+                Ok(json!({}))
+            })
+            .build()
+            .unwrap();
+        let (mut raw, _task) = serve_raw(&server);
+        raw.ok(1, "initialize", Some(init_params("2025-11-25")))
+            .await;
+        raw.notify("notifications/initialized", None).await;
+        raw.ok(2, "acme/slow", None).await;
+        assert!(raw.seen.is_empty(), "{:?}", raw.seen);
+        let params = json!({"_meta": {"progressToken": "tok"}});
+        raw.ok(3, "acme/slow", Some(params)).await;
+        assert_eq!(raw.seen.len(), 1, "{:?}", raw.seen);
+        let frame = raw.seen.remove(0);
+        assert_eq!(frame.meta.related_request_id, Some(3.into()));
+        let ferromcp_types::jsonrpc::Message::Notification(n) = frame.message else {
+            panic!("expected a notification");
+        };
+        assert_eq!(n.method, "notifications/progress");
+        assert_eq!(
+            n.params.unwrap().into_value().unwrap(),
+            json!({"progressToken": "tok", "progress": 0.5, "total": 1.0, "message": "half"})
+        );
+    })
+    .await;
+}
+
+/// A request the client cancels is never answered, its handler sees the cancellation, and
+/// the connection goes on.
+#[tokio::test]
+async fn cancelled_requests_are_not_answered() {
+    within(async {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let server = Server::builder("cancel", "0")
+            .on_request("acme/wait", move |ctx: RequestContext, _p: Value| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send(());
+                    ctx.cancellation().cancelled().await;
+                    Ok(json!({}))
+                }
+            })
+            .build()
+            .unwrap();
+        let (mut raw, _task) = serve_raw(&server);
+        raw.ok(1, "initialize", Some(init_params("2025-11-25")))
+            .await;
+        raw.notify("notifications/initialized", None).await;
+        raw.request(2, "acme/wait", None).await;
+        within(rx.recv()).await.unwrap();
+        raw.notify(
+            "notifications/cancelled",
+            Some(json!({"requestId": 2, "reason": "changed my mind"})),
+        )
+        .await;
+        assert_eq!(raw.ok(3, "ping", None).await, json!({}));
+        assert!(raw.seen.is_empty(), "{:?}", raw.seen);
+    })
+    .await;
+}
+
 /// What a request handler sees of itself: method, request id, protocol version, `_meta`.
 #[tokio::test]
 async fn request_context_describes_the_request() {
