@@ -11,9 +11,9 @@
 
 mod connection;
 mod context;
-mod in_process;
 #[cfg(feature = "http")]
 pub mod http;
+mod in_process;
 pub mod jsonschema;
 pub mod mcp_server;
 pub mod middleware;

@@ -346,10 +346,7 @@ pub fn envelope_differential(data: &[u8]) {
             (value.get("method").cloned(), value.get("id").cloned())
         }
         Err(e) => {
-            assert!(
-                known_divergence(&e),
-                "accepted, but serde_json says {e}"
-            );
+            assert!(known_divergence(&e), "accepted, but serde_json says {e}");
             let mut de = serde_json::Deserializer::from_slice(data);
             de.disable_recursion_limit();
             let probe = serde::Deserialize::deserialize(&mut de);

@@ -147,7 +147,10 @@ fn malformed_json_and_bad_utf8_are_parse_errors() {
     // Invalid UTF-8 inside a value the decoder skips (an unknown key) is still rejected, so
     // two parsers never disagree about a message (a fuzzing finding).
     let skipped = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"extra\":\"\xff\"}";
-    assert!(matches!(Message::from_slice(skipped), Err(DecodeError::Parse(_))));
+    assert!(matches!(
+        Message::from_slice(skipped),
+        Err(DecodeError::Parse(_))
+    ));
 }
 
 #[test]

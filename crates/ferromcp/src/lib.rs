@@ -1,0 +1,59 @@
+//! ferromcp: a Rust SDK for the Model Context Protocol (MCP).
+//!
+//! Servers and clients for every protocol revision from 2024-11-05 to 2026-07-28 — the
+//! handshake era and the handshake-less era — served from one binary over stdio, Streamable
+//! HTTP and in-process.
+//!
+//! - [`types`]: JSON-RPC envelopes, every MCP type, [`ProtocolVersion`].
+//! - [`dispatch`]: the MCP-agnostic dispatchers and codecs.
+//! - [`server`] (feature `server`): [`McpServer`] (tools, resources and prompts as plain async
+//!   functions), the low-level `Server`, the kernel, stdio and (feature `http`) Streamable HTTP.
+//! - [`client`] (feature `client`): [`Client`] over stdio, message streams or in-process.
+//! - [`testing`] (feature `test-util`): call a server in-process, in either era.
+//!
+//! A tool server in a few lines:
+//!
+//! ```no_run
+//! use ferromcp::server::mcp_server::Args;
+//! use ferromcp::McpServer;
+//!
+//! /// Two numbers.
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct AddArgs {
+//!     /// The first number.
+//!     a: f64,
+//!     /// The second number.
+//!     b: f64,
+//! }
+//!
+//! async fn add(Args(args): Args<AddArgs>) -> String {
+//!     (args.a + args.b).to_string()
+//! }
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let server = McpServer::builder("calculator", "1.0.0").tool("add", add).build()?;
+//!     ferromcp::server::serve_stdio(server.server()).await?;
+//!     Ok(())
+//! }
+//! ```
+
+pub use ferromcp_dispatch as dispatch;
+pub use ferromcp_types as types;
+pub use ferromcp_types::{Era, ProtocolVersion};
+
+#[cfg(feature = "server")]
+pub use ferromcp_server as server;
+#[cfg(feature = "server")]
+pub use ferromcp_server::{McpServer, RequestContext, Server};
+
+#[cfg(feature = "client")]
+pub use ferromcp_client as client;
+#[cfg(feature = "client")]
+pub use ferromcp_client::{Client, ClientError};
+
+#[cfg(feature = "macros")]
+pub use ferromcp_macros::tool;
+
+#[cfg(feature = "test-util")]
+pub mod testing;
