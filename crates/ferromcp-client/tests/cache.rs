@@ -223,3 +223,45 @@ async fn disabled_cache() {
     })
     .await;
 }
+
+/// caching: a response in flight when its entry was evicted is not stored (generation
+/// counters): the server announces a change while answering the first `tools/list`.
+#[tokio::test]
+async fn stale_in_flight_response_is_not_cached() {
+    within(async {
+        let lists = Counter::default();
+        let l = lists.clone();
+        let server = base("stale")
+            .on::<ferromcp_types::mcp::methods::ListTools, _, _, _>(
+                move |ctx, _p: PaginatedRequestParams| {
+                    let n = l.bump();
+                    async move {
+                        if n == 1 {
+                            ctx.connection().notify_tools_list_changed().await;
+                        }
+                        Ok(ferromcp_types::mcp::ListToolsResult::new(vec![]))
+                    }
+                },
+            )
+            .tools_list_changed(true)
+            .build()
+            .unwrap();
+        let client = connect(
+            Client::builder()
+                .lifecycle(Lifecycle::Handshake)
+                .cache(CacheConfig::default().default_ttl(Duration::from_secs(60))),
+            server,
+        )
+        .await;
+        client.list_tools(None).await.unwrap();
+        client.list_tools(None).await.unwrap();
+        assert_eq!(
+            lists.get(),
+            2,
+            "the first answer predates the change: not cached"
+        );
+        client.list_tools(None).await.unwrap();
+        assert_eq!(lists.get(), 2, "the second one is");
+    })
+    .await;
+}
