@@ -336,3 +336,50 @@ fn a_tool_schema_must_describe_an_object() {
         .build();
     assert!(r.is_err());
 }
+
+/// Issue "High-level server", point 8: a handler whose future is not `Send` (it holds an `Rc`
+/// across an await) is served through a `LocalExecutor`, in both eras.
+#[tokio::test]
+async fn handlers_that_are_not_send_run_on_a_local_executor() {
+    use ferromcp_server::mcp_server::LocalExecutor;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct Times {
+        n: u32,
+    }
+
+    run(async {
+        let local = LocalExecutor::new().unwrap();
+        let s = McpServer::builder("local", "1")
+            .tool_local(
+                "count",
+                &local,
+                |t: Times, _ctx: RequestContext| async move {
+                    let counter = Rc::new(RefCell::new(0u32));
+                    for _ in 0..t.n {
+                        tokio::task::yield_now().await;
+                        *counter.borrow_mut() += 1;
+                    }
+                    let total = *counter.borrow();
+                    total.to_string()
+                },
+            )
+            .build()
+            .unwrap();
+        for era in [Era::Handshake, Era::Modern] {
+            let c = Client::connect(&s, era).await;
+            let list = c.request("tools/list", json!({})).await.unwrap();
+            assert_eq!(list["tools"][0]["inputSchema"]["required"], json!(["n"]));
+            let r = c.call("count", json!({"n": 5})).await.unwrap();
+            assert_eq!(r["content"][0]["text"], "5");
+            let r = c.call("count", json!({"n": "x"})).await.unwrap();
+            assert_eq!(
+                r["isError"], true,
+                "arguments are validated as for any tool"
+            );
+        }
+    })
+    .await;
+}

@@ -23,6 +23,7 @@
 mod completions;
 mod extract;
 mod handler;
+mod local;
 mod output;
 mod outputs_more;
 mod prompts;
@@ -45,6 +46,7 @@ use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequ
 pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
 pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolCall};
 pub use handler::{PromptHandler, ResourceHandler, ToolHandler};
+pub use local::LocalExecutor;
 pub use output::{IntoToolError, IntoToolResult, Json, ToolError};
 pub use outputs_more::{Blob, IntoPromptResult, IntoResourceResult};
 pub use prompts::PromptSpec;
@@ -322,6 +324,37 @@ impl McpServerBuilder {
     pub fn enable_resources(mut self) -> Self {
         self.enable.resources = true;
         self
+    }
+
+    /// Registers a tool whose future need not be `Send`: it runs on `executor`'s thread (see
+    /// [`LocalExecutor`]). The handler takes the typed arguments (their schema is the tool's
+    /// input schema) and the request context.
+    pub fn tool_local<T, F, Fut, O>(
+        self,
+        spec: impl Into<ToolSpec>,
+        executor: &LocalExecutor,
+        handler: F,
+    ) -> Self
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(T, crate::RequestContext) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = O> + 'static,
+        O: IntoToolResult + 'static,
+    {
+        let executor = executor.clone();
+        let send_handler = move |Args(args): Args<T>, ctx: crate::RequestContext| {
+            let (executor, handler) = (executor.clone(), handler.clone());
+            async move {
+                let outcome = executor
+                    .run(move || async move { handler(args, ctx).await.into_tool_result() })
+                    .await;
+                match outcome {
+                    Ok(Ok(result)) => Ok(result),
+                    Ok(Err(e)) | Err(e) => Err(ToolError::protocol(e)),
+                }
+            }
+        };
+        self.tool(spec, send_handler)
     }
 
     /// Registers shared state that handlers take with the [`State`] extractor.
