@@ -370,3 +370,41 @@ async fn bad_bodies_are_400() {
     })
     .await;
 }
+
+/// §Receiving Messages: `subscriptions/listen` answers with an SSE stream, so it needs
+/// `text/event-stream` in Accept even in JSON-response mode (406).
+#[tokio::test]
+async fn listen_needs_event_stream() {
+    within(async {
+        let (addr, _) = start(HttpConfig::default().json_response(true)).await;
+        let body = json!({"jsonrpc":"2.0","id":1,"method":"subscriptions/listen",
+                          "params":{"_meta":envelope()}});
+        let h = [
+            ("accept", "application/json"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "subscriptions/listen"),
+        ];
+        assert_eq!(post(addr, &h, &body).await.status(), 406);
+    })
+    .await;
+}
+
+/// The `x-mcp-header` annotations are read once per TTL, not per call: a burst of calls
+/// is checked from the cache (and still rejected when a header is missing).
+#[tokio::test]
+async fn param_annotations_are_cached() {
+    within(async {
+        let config = HttpConfig::default().param_header_ttl(Duration::from_secs(60));
+        let (addr, _) = start(config).await;
+        let base = modern_headers("region");
+        for id in 0..5 {
+            let body = modern_call(id, "region", json!({"region":"eu"}));
+            let mut h = hdrs(&base);
+            h.push(("mcp-param-region", "eu"));
+            assert_eq!(post(addr, &h, &body).await.status(), 200);
+            let resp = post(addr, &hdrs(&base), &body).await;
+            assert_eq!(resp.status(), 400);
+        }
+    })
+    .await;
+}

@@ -29,6 +29,8 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// How long a 2026-07-28 request may run before its response turns into an SSE stream
 /// (when it has emitted nothing).
 pub const DEFAULT_SSE_DEFERRAL: Duration = Duration::from_secs(1);
+/// How long the `x-mcp-header` annotations read from `tools/list` are reused.
+pub const DEFAULT_PARAM_HEADER_TTL: Duration = Duration::from_secs(1);
 /// The `retry` (milliseconds) sent in priming events.
 pub const DEFAULT_RETRY_MS: u64 = 1000;
 
@@ -93,6 +95,9 @@ pub struct HttpConfig {
     /// Check `Mcp-Param-*` headers of `tools/call` against the tool's `x-mcp-header`
     /// annotations, read from the server's own `tools/list` (default `true`).
     pub check_param_headers: bool,
+    /// How long the annotations read from `tools/list` are reused (default 1 s; zero reads
+    /// `tools/list` on every `tools/call`).
+    pub param_header_ttl: Duration,
 }
 
 impl Default for HttpConfig {
@@ -117,6 +122,7 @@ impl Default for HttpConfig {
             event_store: Some(Arc::new(InMemoryEventStore::default())),
             session_store: Arc::new(InMemorySessionStore::default()),
             check_param_headers: true,
+            param_header_ttl: DEFAULT_PARAM_HEADER_TTL,
         }
     }
 }
@@ -208,6 +214,8 @@ impl HttpConfig {
         retry_ms: u64,
         /// Sets whether `Mcp-Param-*` headers are checked.
         check_param_headers: bool,
+        /// Sets how long `x-mcp-header` annotations are reused.
+        param_header_ttl: Duration,
     }
 
     /// Fills in the loopback allowlists (DNS-rebinding protection) when none are set.

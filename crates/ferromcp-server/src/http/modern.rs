@@ -1,7 +1,9 @@
 //! The 2026-07-28 entry (MCP 2026-07-28 "Streamable HTTP"): one POST is one exchange, no
 //! sessions, routing headers checked against the body, a client disconnect cancels.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
+use std::time::Instant;
 
 use ferromcp_dispatch::{DispatchContext, Outbound, TransportInfo, TransportKind};
 use ferromcp_types::ProtocolVersion;
@@ -239,15 +241,52 @@ async fn check_tool_params(
     check_param_headers(&annotations, h, params.and_then(|p| p.get("arguments")))
 }
 
-/// The annotations of tool `name`, paging through `tools/list` (at most 100 pages).
+/// The `x-mcp-header` annotations of every tool, read from `tools/list`, and when.
+#[derive(Default)]
+pub(crate) struct ParamCache {
+    read_at: Option<Instant>,
+    tools: HashMap<String, Vec<ParamHeader>>,
+}
+
+/// The annotations of tool `name`: from the cache while it is fresh, else from a new read
+/// of `tools/list`. `None` when unknown (the check then fails open).
 async fn tool_annotations(
     shared: &Arc<Shared>,
     connection: &Connection,
     name: &str,
 ) -> Option<Vec<ParamHeader>> {
+    let ttl = shared.config.param_header_ttl;
+    {
+        let cache = shared
+            .param_cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if cache.read_at.is_some_and(|t| t.elapsed() < ttl) {
+            return cache.tools.get(name).cloned();
+        }
+    }
+    let tools = read_tools(shared, connection).await?;
+    let found = tools.get(name).cloned();
+    let mut cache = shared
+        .param_cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    *cache = ParamCache {
+        read_at: Some(Instant::now()),
+        tools,
+    };
+    found
+}
+
+/// Every tool's annotations, paging through `tools/list` (at most 100 pages).
+async fn read_tools(
+    shared: &Arc<Shared>,
+    connection: &Connection,
+) -> Option<HashMap<String, Vec<ParamHeader>>> {
     if !shared.server.handles(methods::TOOLS_LIST) {
         return None;
     }
+    let mut out = HashMap::new();
     let mut cursor: Option<String> = None;
     for _ in 0..100 {
         let mut meta = serde_json::Map::new();
@@ -274,20 +313,21 @@ async fn tool_annotations(
         )
         .await
         .ok()?;
-        let tools = result.get("tools").and_then(Value::as_array)?;
-        if let Some(tool) = tools
-            .iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
-        {
-            let schema = tool.get("inputSchema").and_then(Value::as_object)?;
-            return Some(param_headers(schema));
+        for tool in result.get("tools").and_then(Value::as_array)? {
+            let (Some(name), Some(schema)) = (
+                tool.get("name").and_then(Value::as_str),
+                tool.get("inputSchema").and_then(Value::as_object),
+            ) else {
+                continue;
+            };
+            out.insert(name.to_owned(), param_headers(schema));
         }
         match result.get("nextCursor").and_then(Value::as_str) {
             Some(next) if cursor.as_deref() != Some(next) => cursor = Some(next.to_owned()),
-            _ => return None,
+            _ => return Some(out),
         }
     }
-    None
+    Some(out)
 }
 
 /// An outbound that drops everything (requests are refused).

@@ -88,3 +88,22 @@ mod tests {
         assert!(matches("example.com", "example.com"));
     }
 }
+
+#[cfg(test)]
+mod bind_tests {
+    use super::secure_for_bind;
+    use crate::http::HttpConfig;
+
+    /// Loopback binds get the loopback allowlists; a wider bind keeps what it was given (and
+    /// logs a warning when that is nothing).
+    #[test]
+    fn loopback_defaults_only_for_loopback() {
+        let lo = secure_for_bind(HttpConfig::default(), ([127, 0, 0, 1], 8000).into());
+        assert!(lo.allowed_hosts.is_some() && lo.allowed_origins.is_some());
+        let wide = secure_for_bind(HttpConfig::default(), ([10, 0, 0, 1], 8000).into());
+        assert!(wide.allowed_hosts.is_none() && wide.allowed_origins.is_none());
+        let set = HttpConfig::default().allowed_hosts(["a"]);
+        let lo = secure_for_bind(set, ([127, 0, 0, 1], 8000).into());
+        assert_eq!(lo.allowed_hosts, Some(vec!["a".to_owned()]));
+    }
+}

@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) config: HttpConfig,
     lifespan: OnceCell<bool>,
     sweeper: AtomicBool,
+    /// The `x-mcp-header` annotations of the server's tools, as last read.
+    pub(crate) param_cache: std::sync::Mutex<modern::ParamCache>,
 }
 
 /// The Streamable HTTP endpoint as a tower [`Service`](tower_service::Service): serves both
@@ -73,6 +75,7 @@ impl McpHttpService {
                 config,
                 lifespan: OnceCell::new(),
                 sweeper: AtomicBool::new(false),
+                param_cache: std::sync::Mutex::new(modern::ParamCache::default()),
             }),
         }
     }

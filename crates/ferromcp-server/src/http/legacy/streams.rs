@@ -347,3 +347,50 @@ impl Streams {
         s.requests.clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use std::sync::Arc;
+
+    use ferromcp_dispatch::{MessageMeta, TransportMessage};
+    use ferromcp_types::jsonrpc::{Message, Notification, RequestId};
+
+    use super::Streams;
+    use crate::http::event_store::{EventStore, InMemoryEventStore};
+
+    fn note(related: &RequestId) -> TransportMessage {
+        TransportMessage::new(
+            Message::Notification(Notification::new("notifications/message", None)),
+            MessageMeta::related_to(related.clone()),
+        )
+    }
+
+    /// The per-stream queue bound: a client that does not read is cut off once its queue is
+    /// full; later events are still stored for resumption, and the answer still ends the
+    /// request.
+    #[tokio::test]
+    async fn a_full_stream_queue_detaches_the_stream() {
+        let store = Arc::new(InMemoryEventStore::new(100));
+        let streams = Streams::new("s".into(), Some(store.clone()), 1000, 2);
+        let id = RequestId::from(1);
+        let mut rx = streams.open_request(&id).await.unwrap();
+        for _ in 0..5 {
+            streams.route(note(&id)).await;
+        }
+        let mut got = 0;
+        while rx.try_recv().is_ok() {
+            got += 1;
+        }
+        assert_eq!(got, 2, "priming + one event fit the queue of 2");
+        assert_eq!(store.len(), 6, "priming + 5 notifications stored");
+        assert_eq!(streams.in_flight(), 1);
+        let answer =
+            Message::response(id.clone(), ferromcp_types::jsonrpc::Payload::empty_object());
+        streams.route(TransportMessage::from(answer)).await;
+        assert_eq!(streams.in_flight(), 0);
+        let replay = store.replay_after("s", "r0-0").await.unwrap();
+        assert_eq!(replay.events.len(), 6);
+    }
+}
