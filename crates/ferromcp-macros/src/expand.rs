@@ -107,21 +107,20 @@ fn companion(args: &ToolArgs, item: &ItemFn) -> syn::Result<TokenStream> {
     if let Some(description) = description {
         spec.extend(quote!(.description(#description)));
     }
-    let annotations = if args.has_hints() {
+    if args.has_hints() {
         // `ToolAnnotations` lives in `ferromcp_types`, which the user's crate need not depend
         // on: its type is taken from `ToolSpec::annotations`'s parameter instead of named.
+        // The helper is scoped to its block, so that it can't shadow a tool fn of that name.
         let setters = args.hint_setters();
-        quote! {
-            fn annotations<S, A: ::core::default::Default, R>(_: fn(S, A) -> R) -> A {
-                A::default()
-            }
-            let spec = spec.annotations(
+        spec.extend(quote! {
+            .annotations({
+                fn annotations<S, A: ::core::default::Default, R>(_: fn(S, A) -> R) -> A {
+                    A::default()
+                }
                 annotations(#krate::mcp_server::ToolSpec::annotations) #setters
-            );
-        }
-    } else {
-        TokenStream::new()
-    };
+            })
+        });
+    }
 
     // The handler is named with the function's own span, so that a handler the server
     // refuses (an argument that is not an extractor, a return type that is not a tool
@@ -132,25 +131,33 @@ fn companion(args: &ToolArgs, item: &ItemFn) -> syn::Result<TokenStream> {
     // enough to find the culprit.)
     let handler = quote_spanned!(fn_ident.span()=> #fn_ident);
     let tool_def = quote_spanned!(fn_ident.span()=> #krate::mcp_server::ToolDef::new);
+    // A raw identifier (`r#type`) is not linked: rustdoc's links take no `r#`.
+    let target = if fn_ident.to_string().starts_with("r#") {
+        format!("`{bare}`")
+    } else {
+        format!("[`{bare}`]")
+    };
     let doc = format!(
-        " The MCP tool `{name}` served by [`{bare}`], made by `#[tool]`: register it with \
+        " The MCP tool `{name}` served by {target}, made by `#[tool]`: register it with \
          `McpServerBuilder::tool_def({companion}())`.",
         name = name.value(),
     );
+    // The companion exists exactly when the function does.
+    let cfgs = item.attrs.iter().filter(|a| a.path().is_ident("cfg"));
     Ok(quote! {
+        #(#cfgs)*
         #[doc = #doc]
         #[must_use]
         #vis fn #companion() -> #krate::mcp_server::ToolDef {
-            let spec = #spec;
-            #annotations
-            #tool_def(spec, #handler)
+            #tool_def(#spec, #handler)
         }
     })
 }
 
 /// The description from the doc comment: its lines joined with `\n`, the common indentation
 /// removed, blank lines at both ends dropped. A doc attribute that is not a string literal
-/// (`#[doc = include_str!("…")]`) makes the whole description a `concat!` of the pieces.
+/// (`#[doc = include_str!("…")]`) makes the whole description a `concat!` of the pieces,
+/// one per line.
 fn doc_description(attrs: &[Attribute]) -> Option<TokenStream> {
     let docs: Vec<&Expr> = attrs
         .iter()
@@ -176,7 +183,18 @@ fn doc_description(attrs: &[Attribute]) -> Option<TokenStream> {
             let text = unindent(&lines);
             (!text.is_empty()).then(|| quote!(#text))
         }
-        None => Some(quote!(::core::concat!(#(#docs),*).trim())),
+        // No unindenting here (the text is only known to the compiler): the pieces, one per
+        // line, trimmed at both ends.
+        None => {
+            let mut pieces = TokenStream::new();
+            for (i, doc) in docs.iter().enumerate() {
+                if i > 0 {
+                    pieces.extend(quote!("\n",));
+                }
+                pieces.extend(quote!(#doc,));
+            }
+            Some(quote!(::core::concat!(#pieces).trim()))
+        }
     }
 }
 

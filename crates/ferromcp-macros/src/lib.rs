@@ -22,7 +22,7 @@ use proc_macro::TokenStream;
 /// (a raw identifier loses its `r#`: `r#type` gets `type_tool`). Register it with
 /// `McpServer::builder(..).tool_def(add_tool())`.
 ///
-/// ```text
+/// ```
 /// use ferromcp_macros::tool;
 /// use ferromcp_server::McpServer;
 /// use ferromcp_server::mcp_server::Args;
@@ -42,7 +42,11 @@ use proc_macro::TokenStream;
 ///     (args.a + args.b).to_string()
 /// }
 ///
-/// let server = McpServer::builder("calculator", "1.0.0").tool_def(add_tool()).build()?;
+/// let server = McpServer::builder("calculator", "1.0.0")
+///     .tool_def(add_tool())
+///     .build()
+///     .unwrap();
+/// assert_eq!(server.tool_names(), ["add"]);
 /// ```
 ///
 /// # What the tool says about itself
@@ -85,10 +89,13 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         let item = proc_macro2::TokenStream::from(item);
         return quote::quote!(#e #item).into();
     }
-    match syn::parse::<syn::ItemFn>(item) {
+    match syn::parse::<syn::ItemFn>(item.clone()) {
         Ok(item) => expand::expand(&args, &item).into(),
-        Err(e) => syn::Error::new(e.span(), "#[tool] applies to an `async fn`")
-            .into_compile_error()
-            .into(),
+        Err(e) => {
+            let e =
+                syn::Error::new(e.span(), "#[tool] applies to an `async fn`").into_compile_error();
+            let item = proc_macro2::TokenStream::from(item);
+            quote::quote!(#e #item).into()
+        }
     }
 }

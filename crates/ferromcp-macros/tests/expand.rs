@@ -70,6 +70,22 @@ async fn via_reexport() -> &'static str {
     "ok"
 }
 
+/// A doc comment with a computed line.
+#[doc = concat!("Built ", "by a macro.")]
+#[tool]
+async fn computed_doc() {}
+
+/// Named like the macro's annotation helper, which must not shadow it.
+#[tool(destructive)]
+async fn annotations() -> &'static str {
+    "not shadowed"
+}
+
+/// Compiled out, and its companion with it.
+#[tool]
+#[cfg(any())]
+async fn compiled_out() {}
+
 mod sdk {
     pub(crate) use ferromcp_server::mcp_server;
 }
@@ -81,6 +97,8 @@ fn server() -> McpServer {
         .tool_def(div_tool())
         .tool_def(type_tool())
         .tool_def(via_reexport_tool())
+        .tool_def(computed_doc_tool())
+        .tool_def(annotations_tool())
         .build()
         .unwrap()
 }
@@ -120,7 +138,17 @@ async fn macro_tools_are_listed_with_their_metadata_and_schemas() {
     let list = request(&peer, "tools/list", json!({})).await;
     let tools = list["tools"].as_array().unwrap();
     let names: Vec<_> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["add", "divide", "type", "via_reexport"]);
+    assert_eq!(
+        names,
+        [
+            "add",
+            "divide",
+            "type",
+            "via_reexport",
+            "computed_doc",
+            "annotations"
+        ]
+    );
 
     let add = &tools[0];
     assert_eq!(
@@ -155,6 +183,11 @@ async fn macro_tools_are_listed_with_their_metadata_and_schemas() {
         tools[3]["description"],
         "Reports the server's own crate path through a re-export (`crate = \"…\"`)."
     );
+    assert_eq!(
+        tools[4]["description"],
+        "A doc comment with a computed line.\nBuilt by a macro."
+    );
+    assert_eq!(tools[5]["annotations"], json!({"destructiveHint": true}));
 }
 
 #[tokio::test]
@@ -173,6 +206,9 @@ async fn macro_tools_are_callable() {
 
     let r = request(&peer, "tools/call", call("type", json!({}))).await;
     assert_eq!(r["content"][0]["text"], "hello");
+
+    let r = request(&peer, "tools/call", call("annotations", json!({}))).await;
+    assert_eq!(r["content"][0]["text"], "not shadowed");
 
     let r = request(&peer, "tools/call", call("via_reexport", json!({}))).await;
     assert_eq!(r["content"][0]["text"], "ok");

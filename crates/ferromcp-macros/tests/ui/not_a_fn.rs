@@ -1,0 +1,7 @@
+use ferromcp_macros::tool;
+
+/// Not a function.
+#[tool]
+struct Ping;
+
+fn main() {}
