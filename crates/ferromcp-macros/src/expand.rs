@@ -7,9 +7,10 @@ use syn::{Attribute, Expr, ExprLit, FnArg, ItemFn, Lit, LitStr, Meta, Type};
 
 use crate::args::ToolArgs;
 
-/// The function as written, followed by its companion (or by the errors that stop it).
-pub(crate) fn expand(args: &ToolArgs, item: &ItemFn) -> TokenStream {
-    match companion(args, item) {
+/// The function as written, followed by its companion (or by the errors that stop it);
+/// `default_crate` is the server's path when `crate = "…"` is not given.
+pub(crate) fn expand(args: &ToolArgs, item: &ItemFn, default_crate: &TokenStream) -> TokenStream {
+    match companion(args, item, default_crate) {
         Ok(companion) => quote!(#item #companion),
         Err(e) => {
             let e = e.into_compile_error();
@@ -78,7 +79,11 @@ fn check(item: &ItemFn) -> syn::Result<()> {
 }
 
 /// `fn <name>_tool() -> ToolDef`, after [`check`].
-fn companion(args: &ToolArgs, item: &ItemFn) -> syn::Result<TokenStream> {
+fn companion(
+    args: &ToolArgs,
+    item: &ItemFn,
+    default_crate: &TokenStream,
+) -> syn::Result<TokenStream> {
     check(item)?;
     let fn_ident = &item.sig.ident;
     let bare = fn_ident.unraw();
@@ -86,7 +91,7 @@ fn companion(args: &ToolArgs, item: &ItemFn) -> syn::Result<TokenStream> {
     let vis = &item.vis;
     let krate = match &args.krate {
         Some(path) => quote!(#path),
-        None => quote!(::ferromcp_server),
+        None => default_crate.clone(),
     };
 
     let name = match &args.name {

@@ -65,9 +65,11 @@ use proc_macro::TokenStream;
 /// # Paths
 ///
 /// The generated code names `::ferromcp_server::mcp_server::{ToolDef, ToolSpec}` and nothing
-/// else (no `serde_json`, no `ferromcp_types` in the caller's dependencies). A crate that
-/// re-exports the server elsewhere says where with `crate = "path"`, e.g.
-/// `#[tool(crate = "my_sdk::server")]` expands to `my_sdk::server::mcp_server::ToolDef`.
+/// else (no `serde_json`, no `ferromcp_types` in the caller's dependencies). Through the
+/// `ferromcp` facade, use its `ferromcp::tool` ([`macro@ferromcp_tool`] here), which names
+/// `::ferromcp::server` instead. A crate that re-exports the server elsewhere says where with
+/// `crate = "path"`, e.g. `#[tool(crate = "my_sdk::server")]` expands to
+/// `my_sdk::server::mcp_server::ToolDef`.
 ///
 /// # What it refuses
 ///
@@ -81,6 +83,25 @@ use proc_macro::TokenStream;
 /// `McpServerBuilder::tool`.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_tool(attr, item, quote::quote!(::ferromcp_server))
+}
+
+/// [`macro@tool`] for users of the `ferromcp` facade crate, which re-exports it as
+/// `ferromcp::tool`: the same macro, whose generated code names
+/// `::ferromcp::server::mcp_server::{ToolDef, ToolSpec}` by default (so a crate that
+/// depends on `ferromcp` alone needs no `crate = "…"`). See [`macro@tool`] for the syntax.
+#[proc_macro_attribute]
+pub fn ferromcp_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_tool(attr, item, quote::quote!(::ferromcp::server))
+}
+
+/// Parses `#[tool(...)]` and its item; `default_crate` is the server's path when the
+/// attribute gives no `crate = "…"`.
+fn expand_tool(
+    attr: TokenStream,
+    item: TokenStream,
+    default_crate: proc_macro2::TokenStream,
+) -> TokenStream {
     let mut args = args::ToolArgs::default();
     let parser = syn::meta::parser(|meta| args.parse(&meta));
     if let Err(e) = syn::parse::Parser::parse(parser, attr) {
@@ -90,7 +111,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         return quote::quote!(#e #item).into();
     }
     match syn::parse::<syn::ItemFn>(item.clone()) {
-        Ok(item) => expand::expand(&args, &item).into(),
+        Ok(item) => expand::expand(&args, &item, &default_crate).into(),
         Err(e) => {
             let e =
                 syn::Error::new(e.span(), "#[tool] applies to an `async fn`").into_compile_error();

@@ -90,6 +90,18 @@ mod sdk {
     pub(crate) use ferromcp_server::mcp_server;
 }
 
+// The facade's layout, `::ferromcp::server::mcp_server`, played by this test crate itself.
+extern crate self as ferromcp;
+mod server {
+    pub(crate) use ferromcp_server::mcp_server;
+}
+
+/// Through the facade.
+#[ferromcp_macros::ferromcp_tool]
+async fn via_facade() -> &'static str {
+    "facade"
+}
+
 fn server() -> McpServer {
     McpServer::builder("macros", "1.0.0")
         .state(Greeting("hello"))
@@ -99,6 +111,7 @@ fn server() -> McpServer {
         .tool_def(via_reexport_tool())
         .tool_def(computed_doc_tool())
         .tool_def(annotations_tool())
+        .tool_def(via_facade_tool())
         .build()
         .unwrap()
 }
@@ -146,7 +159,8 @@ async fn macro_tools_are_listed_with_their_metadata_and_schemas() {
             "type",
             "via_reexport",
             "computed_doc",
-            "annotations"
+            "annotations",
+            "via_facade"
         ]
     );
 
@@ -209,6 +223,9 @@ async fn macro_tools_are_callable() {
 
     let r = request(&peer, "tools/call", call("annotations", json!({}))).await;
     assert_eq!(r["content"][0]["text"], "not shadowed");
+
+    let r = request(&peer, "tools/call", call("via_facade", json!({}))).await;
+    assert_eq!(r["content"][0]["text"], "facade");
 
     let r = request(&peer, "tools/call", call("via_reexport", json!({}))).await;
     assert_eq!(r["content"][0]["text"], "ok");
