@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::output::ToolError;
+use super::resolve::{ResolvedValues, ResolverRef};
 use super::schema::schema_object_for;
 use crate::context::RequestContext;
 
@@ -24,7 +25,7 @@ impl StateMap {
         self.0.insert(TypeId::of::<T>(), Arc::new(value));
     }
 
-    fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
+    pub(crate) fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
         self.0.get(&TypeId::of::<T>())?.downcast_ref::<T>().cloned()
     }
 }
@@ -35,6 +36,8 @@ pub struct ToolCall {
     pub(crate) name: String,
     pub(crate) arguments: Value,
     pub(crate) state: Arc<StateMap>,
+    /// The outputs of the handler's resolvers, computed before extraction.
+    pub(crate) resolved: ResolvedValues,
 }
 
 impl ToolCall {
@@ -67,12 +70,18 @@ impl fmt::Debug for ToolCall {
     message = "`{Self}` cannot be an argument of an MCP tool handler",
     note = "tool handler arguments are extractors: Args<T> (the typed arguments; T: \
             Deserialize + JsonSchema), RequestContext, State<T>, Progress, \
-            CancellationToken, HttpParts"
+            CancellationToken, HttpParts, Resolved<R>"
 )]
 pub trait FromToolCall: Sized {
     /// The tool's input schema, when this extractor defines it (only [`Args`] does).
     fn input_schema() -> Option<JsonObject> {
         None
+    }
+
+    /// Adds the resolvers this extractor needs (run before extraction; only
+    /// [`Resolved`](super::Resolved) has any).
+    fn collect_resolvers(out: &mut Vec<ResolverRef>) {
+        let _ = out;
     }
 
     /// Reads the value from the call; an error becomes the call's outcome.

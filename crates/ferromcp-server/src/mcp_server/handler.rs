@@ -9,6 +9,7 @@ use ferromcp_types::mcp::{CallToolResult, GetPromptResult, JsonObject, ReadResou
 use super::extract::{FromToolCall, ToolCall};
 use super::output::{IntoToolError, IntoToolResult, ToolError};
 use super::outputs_more::{IntoPromptResult, IntoResourceResult};
+use super::resolve::ResolverRef;
 
 /// An async function that can serve a tool: every argument is an extractor
 /// ([`FromToolCall`]) and the output implements [`IntoToolResult`]. `M` only tells the
@@ -27,6 +28,10 @@ pub trait ToolHandler<M>: Clone + Send + Sync + 'static {
     fn input_schema(&self) -> Option<JsonObject>;
     /// The output schema the handler's return type defines.
     fn output_schema(&self) -> Option<JsonObject>;
+    /// The resolvers the handler's extractors need (run before the handler).
+    fn resolvers(&self) -> Vec<ResolverRef> {
+        Vec::new()
+    }
     /// Serves one call.
     fn call(&self, call: ToolCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>;
 }
@@ -44,6 +49,10 @@ pub trait ToolHandler<M>: Clone + Send + Sync + 'static {
 pub trait PromptHandler<M>: Clone + Send + Sync + 'static {
     /// The schema of the prompt's arguments (from `Args<T>`), if any.
     fn arguments_schema(&self) -> Option<JsonObject>;
+    /// The resolvers the handler's extractors need (run before the handler).
+    fn resolvers(&self) -> Vec<ResolverRef> {
+        Vec::new()
+    }
     /// Serves one `prompts/get`.
     fn call(&self, call: ToolCall) -> BoxFuture<'static, Result<GetPromptResult, ErrorObject>>;
 }
@@ -58,6 +67,10 @@ pub trait PromptHandler<M>: Clone + Send + Sync + 'static {
             implements IntoResourceResult (String, Blob, ResourceContents, Result<T, E>)"
 )]
 pub trait ResourceHandler<M>: Clone + Send + Sync + 'static {
+    /// The resolvers the handler's extractors need (run before the handler).
+    fn resolvers(&self) -> Vec<ResolverRef> {
+        Vec::new()
+    }
     /// Serves one `resources/read` of `uri` (`mime_type` is the declared default).
     fn call(
         &self,
@@ -93,6 +106,13 @@ macro_rules! impl_handlers {
                 O::output_schema()
             }
 
+            fn resolvers(&self) -> Vec<ResolverRef> {
+                let mut out = Vec::new();
+                $($arg::collect_resolvers(&mut out);)*
+                ResolverRef::dedup(&mut out);
+                out
+            }
+
             fn call(
                 &self,
                 call: ToolCall,
@@ -120,6 +140,13 @@ macro_rules! impl_handlers {
                 None$(.or_else($arg::input_schema))*
             }
 
+            fn resolvers(&self) -> Vec<ResolverRef> {
+                let mut out = Vec::new();
+                $($arg::collect_resolvers(&mut out);)*
+                ResolverRef::dedup(&mut out);
+                out
+            }
+
             fn call(
                 &self,
                 call: ToolCall,
@@ -143,6 +170,13 @@ macro_rules! impl_handlers {
             O: IntoResourceResult,
             $($arg: FromToolCall + Send + 'static,)*
         {
+            fn resolvers(&self) -> Vec<ResolverRef> {
+                let mut out = Vec::new();
+                $($arg::collect_resolvers(&mut out);)*
+                ResolverRef::dedup(&mut out);
+                out
+            }
+
             fn call(
                 &self,
                 call: ToolCall,

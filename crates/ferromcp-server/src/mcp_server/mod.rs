@@ -21,6 +21,7 @@
 //! ```
 
 mod completions;
+mod elicit;
 mod extract;
 mod handler;
 mod local;
@@ -28,6 +29,7 @@ mod output;
 mod outputs_more;
 mod prompts;
 mod registry;
+mod resolve;
 mod resources;
 mod schema;
 mod tools;
@@ -44,22 +46,26 @@ use ferromcp_types::mcp::methods::{
 use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequestParams};
 
 pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
+pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_answer};
 pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolCall};
 pub use handler::{PromptHandler, ResourceHandler, ToolHandler};
 pub use local::LocalExecutor;
 pub use output::{IntoToolError, IntoToolResult, Json, ToolError};
 pub use outputs_more::{Blob, IntoPromptResult, IntoResourceResult};
 pub use prompts::PromptSpec;
+pub use resolve::{Ask, DEFAULT_MAX_INPUT_ROUNDS, ResolveError, Resolved, Resolver, ResolverRef};
 pub use resources::ResourceSpec;
 pub use schema::{object_schema, schema_object_for};
 pub use tools::{ToolDef, ToolSpec};
 
 use crate::middleware::Middleware;
+use crate::request_state::{KeyRing, SealerConfig, StateKey, StateSealer};
 use crate::server::{BuildError, CacheHint, Server, ServerBuilder};
 use completions::{Completions, Target};
 use extract::StateMap;
 use prompts::PromptEntry;
 use registry::Registry;
+use resolve::Rounds;
 use resources::{ResourceEntry, TemplateEntry};
 use tools::ToolEntry;
 
@@ -83,12 +89,19 @@ pub(crate) struct Shared {
     pub(crate) completions: Completions,
     pub(crate) state: Arc<StateMap>,
     pub(crate) page_size: usize,
+    /// Multi-round requests: the `requestState` sealer and the round bound.
+    pub(crate) rounds: Rounds,
 }
 
 impl McpServer {
     /// Starts building a server with the given name and version.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> McpServerBuilder {
+        let name = name.into();
         McpServerBuilder {
+            state_audience: name.clone(),
+            state_keys: None,
+            state_config: None,
+            max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             low: Server::builder(name, version),
             tools: Vec::new(),
             prompts: Vec::new(),
@@ -181,6 +194,12 @@ impl McpServer {
         self.shared.resources.names()
     }
 
+    /// Rotates the key that seals `requestState` (multi-round requests): new states are
+    /// sealed with `key`; states sealed with the previous keys the ring retains still open.
+    pub fn rotate_request_state_key(&self, key: StateKey) {
+        self.shared.rounds.rotate(key);
+    }
+
     /// Removes a tool at run time; tells connected clients the list changed if it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = self.shared.tools.remove(name);
@@ -223,6 +242,10 @@ pub struct McpServerBuilder {
     state: StateMap,
     page_size: usize,
     errors: Vec<BuildError>,
+    state_audience: String,
+    state_keys: Option<KeyRing>,
+    state_config: Option<SealerConfig>,
+    max_input_rounds: u32,
 }
 
 impl McpServerBuilder {
@@ -371,7 +394,31 @@ impl McpServerBuilder {
 
     /// Sets the full server info (name, version, title, description, website, icons).
     pub fn info(mut self, info: Implementation) -> Self {
+        self.state_audience.clone_from(&info.name);
         self.low = self.low.info(info);
+        self
+    }
+
+    /// Sets the keys that seal `requestState` in multi-round requests (2026-07-28). By
+    /// default each server value makes an ephemeral random key, so a retry must reach the
+    /// same process; give every node of a deployment the same ring (and rotate it with
+    /// [`McpServer::rotate_request_state_key`]) to serve retries anywhere.
+    pub fn request_state_keys(mut self, keys: KeyRing) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
+    /// Sets the lifetime, size bound and clock skew of sealed `requestState`s (the audience
+    /// defaults to the server name).
+    pub fn request_state_config(mut self, config: SealerConfig) -> Self {
+        self.state_config = Some(config);
+        self
+    }
+
+    /// Bounds the rounds of one multi-round request (default
+    /// [`DEFAULT_MAX_INPUT_ROUNDS`]); a request that would need more fails with -32602.
+    pub fn max_input_rounds(mut self, rounds: u32) -> Self {
+        self.max_input_rounds = rounds.max(1);
         self
     }
 
@@ -417,6 +464,21 @@ impl McpServerBuilder {
         if let Some(e) = self.errors.into_iter().next() {
             return Err(e);
         }
+        let keys = match self.state_keys {
+            Some(keys) => keys,
+            None => KeyRing::ephemeral().map_err(|e| BuildError::Invalid {
+                name: "requestState".into(),
+                reason: e.to_string(),
+            })?,
+        };
+        let mut config = self.state_config.unwrap_or_default();
+        if config.audience.is_none() {
+            config = config.with_audience(self.state_audience);
+        }
+        let rounds = Rounds::new(
+            StateSealer::with_config(keys, config),
+            self.max_input_rounds,
+        );
         let has_completions = !self.completions.is_empty();
         let has_tools = self.enable.tools || !self.tools.is_empty();
         let has_prompts = self.enable.prompts || !self.prompts.is_empty();
@@ -430,6 +492,7 @@ impl McpServerBuilder {
             completions: self.completions,
             state: Arc::new(self.state),
             page_size: self.page_size,
+            rounds,
         });
         let s = &shared;
         let mut low = self

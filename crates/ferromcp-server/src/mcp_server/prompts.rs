@@ -5,8 +5,8 @@ use std::sync::Arc;
 use ferromcp_dispatch::{BoxFuture, HandlerError};
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{
-    Cursor, GetPromptRequestParams, GetPromptResult, Icon, JsonObject, ListPromptsResult, Prompt,
-    PromptArgument,
+    Cursor, GetPromptRequestParams, GetPromptResult, Icon, JsonObject, ListPromptsResult,
+    MaybeInputRequired, Prompt, PromptArgument, methods,
 };
 use serde_json::Value;
 
@@ -14,6 +14,7 @@ use super::Shared;
 use super::extract::ToolCall;
 use super::handler::PromptHandler;
 use super::registry::Registry;
+use super::resolve::{self, Outcome, ResolverRef, Round};
 use crate::context::RequestContext;
 
 /// What a prompt is called and how it describes itself.
@@ -86,6 +87,7 @@ type GetFn =
 pub(crate) struct PromptEntry {
     pub(crate) prompt: Prompt,
     get: Arc<GetFn>,
+    resolvers: Vec<ResolverRef>,
 }
 
 impl super::registry::Named for PromptEntry {
@@ -134,6 +136,7 @@ pub(crate) fn entry<M, H: PromptHandler<M>>(spec: PromptSpec, handler: H) -> Pro
     prompt.arguments = arguments;
     PromptEntry {
         prompt,
+        resolvers: handler.resolvers(),
         get: Arc::new(move |call| handler.call(call)),
     }
 }
@@ -150,12 +153,13 @@ pub(crate) fn list(
     Ok(result)
 }
 
-/// `prompts/get`: an unknown prompt or a missing required argument is -32602.
+/// `prompts/get`: an unknown prompt or a missing required argument is -32602. The handler's
+/// resolvers run first (see `tools::call`).
 pub(crate) async fn get(
     shared: &Shared,
     ctx: RequestContext,
     params: GetPromptRequestParams,
-) -> Result<GetPromptResult, HandlerError> {
+) -> Result<MaybeInputRequired<GetPromptResult>, HandlerError> {
     let Some(entry) = shared.prompts.get(&params.name) else {
         return Err(ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name)).into());
     };
@@ -172,11 +176,24 @@ pub(crate) async fn get(
             .map(|(k, v)| (k, Value::String(v)))
             .collect(),
     );
-    let call = ToolCall {
+    let mut call = ToolCall {
         ctx,
         name: params.name,
         arguments,
         state: shared.state.clone(),
+        resolved: Default::default(),
     };
-    Ok((entry.get)(call).await?)
+    if !entry.resolvers.is_empty() {
+        let round = Round {
+            method: methods::PROMPTS_GET,
+            bound_arguments: Some(&call.arguments),
+            input_responses: params.input_responses,
+            request_state: params.request_state,
+        };
+        match resolve::resolve_all(&shared.rounds, &call, &entry.resolvers, round).await? {
+            Outcome::Ready(values) => call.resolved = values,
+            Outcome::InputRequired(r) => return Ok(MaybeInputRequired::InputRequired(r)),
+        }
+    }
+    Ok(MaybeInputRequired::Complete((entry.get)(call).await?))
 }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use ferromcp_dispatch::{BoxFuture, HandlerError};
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
 use ferromcp_types::mcp::{
-    Annotations, Cursor, Icon, ListResourceTemplatesResult, ListResourcesResult,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
+    Annotations, Cursor, Icon, InputResponses, ListResourceTemplatesResult, ListResourcesResult,
+    MaybeInputRequired, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
+    methods,
 };
 use serde_json::Value;
 
@@ -15,6 +16,7 @@ use super::Shared;
 use super::extract::ToolCall;
 use super::handler::ResourceHandler;
 use super::registry::{Named, Registry};
+use super::resolve::{self, Outcome, ResolverRef, Round};
 use crate::context::RequestContext;
 use crate::server::BuildError;
 use crate::uri_template::UriTemplate;
@@ -94,6 +96,7 @@ type ReadFn = dyn Fn(ToolCall, String) -> BoxFuture<'static, Result<ReadResource
 pub(crate) struct ResourceEntry {
     pub(crate) resource: Resource,
     read: Arc<ReadFn>,
+    resolvers: Vec<ResolverRef>,
 }
 
 impl Named for ResourceEntry {
@@ -107,6 +110,7 @@ pub(crate) struct TemplateEntry {
     pub(crate) template: ResourceTemplate,
     pub(crate) matcher: UriTemplate,
     read: Arc<ReadFn>,
+    resolvers: Vec<ResolverRef>,
 }
 
 impl Named for TemplateEntry {
@@ -132,6 +136,7 @@ pub(crate) fn resource_entry<M, H: ResourceHandler<M>>(
     resource.size = spec.size;
     ResourceEntry {
         resource,
+        resolvers: handler.resolvers(),
         read: reader(handler, spec.mime_type),
     }
 }
@@ -153,6 +158,7 @@ pub(crate) fn template_entry<M, H: ResourceHandler<M>>(
     Ok(TemplateEntry {
         template,
         matcher,
+        resolvers: handler.resolvers(),
         read: reader(handler, spec.mime_type),
     })
 }
@@ -193,22 +199,24 @@ pub(crate) fn not_found(ctx: &RequestContext, uri: &str) -> ErrorObject {
 }
 
 /// `resources/read`: a static resource by exact URI first, then the templates in
-/// registration order.
+/// registration order. The handler's resolvers run first (see `tools::call`).
 pub(crate) async fn read(
     shared: &Shared,
     ctx: RequestContext,
     params: ReadResourceRequestParams,
-) -> Result<ReadResourceResult, HandlerError> {
+) -> Result<MaybeInputRequired<ReadResourceResult>, HandlerError> {
     let uri = params.uri;
     let state = shared.state.clone();
+    let answers = (params.input_responses, params.request_state);
     if let Some(entry) = shared.resources.get(&uri) {
         let call = ToolCall {
             ctx,
             name: uri.clone(),
             arguments: Value::Object(Default::default()),
             state,
+            resolved: Default::default(),
         };
-        return Ok((entry.read)(call, uri).await?);
+        return serve(shared, call, &entry.resolvers, &*entry.read, answers).await;
     }
     for entry in shared.templates.all() {
         if let Some(captures) = entry.matcher.matches(&uri) {
@@ -221,9 +229,34 @@ pub(crate) async fn read(
                 name: uri.clone(),
                 arguments: Value::Object(arguments),
                 state,
+                resolved: Default::default(),
             };
-            return Ok((entry.read)(call, uri).await?);
+            return serve(shared, call, &entry.resolvers, &*entry.read, answers).await;
         }
     }
     Err(not_found(&ctx, &uri).into())
+}
+
+/// Runs a read's resolvers, then its handler.
+async fn serve(
+    shared: &Shared,
+    mut call: ToolCall,
+    resolvers: &[ResolverRef],
+    read: &ReadFn,
+    (input_responses, request_state): (Option<InputResponses>, Option<String>),
+) -> Result<MaybeInputRequired<ReadResourceResult>, HandlerError> {
+    if !resolvers.is_empty() {
+        let round = Round {
+            method: methods::RESOURCES_READ,
+            bound_arguments: None,
+            input_responses,
+            request_state,
+        };
+        match resolve::resolve_all(&shared.rounds, &call, resolvers, round).await? {
+            Outcome::Ready(values) => call.resolved = values,
+            Outcome::InputRequired(r) => return Ok(MaybeInputRequired::InputRequired(r)),
+        }
+    }
+    let uri = call.name.clone();
+    Ok(MaybeInputRequired::Complete(read(call, uri).await?))
 }

@@ -5,14 +5,15 @@ use std::sync::Arc;
 use ferromcp_dispatch::{BoxFuture, HandlerError};
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{
-    CallToolRequestParams, CallToolResult, Cursor, Icon, JsonObject, ListToolsResult, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResult, Cursor, Icon, JsonObject, ListToolsResult,
+    MaybeInputRequired, Tool, ToolAnnotations, methods,
 };
 use serde_json::Value;
 
 use super::Shared;
 use super::extract::ToolCall;
 use super::handler::ToolHandler;
+use super::resolve::{self, Outcome, ResolverRef, Round};
 use super::schema::object_schema;
 use crate::context::RequestContext;
 use crate::jsonschema::{Limits, Schema};
@@ -141,6 +142,8 @@ pub(crate) struct ToolEntry {
     /// runs (bounded: no remote `$ref`, capped depth, size and steps).
     validator: Schema,
     call: Arc<CallFn>,
+    /// The resolvers the handler needs, run before it.
+    resolvers: Vec<ResolverRef>,
 }
 
 /// Builds an entry from a spec and a handler.
@@ -180,6 +183,7 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
     Ok(ToolEntry {
         tool,
         validator,
+        resolvers: handler.resolvers(),
         call: Arc::new(move |call| handler.call(call)),
     })
 }
@@ -202,12 +206,13 @@ pub(crate) fn list(
 }
 
 /// `tools/call`: an unknown tool is a protocol error (-32602); a handler's failure is a tool
-/// result with `isError: true`.
+/// result with `isError: true`. The handler's resolvers run first; at 2026-07-28 open
+/// questions make the result an `InputRequiredResult`.
 pub(crate) async fn call(
     shared: &Shared,
     ctx: RequestContext,
     params: CallToolRequestParams,
-) -> Result<CallToolResult, HandlerError> {
+) -> Result<MaybeInputRequired<CallToolResult>, HandlerError> {
     let Some(entry) = shared.tools.get(&params.name) else {
         return Err(
             ErrorObject::invalid_params(format!("Unknown tool: {}", params.name))
@@ -219,13 +224,27 @@ pub(crate) async fn call(
     // Arguments that do not fit the schema are a tool error the model can read and correct,
     // not a protocol error.
     if let Err(errors) = entry.validator.validate(&arguments) {
-        return Ok(CallToolResult::error(errors.to_string()));
+        let result = CallToolResult::error(errors.to_string());
+        return Ok(MaybeInputRequired::Complete(result));
     }
-    let call = ToolCall {
+    let mut call = ToolCall {
         ctx,
         name: params.name,
         arguments,
         state: shared.state.clone(),
+        resolved: Default::default(),
     };
-    Ok((entry.call)(call).await?)
+    if !entry.resolvers.is_empty() {
+        let round = Round {
+            method: methods::TOOLS_CALL,
+            bound_arguments: Some(&call.arguments),
+            input_responses: params.input_responses,
+            request_state: params.request_state,
+        };
+        match resolve::resolve_all(&shared.rounds, &call, &entry.resolvers, round).await? {
+            Outcome::Ready(values) => call.resolved = values,
+            Outcome::InputRequired(r) => return Ok(MaybeInputRequired::InputRequired(r)),
+        }
+    }
+    Ok(MaybeInputRequired::Complete((entry.call)(call).await?))
 }

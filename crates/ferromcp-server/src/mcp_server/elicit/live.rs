@@ -1,0 +1,172 @@
+//! Handshake-era (≤ 2025-11-25) requests to the client, related to the request being served
+//! (over Streamable HTTP they travel on that request's SSE stream).
+
+use ferromcp_dispatch::CallOptions;
+use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Payload};
+use ferromcp_types::mcp::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams, ElicitResult,
+    ElicitationCapability, ElicitationSchema, InputRequest, JsonObject, ListRootsResult,
+    MissingRequiredClientCapabilityData, RootsCapability, SamplingCapability,
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{ElicitForm, Elicitation, decode_answer};
+use crate::context::RequestContext;
+
+/// -32021 with `data.requiredCapabilities` = `required`.
+pub(crate) fn missing_capability(required: ClientCapabilities) -> ErrorObject {
+    let data = MissingRequiredClientCapabilityData::new(required);
+    ErrorObject::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        "Missing required client capability",
+    )
+    .with_data(serde_json::to_value(data).unwrap_or(Value::Null))
+}
+
+/// Whether the client declared what `request` needs; -32021 naming it if not.
+pub(crate) fn check_capability(
+    caps: Option<&ClientCapabilities>,
+    request: &InputRequest,
+) -> Result<(), ErrorObject> {
+    let (ok, required) = match request {
+        InputRequest::Elicit(ElicitRequestParams::Url(_)) => (
+            caps.and_then(|c| c.elicitation.as_ref())
+                .is_some_and(ElicitationCapability::supports_url),
+            ClientCapabilities::new()
+                .with_elicitation(ElicitationCapability::new().with_url(JsonObject::new())),
+        ),
+        InputRequest::Elicit(_) => (
+            caps.and_then(|c| c.elicitation.as_ref())
+                .is_some_and(ElicitationCapability::supports_form),
+            ClientCapabilities::new().with_elicitation(ElicitationCapability::new()),
+        ),
+        InputRequest::CreateMessage(_) => (
+            caps.is_some_and(|c| c.sampling.is_some()),
+            ClientCapabilities::new().with_sampling(SamplingCapability::new()),
+        ),
+        InputRequest::ListRoots(_) => (
+            caps.is_some_and(|c| c.roots.is_some()),
+            ClientCapabilities::new().with_roots(RootsCapability::new()),
+        ),
+        // Future request kinds: let the client decide.
+        _ => (true, ClientCapabilities::new()),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(missing_capability(required))
+    }
+}
+
+fn modern_no_back_channel() -> ErrorObject {
+    ErrorObject::invalid_request(
+        "no back channel: at MCP 2026-07-28 a server cannot send requests to the client; ask \
+         through a resolver (`Resolved<R>` / `Ask`), which answers with an InputRequiredResult",
+    )
+}
+
+impl RequestContext {
+    /// Sends `request` to the client as a request related to this one and decodes the
+    /// answer. -32600 at 2026-07-28 (use resolvers) or without a back channel; -32021 when
+    /// the client did not declare the capability (nothing is sent).
+    pub(crate) async fn ask_live<R: DeserializeOwned>(
+        &self,
+        request: &InputRequest,
+    ) -> Result<R, ErrorObject> {
+        if self.protocol_version().is_modern() {
+            return Err(modern_no_back_channel());
+        }
+        check_capability(self.connection().client_capabilities().as_ref(), request)?;
+        let params = match request {
+            InputRequest::CreateMessage(p) => Payload::from_serialize(p),
+            InputRequest::ListRoots(p) => Payload::from_serialize(p),
+            InputRequest::Elicit(p) => Payload::from_serialize(p),
+            _ => return Err(ErrorObject::internal_error("Internal error")),
+        }
+        .map_err(|_| ErrorObject::internal_error("Internal error"))?;
+        let params = match request {
+            InputRequest::ListRoots(None) => None,
+            _ => Some(params),
+        };
+        let sent = self
+            .session()
+            .send_request(request.method(), params, CallOptions::new());
+        let answer = tokio::select! {
+            r = sent => r?,
+            () = self.cancellation().cancelled() => {
+                return Err(ErrorObject::new(ErrorCode::REQUEST_CANCELLED, "Request cancelled"));
+            }
+        };
+        let value = answer
+            .into_value()
+            .map_err(|e| ErrorObject::invalid_params(format!("invalid answer: {e}")))?;
+        serde_json::from_value(value).map_err(|e| {
+            ErrorObject::invalid_params(format!(
+                "the client's answer to {} is not valid: {e}",
+                request.method()
+            ))
+        })
+    }
+
+    /// Asks the user to fill in the form `T` (`elicitation/create`, form mode; handshake era)
+    /// and reads the answer. An accepted answer that does not fit the form is -32602; a `T`
+    /// that is not a valid form is -32603 (see [`ElicitForm`]). At 2026-07-28 this is -32600:
+    /// use a resolver ([`Ask::elicit_form`](crate::mcp_server::Ask::elicit_form)).
+    pub async fn elicit_form<T: ElicitForm>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicitation<T>, ErrorObject> {
+        let form = T::form().map_err(|e| e.to_error_object())?;
+        let result = self.elicit_form_raw(message, form.clone()).await?;
+        decode_answer(&form, &result).map_err(|e| {
+            ErrorObject::invalid_params(format!("the elicitation answer does not fit: {e}"))
+        })
+    }
+
+    /// Asks the user to fill in a form given as a schema; the answer is returned as sent
+    /// (handshake era; see [`RequestContext::elicit_form`]).
+    pub async fn elicit_form_raw(
+        &self,
+        message: impl Into<String>,
+        schema: ElicitationSchema,
+    ) -> Result<ElicitResult, ErrorObject> {
+        let params = ElicitRequestFormParams::new(message, schema);
+        self.ask_live(&InputRequest::Elicit(params.into())).await
+    }
+
+    /// Asks the user to open `url` (`elicitation/create`, URL mode, 2025-11-25; needs the
+    /// client's `elicitation.url` capability) and returns whether they consented.
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+        elicitation_id: impl Into<String>,
+    ) -> Result<ElicitAction, ErrorObject> {
+        let params = ElicitRequestUrlParams::new(message, url).with_elicitation_id(elicitation_id);
+        let result: ElicitResult = self.ask_live(&InputRequest::Elicit(params.into())).await?;
+        Ok(result.action)
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`; handshake era;
+    /// needs the client's `sampling` capability).
+    ///
+    /// Sampling is deprecated at MCP 2026-07-28 (there, ask through a resolver's
+    /// [`Ask::create_message`](crate::mcp_server::Ask::create_message)).
+    pub async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorObject> {
+        self.ask_live(&InputRequest::CreateMessage(params)).await
+    }
+
+    /// Asks the client for its roots (`roots/list`; handshake era; needs the client's `roots`
+    /// capability).
+    ///
+    /// Roots are deprecated at MCP 2026-07-28 (there, ask through a resolver's
+    /// [`Ask::list_roots`](crate::mcp_server::Ask::list_roots)).
+    pub async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
+        self.ask_live(&InputRequest::ListRoots(None)).await
+    }
+}

@@ -1,0 +1,211 @@
+//! One round of a (possibly multi-round) request: open the sealed state, run the resolvers
+//! concurrently, and either hand their outputs to the handler or answer with an
+//! `InputRequiredResult`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::task::Poll;
+use std::time::SystemTime;
+
+use ferromcp_types::jsonrpc::ErrorObject;
+use ferromcp_types::mcp::{InputRequiredResult, InputResponse, InputResponses};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Ask, AskInner, Erased, ResolveError, ResolvedValues, ResolverRef, lock};
+use crate::mcp_server::extract::ToolCall;
+use crate::request_state::{Binding, StateKey, StateSealer};
+
+/// The state sealed into `requestState` between rounds.
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    /// Format version.
+    v: u8,
+    /// Rounds issued so far.
+    r: u32,
+    /// Answers accepted so far, by key.
+    a: BTreeMap<String, InputResponse>,
+    /// Keys asked in the last round.
+    p: Vec<String>,
+}
+
+const STATE_VERSION: u8 = 1;
+
+/// The server's multi-round settings: the sealer and the round bound.
+pub(crate) struct Rounds {
+    sealer: RwLock<StateSealer>,
+    max_rounds: u32,
+}
+
+impl Rounds {
+    pub(crate) fn new(sealer: StateSealer, max_rounds: u32) -> Self {
+        Self {
+            sealer: RwLock::new(sealer),
+            max_rounds: max_rounds.max(1),
+        }
+    }
+
+    pub(crate) fn rotate(&self, key: StateKey) {
+        self.sealer
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .rotate(key);
+    }
+
+    fn seal(&self, binding: &Binding, state: &Sealed) -> Result<String, ErrorObject> {
+        let bytes =
+            serde_json::to_vec(state).map_err(|_| ErrorObject::internal_error("Internal error"))?;
+        self.sealer
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .seal(binding, &bytes, SystemTime::now())
+            .map_err(|e| e.to_error_object())
+    }
+
+    fn open(&self, binding: &Binding, token: &str) -> Result<Sealed, ErrorObject> {
+        let sealer = self.sealer.read().unwrap_or_else(PoisonError::into_inner);
+        let bytes = sealer
+            .open(token, binding, SystemTime::now())
+            .map_err(|e| e.to_error_object())?;
+        match serde_json::from_slice::<Sealed>(&bytes) {
+            Ok(s) if s.v == STATE_VERSION => Ok(s),
+            _ => Err(invalid_state()),
+        }
+    }
+}
+
+fn invalid_state() -> ErrorObject {
+    ErrorObject::invalid_params(crate::request_state::INVALID_REQUEST_STATE_MESSAGE).with_data(
+        serde_json::json!({ "reason": crate::request_state::INVALID_REQUEST_STATE_REASON }),
+    )
+}
+
+/// What the client sent for this round.
+pub(crate) struct Round<'a> {
+    /// `tools/call`, `prompts/get` or `resources/read`.
+    pub(crate) method: &'static str,
+    /// The arguments the state is bound to (`None` for a resource: its URI is the target).
+    pub(crate) bound_arguments: Option<&'a Value>,
+    pub(crate) input_responses: Option<InputResponses>,
+    pub(crate) request_state: Option<String>,
+}
+
+/// The round's outcome.
+pub(crate) enum Outcome {
+    /// Every resolver has its value: run the handler.
+    Ready(ResolvedValues),
+    /// Questions are open (2026-07-28).
+    InputRequired(InputRequiredResult),
+}
+
+/// Runs the handler's resolvers for one round.
+pub(crate) async fn resolve_all(
+    rounds: &Rounds,
+    call: &ToolCall,
+    resolvers: &[ResolverRef],
+    round: Round<'_>,
+) -> Result<Outcome, ErrorObject> {
+    let live = !call.ctx.protocol_version().is_modern();
+    let binding = Binding::new(round.method, call.name.clone(), round.bound_arguments);
+    let previous = match (&round.request_state, live) {
+        (_, true) => None,
+        (Some(token), false) => Some(rounds.open(&binding, token)?),
+        (None, false)
+            if round
+                .input_responses
+                .as_ref()
+                .is_some_and(|r| !r.is_empty()) =>
+        {
+            // Answers without the state they answer.
+            return Err(invalid_state());
+        }
+        (None, false) => None,
+    };
+    let (done, answers, pending) =
+        previous.map_or((0, BTreeMap::new(), Vec::new()), |s| (s.r, s.a, s.p));
+    let mut offered = round.input_responses.unwrap_or_default();
+    offered.retain(|key, _| pending.contains(key));
+    let ask = Ask {
+        inner: Arc::new(AskInner {
+            ctx: call.ctx.clone(),
+            target: call.name.clone(),
+            arguments: call.arguments.clone(),
+            state: call.state.clone(),
+            round: done,
+            live,
+            answers: Mutex::new(answers),
+            offered,
+            questions: Mutex::new(BTreeMap::new()),
+            memo: Mutex::new(HashMap::new()),
+        }),
+        chain: Vec::new(),
+    };
+    let results = join_all(resolvers.iter().map(|r| (r.run)(&ask)).collect()).await;
+    let mut values = HashMap::with_capacity(resolvers.len());
+    let mut waiting = false;
+    for (r, result) in resolvers.iter().zip(results) {
+        match result {
+            Ok(v) => {
+                values.insert(r.id, v);
+            }
+            Err(ResolveError::Pending) => waiting = true,
+            Err(ResolveError::Error(e)) => return Err(e),
+        }
+    }
+    if !waiting {
+        return Ok(Outcome::Ready(ResolvedValues(values)));
+    }
+    let questions = std::mem::take(&mut *lock(&ask.inner.questions));
+    if live || questions.is_empty() {
+        tracing::error!(
+            target = %call.name,
+            "a resolver is pending without a question to the client"
+        );
+        return Err(ErrorObject::internal_error("Internal error"));
+    }
+    if done >= rounds.max_rounds {
+        return Err(ErrorObject::invalid_params(format!(
+            "too many rounds of input (at most {})",
+            rounds.max_rounds
+        )));
+    }
+    let next = Sealed {
+        v: STATE_VERSION,
+        r: done + 1,
+        a: std::mem::take(&mut *lock(&ask.inner.answers)),
+        p: questions.keys().cloned().collect(),
+    };
+    let token = rounds.seal(&binding, &next)?;
+    let result = InputRequiredResult::new()
+        .with_input_requests(questions)
+        .with_request_state(token);
+    Ok(Outcome::InputRequired(result))
+}
+
+type Run<'a> = Pin<Box<dyn Future<Output = Result<Erased, ResolveError>> + Send + 'a>>;
+
+/// Polls every future until all are done; results in order.
+async fn join_all(mut futures: Vec<Run<'_>>) -> Vec<Result<Erased, ResolveError>> {
+    let mut results: Vec<Option<Result<Erased, ResolveError>>> =
+        futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut open = false;
+        for (fut, slot) in futures.iter_mut().zip(results.iter_mut()) {
+            if slot.is_some() {
+                continue;
+            }
+            match fut.as_mut().poll(cx) {
+                Poll::Ready(r) => *slot = Some(r),
+                Poll::Pending => open = true,
+            }
+        }
+        if open { Poll::Pending } else { Poll::Ready(()) }
+    })
+    .await;
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or(Err(ResolveError::Pending)))
+        .collect()
+}
