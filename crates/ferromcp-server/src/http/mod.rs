@@ -158,8 +158,11 @@ async fn serve_connection(stream: TcpStream, service: McpHttpService) {
             Ok(service.handle(req).await)
         }
     });
+    // The timer arms hyper's header-read timeout (30 s): a client that never finishes its
+    // request head does not hold the connection forever.
     let conn = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
+        .timer(hyper_util::rt::TokioTimer::new())
         .serve_connection(TokioIo::new(stream), svc);
     if let Err(e) = conn.await {
         tracing::debug!(error = %e, "HTTP connection ended with an error");
