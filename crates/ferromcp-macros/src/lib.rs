@@ -83,7 +83,7 @@ use proc_macro::TokenStream;
 /// `McpServerBuilder::tool`.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand_tool(attr, item, quote::quote!(::ferromcp_server))
+    expand_tool(attr, item, &quote::quote!(::ferromcp_server))
 }
 
 /// [`macro@tool`] for users of the `ferromcp` facade crate, which re-exports it as
@@ -92,7 +92,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// depends on `ferromcp` alone needs no `crate = "…"`). See [`macro@tool`] for the syntax.
 #[proc_macro_attribute]
 pub fn ferromcp_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand_tool(attr, item, quote::quote!(::ferromcp::server))
+    expand_tool(attr, item, &quote::quote!(::ferromcp::server))
 }
 
 /// Parses `#[tool(...)]` and its item; `default_crate` is the server's path when the
@@ -100,7 +100,7 @@ pub fn ferromcp_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 fn expand_tool(
     attr: TokenStream,
     item: TokenStream,
-    default_crate: proc_macro2::TokenStream,
+    default_crate: &proc_macro2::TokenStream,
 ) -> TokenStream {
     let mut args = args::ToolArgs::default();
     let parser = syn::meta::parser(|meta| args.parse(&meta));
@@ -111,7 +111,7 @@ fn expand_tool(
         return quote::quote!(#e #item).into();
     }
     match syn::parse::<syn::ItemFn>(item.clone()) {
-        Ok(item) => expand::expand(&args, &item, &default_crate).into(),
+        Ok(item) => expand::expand(&args, &item, default_crate).into(),
         Err(e) => {
             let e =
                 syn::Error::new(e.span(), "#[tool] applies to an `async fn`").into_compile_error();
