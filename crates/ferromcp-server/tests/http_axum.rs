@@ -1,6 +1,7 @@
 //! `McpHttpService` mounted in an axum `Router` (MCP "Streamable HTTP": a single MCP
 //! endpoint path), and the principal seam: a layer in front records the caller, and
 //! handshake-era sessions are bound to it (security best practices, "Session Hijacking").
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;

@@ -2,6 +2,7 @@
 //! sessions and reports the growth of the process's resident memory per session. A
 //! measurement, not a check (RSS is noisy): run it with
 //! `cargo test -p ferromcp-server --test http_idle_measure -- --ignored --nocapture`.
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;

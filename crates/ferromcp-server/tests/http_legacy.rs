@@ -2,6 +2,7 @@
 //! "basic/transports" §Streamable HTTP: Sending Messages, Listening for Messages, Multiple
 //! Connections, Session Management, Protocol Version Header; stateless and JSON-response
 //! modes).
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;

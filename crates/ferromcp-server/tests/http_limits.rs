@@ -1,6 +1,7 @@
 //! Security checks and limits of the Streamable HTTP server (MCP 2025-11-25 and 2026-07-28
 //! "Streamable HTTP › Security Warning"; ferromcp's bounded-by-default rules: body size,
 //! content type, sessions, timeouts, in-flight requests, queues).
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;

@@ -1,6 +1,7 @@
 //! The 2026-07-28 entry of the Streamable HTTP server (MCP 2026-07-28 "basic/transports/
 //! streamable-http": §Sending Messages, §Receiving Messages, §Cancellation, §Request
 //! Metadata, §Server Validation, §Earlier Streamable HTTP Revisions).
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;

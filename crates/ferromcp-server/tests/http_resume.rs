@@ -1,5 +1,6 @@
 //! Resumable handshake-era streams (MCP 2025-11-25 "basic/transports" §Resumability and
 //! Redelivery, §Sending Messages 6 priming events, §Listening for Messages).
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;
