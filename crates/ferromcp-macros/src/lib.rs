@@ -4,6 +4,9 @@
 //! companion function that returns the fn's `ToolDef` (name, description from the doc
 //! comment, title, annotation hints). Everything it does can be written by hand with
 //! `McpServer::builder(..).tool(ToolSpec::new(..)…, f)`; the macro only saves the spelling.
+//!
+//! [`macro@ferromcp_tool`] is the same macro for the `ferromcp` facade crate, which
+//! re-exports it as `ferromcp::tool`.
 
 mod args;
 mod expand;
@@ -19,8 +22,9 @@ use proc_macro::TokenStream;
 /// fn <fn name>_tool() -> ::ferromcp_server::mcp_server::ToolDef
 /// ```
 ///
-/// (a raw identifier loses its `r#`: `r#type` gets `type_tool`). Register it with
-/// `McpServer::builder(..).tool_def(add_tool())`.
+/// (a raw identifier loses its `r#`: `r#type` gets `type_tool`), carrying the function's
+/// `#[cfg]` attributes. Register it with `McpServer::builder(..).tool_def(add_tool())`; a
+/// companion never registered is dead code, and the compiler says so.
 ///
 /// ```
 /// use ferromcp_macros::tool;
