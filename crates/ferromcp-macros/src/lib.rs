@@ -23,8 +23,8 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// (a raw identifier loses its `r#`: `r#type` gets `type_tool`), carrying the function's
-/// `#[cfg]` attributes. Register it with `McpServer::builder(..).tool_def(add_tool())`; a
-/// companion never registered is dead code, and the compiler says so.
+/// `#[cfg]` attributes. Register it with `McpServer::builder(..).tool_def(add_tool())` (a
+/// private companion never registered draws the compiler's dead-code warning).
 ///
 /// ```
 /// use ferromcp_macros::tool;
