@@ -279,3 +279,30 @@ async fn other_paths_404() {
     })
     .await;
 }
+
+/// `HttpServer::run_until`: after the shutdown signal no new connection is accepted.
+#[tokio::test]
+async fn run_until_stops_accepting() {
+    within(async {
+        let srv = ferromcp_server::http::HttpServer::bind(
+            "127.0.0.1:0",
+            test_server(std::sync::Arc::default()),
+            HttpConfig::default(),
+        )
+        .await
+        .unwrap();
+        let addr = srv.local_addr();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(srv.run_until(async {
+            let _ = rx.await;
+        }));
+        assert_eq!(
+            post(addr, &[], &initialize(1, "2025-11-25")).await.status(),
+            200
+        );
+        tx.send(()).unwrap();
+        task.await.unwrap().unwrap();
+        assert!(TcpStream::connect(addr).await.is_err());
+    })
+    .await;
+}

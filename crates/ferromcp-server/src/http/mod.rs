@@ -29,6 +29,7 @@ mod param_headers;
 mod security;
 mod service;
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 
@@ -62,6 +63,15 @@ pub async fn serve_http(addr: impl ToSocketAddrs, server: Server) -> io::Result<
         .await?
         .run()
         .await
+}
+
+/// [`serve_http`] with explicit settings.
+pub async fn serve_http_with(
+    addr: impl ToSocketAddrs,
+    server: Server,
+    config: HttpConfig,
+) -> io::Result<()> {
+    HttpServer::bind(addr, server, config).await?.run().await
 }
 
 /// A bound Streamable HTTP server: bind (port 0 picks a free port), read the local address,
@@ -106,8 +116,19 @@ impl HttpServer {
 
     /// Accepts and serves connections until accepting fails.
     pub async fn run(self) -> io::Result<()> {
+        self.run_until(std::future::pending()).await
+    }
+
+    /// Accepts and serves connections until `shutdown` completes (then stops accepting;
+    /// connections already accepted are served to their end) or accepting fails.
+    pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
+        let mut shutdown = std::pin::pin!(shutdown);
         loop {
-            let (stream, _peer) = match self.listener.accept().await {
+            let accepted = tokio::select! {
+                () = &mut shutdown => return Ok(()),
+                a = self.listener.accept() => a,
+            };
+            let (stream, _peer) = match accepted {
                 Ok(c) => c,
                 Err(e) if is_transient(&e) => {
                     tracing::debug!(error = %e, "accept failed; continuing");

@@ -372,6 +372,12 @@ mod tests {
     /// request.
     #[tokio::test]
     async fn a_full_stream_queue_detaches_the_stream() {
+        tokio::time::timeout(std::time::Duration::from_secs(10), detaches())
+            .await
+            .unwrap();
+    }
+
+    async fn detaches() {
         let store = Arc::new(InMemoryEventStore::new(100));
         let streams = Streams::new("s".into(), Some(store.clone()), 1000, 2);
         let id = RequestId::from(1);
