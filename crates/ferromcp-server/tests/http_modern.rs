@@ -409,3 +409,23 @@ async fn param_annotations_are_cached() {
     })
     .await;
 }
+
+/// JSON-response mode with a chatty handler: related notifications are dropped, never
+/// queued, so a handler that emits more than the stream queue holds does not stall.
+#[tokio::test]
+async fn json_mode_drops_notifications_without_stalling() {
+    within(async {
+        let config = HttpConfig::default().json_response(true).stream_queue(1);
+        let (addr, _) = start(config).await;
+        let h = modern_headers("chatty");
+        let mut hs = hdrs(&h);
+        hs.push(("accept", "application/json"));
+        let resp = post(addr, &hs, &modern_call(1, "chatty", json!({}))).await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(
+            json_body(resp).await["result"]["content"][0]["text"],
+            "chatted"
+        );
+    })
+    .await;
+}

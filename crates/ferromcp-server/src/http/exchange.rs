@@ -185,6 +185,11 @@ pub(crate) async fn run(
 ) -> Response<McpBody> {
     let (tx, mut rx) = mpsc::channel::<Bytes>(opts.queue.max(1));
     let slot = StreamSlot::new(tx);
+    if opts.json_only {
+        // Nothing will read the stream: related notifications are dropped, never queued
+        // (a queue nobody drains would stall the handler once full).
+        slot.close();
+    }
     let outbound: Arc<dyn Outbound> = Arc::new(ResponseOutbound { slot: slot.clone() });
     let connection = connection_of(outbound.clone());
     let token = CancellationToken::new();

@@ -53,7 +53,7 @@ fn schema(v: Value) -> JsonObject {
 /// A server with tools: `echo {text}`, `notify` (one related notification, then a result),
 /// `wait` (until cancelled, or `ms` milliseconds), `ask` (a server→client `roots/list`),
 /// `region {region, n}` (annotated with `x-mcp-header`), `broadcast` (an unrelated
-/// notification on the connection's standalone channel).
+/// notification on the connection's standalone channel), `chatty` (20 related notifications).
 pub fn test_server(flags: Arc<Flags>) -> Server {
     let tools = vec![
         Tool::new(
@@ -67,6 +67,7 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
         ),
         Tool::new("ask", schema(json!({"type":"object"}))),
         Tool::new("broadcast", schema(json!({"type":"object"}))),
+        Tool::new("chatty", schema(json!({"type":"object"}))),
         Tool::new(
             "region",
             schema(json!({"type":"object","properties":{
@@ -120,6 +121,15 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
                         Err(e) => CallToolResult::error(format!("{}: {}", e.code.0, e.message)),
                     },
                     "region" => CallToolResult::text("ok"),
+                    "chatty" => {
+                        for i in 0..20 {
+                            let params = json!({"level":"info","data":i});
+                            ctx.session()
+                                .notify("notifications/message", Some(Payload::from(params)))
+                                .await;
+                        }
+                        CallToolResult::text("chatted")
+                    }
                     "broadcast" => {
                         ctx.connection().notify_tools_list_changed().await;
                         CallToolResult::text("sent")

@@ -208,18 +208,22 @@ pub(crate) async fn post(
         return stateless(shared, parts, message).await;
     }
     let is_init = matches!(&message, Message::Request(r) if r.method == methods::INITIALIZE);
+    let mut created = false;
     let session = match lookup(shared, &parts) {
         Err(r) => return r,
         Ok(Some(s)) => s,
         Ok(None) if is_init => match create(shared, &parts) {
-            Ok(s) => s,
+            Ok(s) => {
+                created = true;
+                s
+            }
             Err(r) => return r,
         },
         Ok(None) => {
             return http_error(StatusCode::BAD_REQUEST, "Bad Request: Missing session ID");
         }
     };
-    if is_init {
+    if created {
         // Priming events only for clients that know them (2025-11-25 and later).
         let requested = match &message {
             Message::Request(r) => r
