@@ -1,6 +1,9 @@
 //! The built-in demo server, on the high-level `McpServer`. Besides a few friendly tools it
 //! exposes the fixtures the official MCP conformance harness checks, under their exact names.
 
+// The fixtures that ask the client for input (elicitation, sampling, roots): own file.
+mod input;
+
 use std::time::Duration;
 
 use ferromcp_server::McpServer;
@@ -30,6 +33,12 @@ resources: demo://readme, test://static-text, test://static-binary, test://watch
            template test://template/{id}/data
 prompts:   greet, test_simple_prompt, test_prompt_with_arguments,
            test_prompt_with_embedded_resource, test_prompt_with_image (with completions)
+input:     test_sampling (prompt), test_elicitation (message),
+           test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums,
+           test_input_required_result_{elicitation,sampling,list_roots,request_state,
+           multiple_inputs,multi_round,tampered_state,capabilities}, prompt
+           test_input_required_result_prompt (live requests before 2026-07-28,
+           InputRequiredResult rounds at 2026-07-28)
 logging:   logging/setLevel (handshake era), per-request logLevel (2026-07-28)";
 
 const README: &str = "ferromcp demo server: a Rust MCP server serving every protocol revision.";
@@ -356,6 +365,7 @@ pub(crate) fn server() -> McpServer {
         Err(e) => unreachable!("the demo server is valid: {e}"),
     };
     add_change_triggers(&server);
+    input::add(&server);
     server
 }
 
