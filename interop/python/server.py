@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Interop peer: a tiny stdio MCP server written with the Python SDK (`mcp` 2.3.0), for
+ferromcp's client. It serves what the SDK serves over stdio (2025-11-25 through `initialize`,
+2026-07-28 through `server/discover`).
+
+Contents, the same in every interop peer server: tools `add` (a + b), `echo` (text), `fail`
+(an error result); resource `interop://hello` (text); prompt `greet` (argument `name`).
+"""
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("python-interop-peer")
+
+
+@server.tool(description="Adds two numbers.")
+def add(a: float, b: float) -> str:
+    total = a + b
+    return str(int(total)) if total.is_integer() else str(total)
+
+
+@server.tool(description="Returns its text.")
+def echo(text: str) -> str:
+    return text
+
+
+@server.tool(description="Always returns an error result.")
+def fail() -> str:
+    raise ToolError("python peer: intended failure")
+
+
+@server.resource("interop://hello", name="hello", mime_type="text/plain")
+def hello() -> str:
+    return "hello from python"
+
+
+@server.prompt(description="Greets someone.")
+def greet(name: str) -> str:
+    return f"Say hello to {name}."
+
+
+if __name__ == "__main__":
+    server.run("stdio")

@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// Interop peer: a tiny stdio MCP server written with the TypeScript SDK
+// (@modelcontextprotocol/sdk 1.32.2), for ferromcp's client. The TS SDK v1 serves the handshake
+// era only (initialize; 2025-11-25 and older).
+//
+// Usage: MCP_SDK_NODE_MODULES=DIR node server.mjs
+//
+// Contents, the same in every interop peer server: tools `add` (a + b), `echo` (text), `fail`
+// (an error result); resource `interop://hello` (text); prompt `greet` (argument `name`).
+
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const modules = process.env.MCP_SDK_NODE_MODULES;
+if (!modules) {
+  console.error('server.mjs: set MCP_SDK_NODE_MODULES to the node_modules directory with @modelcontextprotocol/sdk');
+  process.exit(1);
+}
+const load = (p) => import(pathToFileURL(join(modules, p)).href);
+const { McpServer } = await load('@modelcontextprotocol/sdk/dist/esm/server/mcp.js');
+const { StdioServerTransport } = await load('@modelcontextprotocol/sdk/dist/esm/server/stdio.js');
+const { z } = await load('zod/index.js');
+
+const server = new McpServer({ name: 'typescript-interop-peer', version: '1.0.0' });
+
+server.registerTool(
+  'add',
+  { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } },
+  async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }),
+);
+server.registerTool(
+  'echo',
+  { description: 'Returns its text.', inputSchema: { text: z.string() } },
+  async ({ text }) => ({ content: [{ type: 'text', text }] }),
+);
+server.registerTool(
+  'fail',
+  { description: 'Always returns an error result.' },
+  async () => ({ content: [{ type: 'text', text: 'typescript peer: intended failure' }], isError: true }),
+);
+server.registerResource(
+  'hello',
+  'interop://hello',
+  { mimeType: 'text/plain' },
+  async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'hello from typescript' }] }),
+);
+server.registerPrompt(
+  'greet',
+  { description: 'Greets someone.', argsSchema: { name: z.string() } },
+  ({ name }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Say hello to ${name}.` } }] }),
+);
+
+await server.connect(new StdioServerTransport());
