@@ -1,8 +1,16 @@
-//! `ferromcp`: serve the demo MCP server, and look at what the SDK knows about the protocol.
+//! `ferromcp`: serve the demo MCP server, talk to any MCP server, bridge transports, and look
+//! at what the SDK knows about the protocol.
 
+// The client subcommands (`call`, `tools`, `tool`, `inspect`) and `bridge`: own files.
+mod bridge;
+mod client_cmd;
 mod demo;
+mod inspect;
+mod report;
 // `ferromcp serve --http` (Streamable HTTP): kept in its own file.
 mod serve_http;
+mod split;
+mod target;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -19,6 +27,20 @@ USAGE:
     ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
                    [--allowed-origin O]...   Serve it over Streamable HTTP at /mcp
     ferromcp spec [VERSION]   Print which methods exist at each protocol version, as JSON
+
+  Talk to any MCP server (TARGET: an http(s):// URL, or a quoted command that starts a stdio
+  server, e.g. \"ferromcp serve\"; options --protocol auto|2025-11-25|2026-07-28,
+  --header NAME:VALUE, --timeout SECONDS, --log-level LEVEL):
+    ferromcp call TARGET METHOD [PARAMS_JSON]   Send any request; print the result as JSON
+    ferromcp tools TARGET                       List every tool as JSON
+    ferromcp tool TARGET NAME [ARGS_JSON]       Call a tool (exit 2 on an isError result)
+    ferromcp inspect TARGET [--json]            Show the server and all it offers
+    ferromcp bridge --stdio-to-http ADDR -- COMMAND...
+                              Serve a stdio server over Streamable HTTP at http://ADDR/mcp
+    ferromcp bridge --http-to-stdio URL         Serve an HTTP server on this process's stdio
+  (`ferromcp COMMAND --help` for each; JSON on stdout, messages and server logs on stderr;
+  exit status 1 on a protocol or transport error)
+
     ferromcp --version        Print the version
     ferromcp --help           Print this help
 
@@ -54,6 +76,15 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         ["serve", "--http", rest @ ..] => serve_http::run(rest),
+        // The client subcommands (src/client_cmd.rs, src/inspect.rs) and the bridge.
+        [cmd @ ("call" | "tools" | "tool" | "inspect"), rest @ ..] => {
+            if rest.iter().any(|a| matches!(*a, "--help" | "-h")) {
+                print_out(&format!("{}\n", client_cmd::help(cmd)));
+                return ExitCode::SUCCESS;
+            }
+            client_cmd::run(cmd, rest)
+        }
+        ["bridge", rest @ ..] => bridge::run(rest),
         ["spec"] => spec(&ProtocolVersion::ALL),
         ["spec", version] => match version.parse::<ProtocolVersion>() {
             Ok(v) => spec(&[v]),

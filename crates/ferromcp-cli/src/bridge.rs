@@ -1,0 +1,490 @@
+//! `ferromcp bridge`: one transport in front of another.
+//!
+//! # `--stdio-to-http ADDR -- COMMAND…`: a stdio server over Streamable HTTP
+//!
+//! The HTTP side is ferromcp's own Streamable HTTP server (both eras, sessions, SSE, the
+//! security checks and limits of `serve --http`). Behind it is not an MCP-typed server but a
+//! raw relay, one middleware layer that answers every request without calling the kernel's
+//! ladder: it forwards the request's method and params (the `_meta` envelope and progress
+//! token included) unchanged to the child over a JSON-RPC dispatcher on the child's stdio, and
+//! returns the child's result or error unchanged. So `initialize` and `server/discover` are the
+//! child's own, the results are the child's (no reshaping), and methods ferromcp does not know
+//! pass through. The child's messages go back to the HTTP client: progress to the request
+//! that carries its token, other notifications and server→client requests (sampling,
+//! elicitation, roots) to the request in flight (the most recent one) or, with none, to the
+//! session's standalone GET stream. Cancelling a request over HTTP cancels it in the child.
+//!
+//! Eras: a stdio server locks its era on the first request, and refuses a second
+//! `initialize`, so the bridge runs **one child per handshake-era HTTP session** (started by
+//! the session's `initialize`, stopped when the session ends) and **one shared child for all
+//! 2026-07-28 traffic** (stateless; started on first use, restarted if it exits).
+//!
+//! # `--http-to-stdio URL`: an HTTP server on this process's stdio
+//!
+//! Needs the Streamable HTTP client transport of ferromcp-client; until it lands this
+//! direction answers with a clear error.
+
+use std::process::{ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use ferromcp_dispatch::{
+    BoxFuture, CallOptions, DispatchContext, Dispatcher, DispatcherConfig, Handler, HandlerError,
+    JsonRpcDispatcher, LineTransportConfig, Outbound, TransportInfo, TransportKind, line_transport,
+};
+use ferromcp_server::http::{HttpConfig, HttpServer};
+use ferromcp_server::middleware::McpResult;
+use ferromcp_server::{Connection, McpRequest, Middleware, Next, RequestContext, Server};
+use ferromcp_types::jsonrpc::{ErrorObject, Payload};
+use serde_json::Value;
+
+use crate::split::split;
+
+/// `ferromcp bridge --help`.
+pub(crate) const HELP: &str = "\
+ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND [ARGS…]
+    Serves the stdio server COMMAND over Streamable HTTP at http://ADDR/mcp (both protocol
+    eras). Every request and notification is relayed as raw JSON-RPC, unchanged: one child
+    per handshake-era session (started by its initialize, stopped when the session ends),
+    one shared child for 2026-07-28 requests. Progress, logs and server→client requests
+    travel back on the request's stream (or the session's GET stream).
+    COMMAND may also be one quoted, shell-style string.
+    OPTIONS: --json-response, --allowed-host H (repeatable), --allowed-origin O (repeatable)
+
+ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...
+    Serves the Streamable HTTP server at URL on this process's stdin/stdout.";
+
+/// Runs `ferromcp bridge …`.
+pub(crate) fn run(args: &[&str]) -> ExitCode {
+    match args {
+        [] | ["--help" | "-h", ..] => {
+            crate::print_out(&format!("{HELP}\n"));
+            ExitCode::SUCCESS
+        }
+        ["--stdio-to-http", rest @ ..] => match parse_stdio_to_http(rest) {
+            Ok((addr, config, argv)) => stdio_to_http(&addr, config, argv),
+            Err(e) => crate::fail(&format!("{e}; see `ferromcp bridge --help`")),
+        },
+        ["--http-to-stdio", ..] => crate::fail(
+            "bridge --http-to-stdio is not yet supported: the Streamable HTTP client transport \
+             has not landed in ferromcp-client",
+        ),
+        _ => crate::fail(
+            "bridge wants --stdio-to-http or --http-to-stdio; see `ferromcp bridge --help`",
+        ),
+    }
+}
+
+/// `ADDR [OPTIONS] -- COMMAND…` → the address, the HTTP settings and the child's argv.
+fn parse_stdio_to_http(args: &[&str]) -> Result<(String, HttpConfig, Vec<String>), String> {
+    let Some((addr, mut rest)) = args.split_first() else {
+        return Err("--stdio-to-http needs an address, e.g. 127.0.0.1:8000".to_owned());
+    };
+    let mut config = HttpConfig::default();
+    let (mut hosts, mut origins) = (Vec::new(), Vec::new());
+    let argv: Vec<String> = loop {
+        let Some((flag, tail)) = rest.split_first() else {
+            return Err("missing `-- COMMAND…` (the stdio server to run)".to_owned());
+        };
+        rest = tail;
+        match *flag {
+            "--" => break rest.iter().map(|s| (*s).to_owned()).collect(),
+            "--json-response" => config = config.json_response(true),
+            "--allowed-host" | "--allowed-origin" => {
+                let Some((value, tail)) = rest.split_first() else {
+                    return Err(format!("{flag} needs a value"));
+                };
+                rest = tail;
+                let list = if *flag == "--allowed-host" {
+                    &mut hosts
+                } else {
+                    &mut origins
+                };
+                list.push((*value).to_owned());
+            }
+            other => return Err(format!("unknown option {other:?}")),
+        }
+    };
+    let argv = match argv.as_slice() {
+        [] => return Err("the command after `--` is empty".to_owned()),
+        [one] => split(one).map_err(|e| format!("cannot read the command {one:?}: {e}"))?,
+        _ => argv,
+    };
+    if !hosts.is_empty() {
+        config = config.allowed_hosts(hosts);
+    }
+    if !origins.is_empty() {
+        config = config.allowed_origins(origins);
+    }
+    Ok(((*addr).to_owned(), config, argv))
+}
+
+fn stdio_to_http(addr: &str, config: HttpConfig, argv: Vec<String>) -> ExitCode {
+    crate::init_logging();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return crate::fail(&format!("cannot start the async runtime: {e}")),
+    };
+    let relay = Relay {
+        argv: Arc::new(argv),
+        modern: Arc::default(),
+    };
+    let server = match relay_server(&relay) {
+        Ok(s) => s,
+        Err(e) => return crate::fail(&format!("cannot build the relay: {e}")),
+    };
+    let shown = relay.argv.join(" ");
+    let served = runtime.block_on(async {
+        let server = HttpServer::bind(addr, server, config).await?;
+        eprintln!(
+            "ferromcp: bridging `{shown}` at http://{}/mcp",
+            server.local_addr()
+        );
+        server.run().await
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => crate::fail(&format!("serving {addr}: {e}")),
+    }
+}
+
+/// The kernel value the HTTP server runs: the relay as its only middleware, plus forwarders
+/// for the client notifications the kernel delivers to handlers.
+fn relay_server(relay: &Relay) -> Result<Server, String> {
+    let mut builder = Server::builder("ferromcp-bridge", env!("CARGO_PKG_VERSION"))
+        .tracing(false)
+        .middleware(relay.clone());
+    for method in [
+        "notifications/initialized",
+        "notifications/roots/list_changed",
+    ] {
+        let relay = relay.clone();
+        builder =
+            builder.on_notification_method(method, move |ctx: RequestContext, params: Value| {
+                let link = relay.link_for(ctx.connection());
+                async move {
+                    let link = link?;
+                    link.dispatcher
+                        .notify(ctx.method(), Some(Payload::from(params)))
+                        .await;
+                    Ok::<(), HandlerError>(())
+                }
+            });
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+/// Finds (or starts) the child behind a connection and forwards requests to it.
+#[derive(Clone)]
+struct Relay {
+    argv: Arc<Vec<String>>,
+    /// The child shared by 2026-07-28 requests.
+    modern: Arc<Mutex<Option<Arc<ChildLink>>>>,
+}
+
+impl Relay {
+    /// The child for `connection`: its session's own (handshake era), else the shared one.
+    fn link_for(&self, connection: &Connection) -> Result<Arc<ChildLink>, ErrorObject> {
+        if connection.session_id().is_some() {
+            if let Some(link) = connection.state::<Arc<ChildLink>>() {
+                return Ok(Arc::clone(&*link));
+            }
+            let link = ChildLink::start(&self.argv, Some(connection.clone()))?;
+            connection.insert_state(link.clone());
+            let closing = link.clone();
+            connection.on_close(move || async move { closing.stop() });
+            return Ok(link);
+        }
+        let mut shared = self.modern.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(link) = shared
+            .as_ref()
+            .filter(|l| !l.closed.load(Ordering::Acquire))
+        {
+            return Ok(link.clone());
+        }
+        let link = ChildLink::start(&self.argv, None)?;
+        *shared = Some(link.clone());
+        Ok(link)
+    }
+}
+
+impl Middleware for Relay {
+    fn handle(&self, request: McpRequest, _next: Next) -> BoxFuture<'static, McpResult> {
+        let link = self.link_for(request.ctx.connection());
+        Box::pin(async move {
+            let link = link?;
+            let McpRequest {
+                ctx,
+                method,
+                params,
+                ..
+            } = request;
+            let token = params
+                .as_ref()
+                .and_then(|p| p.get("_meta"))
+                .and_then(|m| m.get("progressToken"))
+                .cloned();
+            let flight = link.routes.enter(token, ctx);
+            let answer = link
+                .dispatcher
+                .send_request(&method, params.map(Payload::from), CallOptions::new())
+                .await;
+            drop(flight);
+            let value = answer?
+                .into_value()
+                .map_err(|e| ErrorObject::internal_error(format!("the server's result: {e}")))?;
+            match value {
+                Value::Object(map) => Ok(map),
+                other => Err(ErrorObject::internal_error(format!(
+                    "the server answered {method} with a non-object result: {other}"
+                ))
+                .into()),
+            }
+        })
+    }
+}
+
+/// A running child and the dispatcher that speaks JSON-RPC with it.
+struct ChildLink {
+    dispatcher: JsonRpcDispatcher,
+    routes: Arc<Routes>,
+    closed: Arc<AtomicBool>,
+    process: Mutex<Option<tokio::process::Child>>,
+}
+
+impl ChildLink {
+    fn start(argv: &[String], session: Option<Connection>) -> Result<Arc<Self>, ErrorObject> {
+        let unavailable = |detail: String| {
+            tracing::error!("{detail}");
+            ErrorObject::internal_error(detail)
+        };
+        let Some((program, args)) = argv.split_first() else {
+            return Err(unavailable("the bridged command is empty".to_owned()));
+        };
+        let mut child = tokio::process::Command::new(crate::target::program(program))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| unavailable(format!("cannot start `{}`: {e}", argv.join(" "))))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(unavailable("the child's stdio is not piped".to_owned()));
+        };
+        let (source, sink) = line_transport(stdout, stdin, LineTransportConfig::default());
+        let dispatcher = JsonRpcDispatcher::new(
+            source,
+            sink,
+            DispatcherConfig::default().transport(TransportInfo::new(TransportKind::Stdio, true)),
+        );
+        let routes = Arc::new(Routes {
+            next: AtomicU64::new(0),
+            in_flight: Mutex::default(),
+            session: Mutex::new(session),
+        });
+        let closed = Arc::new(AtomicBool::new(false));
+        let run = dispatcher.clone();
+        let handler = Arc::new(ChildHandler {
+            routes: routes.clone(),
+        });
+        let done = closed.clone();
+        tokio::spawn(async move {
+            if let Err(e) = run.run(handler).await {
+                tracing::warn!(error = %e, "the bridged child's dispatcher failed");
+            }
+            done.store(true, Ordering::Release);
+        });
+        tracing::debug!(command = %argv.join(" "), "bridged child started");
+        Ok(Arc::new(Self {
+            dispatcher,
+            routes,
+            closed,
+            process: Mutex::new(Some(child)),
+        }))
+    }
+
+    /// Closes the child's stdin (it should exit); the child is killed when dropped.
+    fn stop(&self) {
+        self.dispatcher.close();
+        self.closed.store(true, Ordering::Release);
+        // Forget the session's connection: it holds this link in its state.
+        self.routes.forget();
+        let child = self
+            .process
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut child) = child {
+            tokio::spawn(async move {
+                let wait = tokio::time::timeout(std::time::Duration::from_secs(2), child.wait());
+                if wait.await.is_err() {
+                    let _ = child.start_kill();
+                }
+            });
+        }
+    }
+}
+
+/// Where the child's messages go: the requests relayed to it that are in flight, and the
+/// session whose standalone stream takes the rest.
+struct Routes {
+    next: AtomicU64,
+    in_flight: Mutex<Vec<Flight>>,
+    session: Mutex<Option<Connection>>,
+}
+
+struct Flight {
+    seq: u64,
+    token: Option<Value>,
+    ctx: RequestContext,
+}
+
+/// Removes its flight when dropped (the relayed request finished or was cancelled).
+struct FlightGuard {
+    routes: Arc<Routes>,
+    seq: u64,
+}
+
+impl Drop for FlightGuard {
+    fn drop(&mut self) {
+        let mut flights = self.routes.flights();
+        flights.retain(|f| f.seq != self.seq);
+    }
+}
+
+impl Routes {
+    fn flights(&self) -> std::sync::MutexGuard<'_, Vec<Flight>> {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn enter(self: &Arc<Self>, token: Option<Value>, ctx: RequestContext) -> FlightGuard {
+        let seq = self.next.fetch_add(1, Ordering::Relaxed);
+        self.flights().push(Flight { seq, token, ctx });
+        FlightGuard {
+            routes: self.clone(),
+            seq,
+        }
+    }
+
+    /// The request a message of the child belongs to: the one with this progress token, else
+    /// the most recent one in flight.
+    fn pick(&self, token: Option<&Value>) -> Option<RequestContext> {
+        let flights = self.flights();
+        token
+            .and_then(|t| flights.iter().find(|f| f.token.as_ref() == Some(t)))
+            .or_else(|| flights.last())
+            .map(|f| f.ctx.clone())
+    }
+
+    /// The session's connection, for messages no request in flight takes.
+    fn session(&self) -> Option<Connection> {
+        self.session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Drops every reference to HTTP-side state (the child is stopping).
+    fn forget(&self) {
+        self.flights().clear();
+        self.session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+}
+
+/// Serves the child's messages by sending them on to the HTTP client.
+struct ChildHandler {
+    routes: Arc<Routes>,
+}
+
+impl Handler for ChildHandler {
+    fn on_request(
+        self: Arc<Self>,
+        _ctx: DispatchContext,
+        method: String,
+        params: Option<Payload>,
+    ) -> BoxFuture<'static, Result<Payload, HandlerError>> {
+        let target = self.routes.pick(None);
+        let session = self.routes.session();
+        Box::pin(async move {
+            let answer = match (target, session) {
+                (Some(ctx), _) => {
+                    ctx.session()
+                        .send_request(&method, params, CallOptions::new())
+                        .await
+                }
+                (None, Some(connection)) => {
+                    connection
+                        .send_request(&method, params, CallOptions::new())
+                        .await
+                }
+                (None, None) => Err(ErrorObject::invalid_request(format!(
+                    "no HTTP client to forward {method} to"
+                ))),
+            };
+            answer.map_err(HandlerError::from)
+        })
+    }
+
+    fn on_notify(
+        self: Arc<Self>,
+        _ctx: DispatchContext,
+        method: String,
+        params: Option<Payload>,
+    ) -> BoxFuture<'static, ()> {
+        let token = if method == ferromcp_dispatch::utility::PROGRESS {
+            params
+                .as_ref()
+                .and_then(|p| p.parse::<Value>().ok())
+                .and_then(|p| p.get("progressToken").cloned())
+        } else {
+            None
+        };
+        let target = self.routes.pick(token.as_ref());
+        let session = self.routes.session();
+        Box::pin(async move {
+            match (target, session) {
+                (Some(ctx), _) => ctx.session().notify(&method, params).await,
+                (None, Some(connection)) => connection.notify(&method, params).await,
+                (None, None) => tracing::debug!(method, "a notification of the child dropped"),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_stdio_to_http;
+
+    #[test]
+    fn parses() {
+        let (addr, c, argv) = parse_stdio_to_http(&[
+            "127.0.0.1:0",
+            "--json-response",
+            "--allowed-host",
+            "a:*",
+            "--",
+            "ferromcp",
+            "serve",
+        ])
+        .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(addr, "127.0.0.1:0");
+        assert!(c.json_response);
+        assert_eq!(argv, ["ferromcp", "serve"]);
+        let (_, _, argv) = parse_stdio_to_http(&["x", "--", "my 'server x'"])
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(argv, ["my", "server x"]);
+        assert!(parse_stdio_to_http(&[]).is_err());
+        assert!(parse_stdio_to_http(&["x"]).is_err());
+        assert!(parse_stdio_to_http(&["x", "--"]).is_err());
+        assert!(parse_stdio_to_http(&["x", "--bogus", "--", "a"]).is_err());
+    }
+}

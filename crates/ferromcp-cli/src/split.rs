@@ -1,0 +1,178 @@
+//! A small shell-style word splitter for stdio TARGETs such as `"ferromcp serve"` or
+//! `"python -m 'my server'"`.
+//!
+//! It follows the POSIX shell's quoting rules, without expansions (no variables, globs,
+//! tildes or command substitution; nothing is executed):
+//!
+//! - unquoted blanks (space, tab, newline) separate words;
+//! - `'…'` keeps everything literally up to the next `'`;
+//! - `"…"` keeps everything literally except `\"`, `\\`, `\$`, `` \` `` and a backslash-newline
+//!   (dropped), which are escapes;
+//! - outside quotes a backslash makes the next character literal (a backslash-newline is
+//!   dropped);
+//! - quoted and unquoted parts next to each other join into one word (`a"b c"` is `ab c`),
+//!   and `''` or `""` alone is an empty word.
+//!
+//! Written here rather than taken from `shell-words`/`shlex`: it is ~60 lines, tested below,
+//! and keeps the binary's dependency tree as it is.
+
+use std::fmt;
+
+/// Why a command line could not be split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SplitError {
+    /// A quote was opened and never closed.
+    UnterminatedQuote(char),
+    /// The line ends with a lone backslash.
+    TrailingBackslash,
+    /// The line holds no word at all.
+    Empty,
+}
+
+impl fmt::Display for SplitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnterminatedQuote(q) => write!(f, "unterminated {q} quote"),
+            Self::TrailingBackslash => f.write_str("a trailing backslash escapes nothing"),
+            Self::Empty => f.write_str("the command is empty"),
+        }
+    }
+}
+
+/// Splits `line` into words, shell-style (see the module documentation).
+pub(crate) fn split(line: &str) -> Result<Vec<String>, SplitError> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    // Whether a word has started (a quoted empty string is a word).
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' | '\r' => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => word.push(c),
+                        None => return Err(SplitError::UnterminatedQuote('\'')),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
+                            Some('\n') => {}
+                            Some(c) => {
+                                word.push('\\');
+                                word.push(c);
+                            }
+                            None => return Err(SplitError::UnterminatedQuote('"')),
+                        },
+                        Some(c) => word.push(c),
+                        None => return Err(SplitError::UnterminatedQuote('"')),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some('\n') => {}
+                Some(c) => {
+                    in_word = true;
+                    word.push(c);
+                }
+                None => return Err(SplitError::TrailingBackslash),
+            },
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    if words.is_empty() {
+        return Err(SplitError::Empty);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SplitError, split};
+
+    fn ok(line: &str) -> Vec<String> {
+        split(line).unwrap_or_else(|e| unreachable!("{line:?}: {e}"))
+    }
+
+    #[test]
+    fn blanks_separate_words() {
+        assert_eq!(ok("ferromcp serve"), ["ferromcp", "serve"]);
+        assert_eq!(ok("  a \t b\n c  "), ["a", "b", "c"]);
+        assert_eq!(ok("one"), ["one"]);
+    }
+
+    #[test]
+    fn single_quotes_are_literal() {
+        assert_eq!(ok("a 'b c' d"), ["a", "b c", "d"]);
+        assert_eq!(ok(r#"'a\b $x \"'"#), [r#"a\b $x \""#]);
+        assert_eq!(ok("''"), [""]);
+        assert_eq!(ok("a '' b"), ["a", "", "b"]);
+    }
+
+    #[test]
+    fn double_quotes_take_a_few_escapes() {
+        assert_eq!(ok(r#""a b" c"#), ["a b", "c"]);
+        assert_eq!(ok(r#""say \"hi\"""#), [r#"say "hi""#]);
+        assert_eq!(ok(r#""back\\slash \$x \`y\`""#), [r"back\slash $x `y`"]);
+        // Other backslashes stay.
+        assert_eq!(ok(r#""a\nb""#), [r"a\nb"]);
+        assert_eq!(ok("\"line\\\ncontinued\""), ["linecontinued"]);
+        assert_eq!(ok(r#""""#), [""]);
+        assert_eq!(ok(r#""it's""#), ["it's"]);
+    }
+
+    #[test]
+    fn backslash_outside_quotes_escapes_one_character() {
+        assert_eq!(ok(r"a\ b c"), ["a b", "c"]);
+        assert_eq!(ok(r"\'x\'"), ["'x'"]);
+        assert_eq!(ok(r"\\"), [r"\"]);
+        assert_eq!(ok("a\\\nb"), ["ab"]);
+    }
+
+    #[test]
+    fn adjacent_parts_join() {
+        assert_eq!(ok(r#"a"b c"'d e'f"#), ["ab cd ef"]);
+        assert_eq!(
+            ok(r#"python -c 'print("hi")' --name="my server""#),
+            ["python", "-c", r#"print("hi")"#, "--name=my server"]
+        );
+        assert_eq!(
+            ok(r#"/opt/my\ tools/server --json '{"a": 1}'"#),
+            ["/opt/my tools/server", "--json", r#"{"a": 1}"#]
+        );
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(split("a 'b"), Err(SplitError::UnterminatedQuote('\'')));
+        assert_eq!(split("a \"b"), Err(SplitError::UnterminatedQuote('"')));
+        assert_eq!(split("a \"b\\"), Err(SplitError::UnterminatedQuote('"')));
+        assert_eq!(split("a \\"), Err(SplitError::TrailingBackslash));
+        assert_eq!(split(""), Err(SplitError::Empty));
+        assert_eq!(split(" \t\n"), Err(SplitError::Empty));
+        assert_eq!(
+            split("a 'b").map_err(|e| e.to_string()),
+            Err("unterminated ' quote".to_owned())
+        );
+    }
+}
