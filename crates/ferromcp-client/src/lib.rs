@@ -11,7 +11,8 @@
 //!   to completion (see [`multiround`]).
 //! - A response cache honouring the 2026-07-28 cache hints ([`CacheConfig`], [`CacheMode`]).
 //! - Transports ([`transport`]): [`StdioTransport`], [`StreamTransport`], or any ready
-//!   dispatcher as [`Connected`]; an HTTP transport plugs in through [`Transport`].
+//!   dispatcher as [`Connected`]; Streamable HTTP in both eras with `HttpTransport` (feature
+//!   `http`, on by default; `https` adds rustls).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), ferromcp_client::ClientError> {
@@ -50,6 +51,8 @@ pub use lifecycle::Lifecycle;
 pub use multiround::DEFAULT_MAX_ROUNDS;
 pub use options::RequestOptions;
 pub use pagination::DEFAULT_MAX_PAGES;
+#[cfg(feature = "http")]
+pub use transport::HttpTransport;
 pub use transport::{
     Connected, StderrMode, StdioTransport, StreamTransport, Transport, TransportShutdown,
 };

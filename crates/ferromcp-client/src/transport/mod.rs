@@ -11,10 +11,12 @@
 //! - [`Connected`] itself: any ready [`Dispatcher`], such as the client half of a
 //!   [`DirectDispatcher`](ferromcp_dispatch::DirectDispatcher) pair.
 //!
-//! A Streamable HTTP client transport plugs in the same way: it implements [`Transport`] by
-//! building a dispatcher over its own message stream (or a dispatcher of its own) and a
-//! shutdown hook that ends the session.
+//! - [`HttpTransport`] (feature `http`): Streamable HTTP, both eras (see [`http`]). It plugs
+//!   in the same way: a dispatcher over its own message stream, and a shutdown hook that ends
+//!   the session.
 
+#[cfg(feature = "http")]
+pub mod http;
 mod stdio;
 
 use std::fmt;
@@ -27,6 +29,8 @@ use ferromcp_dispatch::{
 
 use crate::error::ClientError;
 
+#[cfg(feature = "http")]
+pub use self::http::HttpTransport;
 pub use stdio::{DEFAULT_SHUTDOWN_GRACE, StderrMode, StdioTransport};
 
 /// Runs when the client shuts down, after the dispatcher is closed: ends the transport

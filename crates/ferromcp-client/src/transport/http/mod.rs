@@ -1,0 +1,360 @@
+//! The Streamable HTTP client transport (feature `http`, on by default), both eras.
+//!
+//! [`HttpTransport`] is a [`Transport`]: it runs a [`JsonRpcDispatcher`] over a message-stream
+//! pair whose outbound side turns every message into a POST to the MCP endpoint and whose
+//! inbound side carries what the responses hold.
+//!
+//! - **POSTs run concurrently** (up to [`HttpConfig::max_concurrent_requests`] requests in
+//!   flight); each request's response, `application/json` or `text/event-stream`, feeds the
+//!   dispatcher: progress, logs and server→client requests first, then the answer.
+//!   Notifications and responses are posted in order (a 202 is expected; a 200 with a body is
+//!   tolerated). An HTTP error carrying a JSON-RPC error is that request's error; an HTTP
+//!   error without one is -32603 (`data.httpStatus`); a failed connection or a broken stream
+//!   that cannot be resumed is -32000: callers never hang.
+//! - **Headers**: `Accept: application/json, text/event-stream`, `Content-Type:
+//!   application/json`, the static headers of the config (e.g. `Authorization`) and the
+//!   call's own ([`CallOptions::header`](ferromcp_dispatch::CallOptions::header)) on every
+//!   request. Handshake era: after `initialize`, `MCP-Protocol-Version: <negotiated>` and the
+//!   `Mcp-Session-Id` the server assigned. Modern era (a request whose `params._meta` carries
+//!   the 2026-07-28 envelope): `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (`tools/call`
+//!   and `prompts/get` name, `resources/read` uri) and `Mcp-Param-{Name}` for tool arguments
+//!   annotated `x-mcp-header`, values in the `=?base64?…?=` sentinel when not plain ASCII.
+//!   The transport learns the annotations from the modern `tools/list` results it carries,
+//!   and drops tools whose annotations are invalid from those results (with a warning), as
+//!   the spec requires of HTTP clients.
+//! - **Handshake-era sessions**: the standalone GET stream is opened after
+//!   `notifications/initialized` (400, 404, 405 and 409 end it silently); SSE streams (POST or
+//!   GET) that end before their answer are resumed with GET + `Last-Event-ID` after the
+//!   server's `retry` delay, with backoff, [`HttpConfig::max_reconnect_attempts`] times in a
+//!   row. [`ResumptionHooks`](ferromcp_dispatch::ResumptionHooks) on a call see every event
+//!   id, and a call whose hooks give a token resumes that stream instead of posting.
+//! - **Session expiry** (2025-11-25 "Session Management" 4): a 404 to a request that carried
+//!   the session id makes the transport start a new session itself, replaying the original
+//!   `initialize` params without a session id, sending `notifications/initialized`, reopening
+//!   the GET stream, and then retrying the request once, transparently. The client above sees
+//!   nothing, except that server-side session state (log level, subscriptions) is gone. When
+//!   re-initializing fails, or is turned off ([`HttpConfig::reinitialize_on_expiry`]), the
+//!   request fails with -32600 "Session terminated" (`data.sessionExpired: true`).
+//! - **Cancellation**: in the handshake era the dispatcher's `notifications/cancelled` is
+//!   posted and the request's response stream is dropped; in the modern era the
+//!   notification is not sent: dropping the call aborts its POST, which closes the response
+//!   stream, the 2026-07-28 cancellation signal.
+//! - **Shutdown**: every POST and the GET stream are aborted, then the session is ended with
+//!   DELETE (405 ignored), bounded by [`HttpConfig::shutdown_timeout`].
+//! - **Connections**: hyper 1's HTTP/1.1 client through hyper-util's pooling client,
+//!   `TCP_NODELAY` and TCP keep-alive on every connection, a connect timeout, idle connections
+//!   reused; https through rustls with the webpki roots (feature `https`). Redirects are not
+//!   followed, so static headers never leak to another origin.
+//! - **Bounds**: JSON bodies ([`HttpConfig::max_body_size`]), SSE events
+//!   ([`HttpConfig::max_event_size`]), error bodies (64 KiB).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ferromcp_client::ClientError> {
+//! use ferromcp_client::{Client, HttpTransport};
+//! use http::HeaderValue;
+//!
+//! let transport = HttpTransport::new("http://127.0.0.1:8000/mcp")?
+//!     .header(http::header::AUTHORIZATION, HeaderValue::from_static("Bearer t0ken"));
+//! let client = Client::builder().connect(transport).await?;
+//! let tools = client.list_tools(None).await?;
+//! # let _ = tools;
+//! client.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod engine;
+mod headers;
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferromcp_dispatch::{
+    BoxFuture, DispatcherConfig, Inbound, JsonRpcDispatcher, MessageSink, MessageSource,
+    TransportClosed, TransportInfo, TransportKind, TransportMessage,
+};
+use http::{HeaderMap, HeaderName, HeaderValue, Uri};
+use tokio::sync::mpsc;
+
+use super::{Connected, Transport, TransportShutdown};
+use crate::error::ClientError;
+use engine::Engine;
+
+pub use headers::{
+    LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PARAM_PREFIX, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
+    encode_header_value,
+};
+
+/// The default connect timeout: 10 s.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default bound on a JSON response body: 16 MiB.
+pub const DEFAULT_MAX_BODY_SIZE: usize = 16 * 1024 * 1024;
+/// The default bound on one SSE event: 4 MiB.
+pub const DEFAULT_MAX_EVENT_SIZE: usize = ferromcp_dispatch::codec::DEFAULT_MAX_EVENT_SIZE;
+/// The default bound on requests in flight at once: 64.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
+/// The default bound on SSE reconnections in a row: 5.
+pub const DEFAULT_MAX_RECONNECT_ATTEMPTS: u32 = 5;
+/// The reconnection delay when the server sent no `retry`: 1 s.
+pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// The settings of an [`HttpTransport`].
+///
+/// ```
+/// use std::time::Duration;
+/// use ferromcp_client::transport::http::HttpConfig;
+///
+/// let config = HttpConfig::default()
+///     .connect_timeout(Duration::from_secs(3))
+///     .max_concurrent_requests(16)
+///     .standalone_stream(false);
+/// assert_eq!(config.max_concurrent_requests, 16);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// Headers sent on every request (e.g. `Authorization`).
+    pub headers: HeaderMap,
+    /// How long connecting may take (default 10 s).
+    pub connect_timeout: Duration,
+    /// The largest JSON response body, in bytes (default 16 MiB).
+    pub max_body_size: usize,
+    /// The largest SSE event, in bytes (default 4 MiB); larger events are dropped.
+    pub max_event_size: usize,
+    /// How many requests may be in flight at once (default 64); sending waits beyond that.
+    pub max_concurrent_requests: usize,
+    /// How many times in a row a broken SSE stream is reconnected (default 5).
+    pub max_reconnect_attempts: u32,
+    /// The reconnection delay when the server sent no `retry` (default 1 s); it doubles with
+    /// every failed attempt.
+    pub default_retry: Duration,
+    /// The cap on the reconnection delay (default 30 s).
+    pub max_retry: Duration,
+    /// Open the standalone GET stream of a handshake-era session (default `true`).
+    pub standalone_stream: bool,
+    /// Start a new session when the server answers 404 to the session id, then retry the
+    /// request (default `true`).
+    pub reinitialize_on_expiry: bool,
+    /// How long an idle pooled connection is kept (default 90 s).
+    pub pool_idle_timeout: Duration,
+    /// The TCP keep-alive time (default 60 s).
+    pub tcp_keepalive: Duration,
+    /// The bound on the session DELETE at shutdown (default 5 s).
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            headers: HeaderMap::new(),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            max_body_size: DEFAULT_MAX_BODY_SIZE,
+            max_event_size: DEFAULT_MAX_EVENT_SIZE,
+            max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+            max_reconnect_attempts: DEFAULT_MAX_RECONNECT_ATTEMPTS,
+            default_retry: DEFAULT_RETRY,
+            max_retry: Duration::from_secs(30),
+            standalone_stream: true,
+            reinitialize_on_expiry: true,
+            pool_idle_timeout: Duration::from_secs(90),
+            tcp_keepalive: Duration::from_secs(60),
+            shutdown_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty;)*) => {$(
+        $(#[$doc])*
+        #[must_use]
+        pub fn $name(mut self, value: $ty) -> Self {
+            self.$name = value;
+            self
+        }
+    )*};
+}
+
+impl HttpConfig {
+    /// Adds a header sent on every request.
+    #[must_use]
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    setters! {
+        /// Sets the connect timeout.
+        connect_timeout: Duration;
+        /// Sets the JSON body bound.
+        max_body_size: usize;
+        /// Sets the SSE event bound.
+        max_event_size: usize;
+        /// Sets the bound on requests in flight.
+        max_concurrent_requests: usize;
+        /// Sets the bound on reconnections in a row.
+        max_reconnect_attempts: u32;
+        /// Sets the reconnection delay used without a server `retry`.
+        default_retry: Duration;
+        /// Sets the cap on the reconnection delay.
+        max_retry: Duration;
+        /// Sets whether the standalone GET stream is opened.
+        standalone_stream: bool;
+        /// Sets whether an expired session is re-initialized.
+        reinitialize_on_expiry: bool;
+        /// Sets the idle timeout of pooled connections.
+        pool_idle_timeout: Duration;
+        /// Sets the TCP keep-alive time.
+        tcp_keepalive: Duration;
+        /// Sets the bound on the shutdown DELETE.
+        shutdown_timeout: Duration;
+    }
+}
+
+/// A Streamable HTTP connection to an MCP endpoint (see the [module docs](self)).
+///
+/// ```
+/// use ferromcp_client::HttpTransport;
+/// use ferromcp_client::transport::http::HttpConfig;
+///
+/// let t = HttpTransport::new("http://127.0.0.1:8000/mcp")
+///     .unwrap()
+///     .bearer_token("t0ken")
+///     .unwrap()
+///     .config(HttpConfig::default().max_concurrent_requests(8));
+/// assert_eq!(t.url().path(), "/mcp");
+/// assert!(HttpTransport::new("ftp://example.com").is_err());
+/// ```
+#[derive(Clone)]
+pub struct HttpTransport {
+    uri: Uri,
+    config: HttpConfig,
+}
+
+impl fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("url", &self.uri)
+            .field("headers", &self.config.headers.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+fn invalid(text: String) -> ClientError {
+    ClientError::Transport(io::Error::new(io::ErrorKind::InvalidInput, text))
+}
+
+impl HttpTransport {
+    /// A transport to the MCP endpoint at `url` (`http://` or `https://`), default settings.
+    pub fn new(url: impl AsRef<str>) -> Result<Self, ClientError> {
+        let url = url.as_ref();
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| invalid(format!("invalid MCP endpoint URL {url:?}: {e}")))?;
+        match (uri.scheme_str(), uri.host()) {
+            (Some("http" | "https"), Some(_)) => {}
+            _ => {
+                return Err(invalid(format!(
+                    "the MCP endpoint URL {url:?} is not an http:// or https:// URL"
+                )));
+            }
+        }
+        Ok(Self {
+            uri,
+            config: HttpConfig::default(),
+        })
+    }
+
+    /// Replaces the settings (static headers added before are kept).
+    #[must_use]
+    pub fn config(mut self, config: HttpConfig) -> Self {
+        let mut headers = std::mem::take(&mut self.config.headers);
+        for (k, v) in &config.headers {
+            headers.append(k, v.clone());
+        }
+        self.config = config;
+        self.config.headers = headers;
+        self
+    }
+
+    /// Adds a header sent on every request.
+    #[must_use]
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.config.headers.append(name, value);
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` on every request (marked sensitive, so it is not
+    /// printed in debug output).
+    pub fn bearer_token(self, token: &str) -> Result<Self, ClientError> {
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| invalid("the bearer token is not a valid header value".into()))?;
+        value.set_sensitive(true);
+        Ok(self.header(http::header::AUTHORIZATION, value))
+    }
+
+    /// The endpoint URL.
+    pub fn url(&self) -> &Uri {
+        &self.uri
+    }
+}
+
+impl Transport for HttpTransport {
+    fn open(self) -> BoxFuture<'static, Result<Connected, ClientError>> {
+        Box::pin(async move {
+            let scheme = self.uri.scheme_str().unwrap_or("http").to_owned();
+            let client = client::build(&self.config, &scheme)?;
+            let (tx, rx) = mpsc::channel(256);
+            let engine = Arc::new(Engine::new(client, self.uri, self.config, tx));
+            let config = DispatcherConfig::default()
+                .transport(TransportInfo::new(TransportKind::StreamableHttp, true));
+            let dispatcher = JsonRpcDispatcher::new(
+                HttpSource { rx },
+                HttpSink {
+                    engine: engine.clone(),
+                },
+                config,
+            );
+            Ok(Connected::new(Arc::new(dispatcher)).with_shutdown(HttpShutdown { engine }))
+        })
+    }
+}
+
+/// What the POST responses and the GET stream carried.
+struct HttpSource {
+    rx: mpsc::Receiver<Inbound>,
+}
+
+impl MessageSource for HttpSource {
+    async fn recv(&mut self) -> Option<Inbound> {
+        self.rx.recv().await
+    }
+}
+
+/// Posts outbound messages.
+struct HttpSink {
+    engine: Arc<Engine>,
+}
+
+impl MessageSink for HttpSink {
+    fn send(&self, msg: TransportMessage) -> BoxFuture<'_, Result<(), TransportClosed>> {
+        Box::pin(async move {
+            if self.engine.send(msg).await {
+                Ok(())
+            } else {
+                Err(TransportClosed)
+            }
+        })
+    }
+}
+
+struct HttpShutdown {
+    engine: Arc<Engine>,
+}
+
+impl TransportShutdown for HttpShutdown {
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.engine.shutdown())
+    }
+}
