@@ -53,7 +53,7 @@ pub use ferromcp_client as client;
 pub use ferromcp_client::{Client, ClientError};
 
 #[cfg(feature = "macros")]
-pub use ferromcp_macros::tool;
+pub use ferromcp_macros::ferromcp_tool as tool;
 
 #[cfg(feature = "test-util")]
 pub mod testing;
