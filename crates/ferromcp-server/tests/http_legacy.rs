@@ -410,3 +410,38 @@ async fn second_initialize_rejected() {
     })
     .await;
 }
+
+/// §Listening for Messages: the GET stream carries keep-alive comments and
+/// `X-Accel-Buffering: no`; a session whose GET stream is open is not idle (no eviction).
+#[tokio::test]
+async fn get_stream_keep_alive_and_not_idle() {
+    within(async {
+        let config = HttpConfig::default()
+            .keep_alive(Duration::from_millis(50))
+            .idle_timeout(Duration::from_millis(100));
+        let (addr, _) = start(config).await;
+        let sid = open_session(addr, "2025-11-25").await;
+        let get = [
+            ("mcp-session-id", sid.as_str()),
+            ("accept", "text/event-stream"),
+        ];
+        let resp = send(addr, Method::GET, &get, "").await;
+        assert_eq!(header(&resp, "x-accel-buffering").as_deref(), Some("no"));
+        let mut stream = Sse::new(resp);
+        let _prime = stream.next_event().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let resp = post(
+            addr,
+            &[("mcp-session-id", &sid)],
+            &call(1, "broadcast", json!({})),
+        )
+        .await;
+        assert_eq!(resp.status(), 200, "the session outlived its idle timeout");
+        Sse::new(resp).rest().await;
+        let note = stream.next_json().await.unwrap();
+        assert_eq!(note["method"], "notifications/tools/list_changed");
+        let raw = String::from_utf8(stream.raw.clone()).unwrap();
+        assert!(raw.contains(":\n\n"), "keep-alive comments: {raw:?}");
+    })
+    .await;
+}
