@@ -13,8 +13,8 @@ use ferromcp_server::mcp_server::{
 };
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
 use ferromcp_types::mcp::{
-    CallToolResult, ContentBlock, EmbeddedResource, JsonObject, LoggingLevel, PromptMessage, Role,
-    TextResourceContents,
+    CallToolResult, ContentBlock, ElicitationSchema, EmbeddedResource, JsonObject, LoggingLevel,
+    PromptMessage, Role, TextResourceContents,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -28,6 +28,7 @@ tools:     add (a + b), echo (text), countdown (seconds; progress, cancellation)
            test_audio_content, test_embedded_resource, test_multiple_content_types,
            test_tool_with_logging, test_tool_with_progress, test_error_handling,
            test_missing_capability, test_trigger_tool_change, test_trigger_prompt_change,
+           test_x_mcp_header, test_logging_tool, test_streaming_elicitation,
            json_schema_2020_12_tool
 resources: demo://readme, test://static-text, test://static-binary, test://watched-resource,
            template test://template/{id}/data
@@ -176,6 +177,51 @@ async fn missing_capability(ctx: RequestContext) -> Result<&'static str, ToolErr
     Err(ToolError::protocol(error))
 }
 
+/// Logs one record: at 2026-07-28 it must reach the client only when the request opted in
+/// with `io.modelcontextprotocol/logLevel`.
+async fn logging_tool(ctx: RequestContext) -> &'static str {
+    ctx.log(
+        LoggingLevel::Info,
+        Some("conformance"),
+        json!("test_logging_tool called"),
+    )
+    .await;
+    "Logged one record (if the request asked for logs)"
+}
+
+/// Asks the client for input with a server-to-client request. Handshake-era sessions carry
+/// it on the call's stream; a 2026-07-28 exchange has no back channel, so the request fails
+/// and nothing but notifications and the result may appear on the response stream.
+async fn streaming_elicitation(ctx: RequestContext) -> Result<String, String> {
+    let form = json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"]
+    });
+    let schema: ElicitationSchema = serde_json::from_value(form).map_err(|e| e.to_string())?;
+    let answer = ctx
+        .elicit_form_raw("What is your name?", schema)
+        .await
+        .map_err(|e| format!("cannot ask the client here: {}", e.message))?;
+    let answer = serde_json::to_string(&answer).map_err(|e| e.to_string())?;
+    Ok(format!("The client answered: {answer}"))
+}
+
+/// A tool whose `region` argument is mirrored in the `Mcp-Param-Region` header (2026-07-28).
+fn x_mcp_header_schema() -> JsonObject {
+    object(json!({
+        "type": "object",
+        "properties": {
+            "region": {
+                "type": "string",
+                "description": "A region name, also sent as the Mcp-Param-Region header.",
+                "x-mcp-header": "Region"
+            }
+        },
+        "required": ["region"]
+    }))
+}
+
 fn json_schema_2020_12() -> JsonObject {
     object(json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -272,6 +318,24 @@ pub(crate) fn server() -> McpServer {
             ToolSpec::new("test_missing_capability")
                 .description("Needs the client's sampling capability."),
             missing_capability,
+        )
+        .tool(
+            ToolSpec::new("test_x_mcp_header")
+                .description("Returns its region argument, mirrored in a header.")
+                .input_schema(x_mcp_header_schema()),
+            |RawArgs(args): RawArgs| async move {
+                let region = args.get("region").and_then(Value::as_str).unwrap_or("");
+                format!("Region: {region}")
+            },
+        )
+        .tool(
+            ToolSpec::new("test_logging_tool").description("Logs one record."),
+            logging_tool,
+        )
+        .tool(
+            ToolSpec::new("test_streaming_elicitation")
+                .description("Asks the client for input with a server-to-client request."),
+            streaming_elicitation,
         )
         .tool(
             ToolSpec::new("json_schema_2020_12_tool")
