@@ -21,13 +21,22 @@
 //!
 //! # `--http-to-stdio URL`: an HTTP server on this process's stdio
 //!
-//! Needs the Streamable HTTP client transport of ferromcp-client; until it lands this
-//! direction answers with a clear error.
+//! Also a raw relay, with no kernel at all: a JSON-RPC dispatcher on this process's
+//! stdin/stdout and the dispatcher of ferromcp-client's `HttpTransport` forward every
+//! request, result, error and notification to each other unchanged, in both directions
+//! (server→client requests and progress included). Requests keep their ids. The HTTP
+//! transport reads what it needs from the messages themselves: the session id and version
+//! from `initialize`, the 2026-07-28 headers from each request's envelope. Neither side's
+//! `notifications/cancelled` is forwarded as such: a cancelled request's relay is dropped,
+//! which cancels it on the other side in that side's own way (a cancel notification on
+//! stdio and in handshake-era HTTP, an aborted POST at 2026-07-28). When stdin closes, the
+//! HTTP session is ended (DELETE).
 
 use std::process::{ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use ferromcp_client::Transport;
 use ferromcp_dispatch::{
     BoxFuture, CallOptions, DispatchContext, Dispatcher, DispatcherConfig, Handler, HandlerError,
     JsonRpcDispatcher, LineTransportConfig, Outbound, TransportInfo, TransportKind, line_transport,
@@ -39,6 +48,7 @@ use ferromcp_types::jsonrpc::{ErrorObject, Payload};
 use serde_json::Value;
 
 use crate::split::split;
+use crate::target::Header;
 
 /// `ferromcp bridge --help`.
 pub(crate) const HELP: &str = "\
@@ -65,10 +75,10 @@ pub(crate) fn run(args: &[&str]) -> ExitCode {
             Ok((addr, config, argv)) => stdio_to_http(&addr, config, argv),
             Err(e) => crate::fail(&format!("{e}; see `ferromcp bridge --help`")),
         },
-        ["--http-to-stdio", ..] => crate::fail(
-            "bridge --http-to-stdio is not yet supported: the Streamable HTTP client transport \
-             has not landed in ferromcp-client",
-        ),
+        ["--http-to-stdio", rest @ ..] => match parse_http_to_stdio(rest) {
+            Ok((url, headers)) => http_to_stdio(&url, &headers),
+            Err(e) => crate::fail(&format!("{e}; see `ferromcp bridge --help`")),
+        },
         _ => crate::fail(
             "bridge wants --stdio-to-http or --http-to-stdio; see `ferromcp bridge --help`",
         ),
@@ -117,6 +127,123 @@ fn parse_stdio_to_http(args: &[&str]) -> Result<(String, HttpConfig, Vec<String>
         config = config.allowed_origins(origins);
     }
     Ok(((*addr).to_owned(), config, argv))
+}
+
+/// `URL [--header NAME:VALUE]...` → the URL and the headers.
+fn parse_http_to_stdio(args: &[&str]) -> Result<(String, Vec<Header>), String> {
+    let Some((url, mut rest)) = args.split_first() else {
+        return Err("--http-to-stdio needs a URL, e.g. http://127.0.0.1:8000/mcp".to_owned());
+    };
+    let mut headers = Vec::new();
+    while let Some((flag, tail)) = rest.split_first() {
+        rest = tail;
+        let value = match flag.split_once('=') {
+            Some(("--header", v)) => v,
+            _ if *flag == "--header" => {
+                let Some((value, tail)) = rest.split_first() else {
+                    return Err("--header needs a value".to_owned());
+                };
+                rest = tail;
+                value
+            }
+            _ => return Err(format!("unknown option {flag:?}")),
+        };
+        headers.push(Header::parse(value)?);
+    }
+    Ok(((*url).to_owned(), headers))
+}
+
+fn http_to_stdio(url: &str, headers: &[Header]) -> ExitCode {
+    crate::init_logging();
+    let transport = match crate::target::http_transport(url, headers) {
+        Ok(t) => t,
+        Err(e) => return crate::fail(&e),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return crate::fail(&format!("cannot start the async runtime: {e}")),
+    };
+    let outcome = runtime.block_on(async {
+        let connected = transport
+            .open()
+            .await
+            .map_err(|e| format!("connecting to {url}: {e}"))?;
+        let remote = connected.dispatcher().clone();
+        // Claims fd 0/1 (a stray write to stdout cannot corrupt the wire), no thread hop.
+        let (source, sink) =
+            ferromcp_server::stdio::stdio_transport(LineTransportConfig::default())
+                .map_err(|e| format!("cannot serve on stdio: {e}"))?;
+        let local = JsonRpcDispatcher::new(
+            source,
+            sink,
+            DispatcherConfig::default().transport(TransportInfo::new(TransportKind::Stdio, true)),
+        );
+        let to_local: Arc<dyn Handler> = Arc::new(Forward {
+            peer: Arc::new(local.clone()),
+        });
+        let to_remote: Arc<dyn Handler> = Arc::new(Forward {
+            peer: remote.clone(),
+        });
+        let remote_run = remote.clone();
+        let remote_task = tokio::spawn(async move { remote_run.run(to_local).await });
+        // Until stdin closes (or the remote side ends: then close stdio too).
+        let local_run = local.clone();
+        tokio::select! {
+            r = local_run.run(to_remote) => {
+                if let Err(e) = r {
+                    tracing::warn!(error = %e, "the stdio side failed");
+                }
+            }
+            _ = remote_task => {
+                eprintln!("ferromcp: the HTTP connection to {url} ended");
+                local.close();
+            }
+        }
+        connected.close().await;
+        Ok::<(), String>(())
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => crate::fail(&e),
+    }
+}
+
+/// Relays one side's messages to the other side's dispatcher, unchanged.
+struct Forward {
+    peer: Arc<dyn Dispatcher>,
+}
+
+impl Handler for Forward {
+    fn on_request(
+        self: Arc<Self>,
+        ctx: DispatchContext,
+        method: String,
+        params: Option<Payload>,
+    ) -> BoxFuture<'static, Result<Payload, HandlerError>> {
+        let mut options = CallOptions::new();
+        if let Some(id) = ctx.request_id() {
+            options = options.request_id(id.clone());
+        }
+        let call = self.peer.send_request(&method, params, options);
+        Box::pin(async move { call.await.map_err(HandlerError::from) })
+    }
+
+    fn on_notify(
+        self: Arc<Self>,
+        _ctx: DispatchContext,
+        method: String,
+        params: Option<Payload>,
+    ) -> BoxFuture<'static, ()> {
+        if method == ferromcp_dispatch::utility::CANCELLED {
+            // The dispatcher cancelled the relay; dropping it cancels the other side.
+            return Box::pin(std::future::ready(()));
+        }
+        let send = self.peer.notify(&method, params);
+        Box::pin(send)
+    }
 }
 
 fn stdio_to_http(addr: &str, config: HttpConfig, argv: Vec<String>) -> ExitCode {
@@ -462,7 +589,7 @@ impl Handler for ChildHandler {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_stdio_to_http;
+    use super::{parse_http_to_stdio, parse_stdio_to_http};
 
     #[test]
     fn parses() {
@@ -486,5 +613,13 @@ mod tests {
         assert!(parse_stdio_to_http(&["x"]).is_err());
         assert!(parse_stdio_to_http(&["x", "--"]).is_err());
         assert!(parse_stdio_to_http(&["x", "--bogus", "--", "a"]).is_err());
+        let (url, headers) =
+            parse_http_to_stdio(&["http://h/mcp", "--header", "A: b", "--header=C:d"])
+                .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(url, "http://h/mcp");
+        assert_eq!(headers.len(), 2);
+        assert!(parse_http_to_stdio(&[]).is_err());
+        assert!(parse_http_to_stdio(&["u", "--header"]).is_err());
+        assert!(parse_http_to_stdio(&["u", "--x"]).is_err());
     }
 }

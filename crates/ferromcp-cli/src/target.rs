@@ -2,14 +2,14 @@
 //! Streamable HTTP server; anything else is a command line that starts a stdio server, split
 //! shell-style (see [`crate::split`]).
 //!
-//! HTTP plugs in here and only here: [`connect`] turns a [`Target`] into a connected
-//! [`Client`], whatever the transport.
+//! Transports plug in here and only here: [`connect`] turns a [`Target`] into a connected
+//! [`Client`] over ferromcp-client's `StdioTransport` or `HttpTransport` (both eras).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ferromcp_client::{Client, ClientBuilder, StdioTransport};
+use ferromcp_client::{Client, ClientBuilder, HttpTransport, StdioTransport};
 
 use crate::split::split;
 
@@ -130,18 +130,33 @@ pub(crate) async fn connect(
     }
 }
 
-/// HTTP targets: the Streamable HTTP client transport is not in this build yet.
+/// The Streamable HTTP transport for `url`, with `headers` on every request.
+pub(crate) fn http_transport(url: &str, headers: &[Header]) -> Result<HttpTransport, String> {
+    let mut transport = HttpTransport::new(url).map_err(|e| e.to_string())?;
+    for h in headers {
+        let name = http::HeaderName::from_bytes(h.name.as_bytes())
+            .map_err(|_| format!("--header: {:?} is not a valid header name", h.name))?;
+        let value = http::HeaderValue::from_str(&h.value).map_err(|_| {
+            format!(
+                "--header: the value of {} is not a valid header value",
+                h.name
+            )
+        })?;
+        transport = transport.header(name, value);
+    }
+    Ok(transport)
+}
+
 async fn connect_http(
     url: &str,
     builder: ClientBuilder,
     headers: &[Header],
 ) -> Result<Client, String> {
-    let _ = (builder, headers);
-    Err(format!(
-        "{url}: http:// and https:// targets are not yet supported (the Streamable HTTP \
-         client transport has not landed in ferromcp-client); run the server as a stdio \
-         command instead"
-    ))
+    let transport = http_transport(url, headers)?;
+    builder
+        .connect(transport)
+        .await
+        .map_err(|e| format!("connecting to {url}: {e}"))
 }
 
 #[cfg(test)]

@@ -295,7 +295,8 @@ fn help_texts() {
     }
 }
 
-/// A bridge process, killed when dropped.
+/// A background `ferromcp` process serving HTTP (`serve --http` or a bridge), killed when
+/// dropped.
 struct Bridge {
     child: Child,
     addr: String,
@@ -309,15 +310,20 @@ impl Drop for Bridge {
 }
 
 fn start_bridge() -> Bridge {
+    start_http(&[
+        "bridge",
+        "--stdio-to-http",
+        "127.0.0.1:0",
+        "--",
+        BIN,
+        "serve",
+    ])
+}
+
+/// Starts `ferromcp ARGS…` and waits for the `… at http://ADDR/mcp` line on its stderr.
+fn start_http(args: &[&str]) -> Bridge {
     let mut child = Command::new(BIN)
-        .args([
-            "bridge",
-            "--stdio-to-http",
-            "127.0.0.1:0",
-            "--",
-            BIN,
-            "serve",
-        ])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -434,4 +440,117 @@ fn bridge_stdio_to_http_handshake_session() {
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
     );
     assert!(resp.contains(r#""name":"add""#), "{resp}");
+}
+
+/// HTTP TARGETs (ferromcp-client's HttpTransport) against `ferromcp serve --http`, both eras.
+#[test]
+fn http_targets() {
+    let server = start_http(&["serve", "--http", "127.0.0.1:0"]);
+    let url = format!("http://{}/mcp", server.addr);
+    for protocol in ["2025-11-25", "2026-07-28", "auto"] {
+        let r = run(&[
+            "tool",
+            &url,
+            "add",
+            r#"{"a":1,"b":2}"#,
+            "--protocol",
+            protocol,
+        ]);
+        assert_eq!(r.code, 0, "{protocol}: {}", r.stderr);
+        assert_eq!(json_of(&r)["content"][0]["text"], "3", "{protocol}");
+        let r = run(&[
+            "tools",
+            &url,
+            "--protocol",
+            protocol,
+            "--header",
+            "X-Test: 1",
+        ]);
+        assert_eq!(r.code, 0, "{protocol}: {}", r.stderr);
+        assert!(tool_names(&json_of(&r)).contains(&"add".to_owned()));
+        let r = run(&[
+            "tool",
+            &url,
+            "test_tool_with_progress",
+            "--protocol",
+            protocol,
+        ]);
+        assert_eq!(r.code, 0, "{protocol}: {}", r.stderr);
+        assert!(r.stderr.contains("[progress] 50/100"), "{}", r.stderr);
+    }
+    let r = run(&["inspect", &url]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("ferromcp-demo"), "{}", r.stdout);
+    let r = run(&["tool", &url, "nope"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.is_empty());
+    assert!(
+        r.stderr.contains("tools/call failed: -32602"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["tools", &url, "--header", "bad name: x"]);
+    assert_eq!(r.code, 1);
+    // Nothing listens there.
+    let r = run(&["tools", "http://127.0.0.1:9/mcp", "--timeout", "5"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.is_empty());
+    assert!(r.stderr.starts_with("ferromcp: "), "{}", r.stderr);
+}
+
+/// The two bridges chained with the CLI's own client: HTTP client → `bridge --stdio-to-http`
+/// → `ferromcp serve`, and stdio client → `bridge --http-to-stdio` → `serve --http`.
+#[test]
+fn bridges_carry_the_cli_client_in_both_eras() {
+    let bridge = start_bridge();
+    let url = format!("http://{}/mcp", bridge.addr);
+    let server = start_http(&["serve", "--http", "127.0.0.1:0"]);
+    let via_stdio = format!("{BIN} bridge --http-to-stdio http://{}/mcp", server.addr);
+    for target in [url.as_str(), via_stdio.as_str()] {
+        for protocol in ["2025-11-25", "2026-07-28"] {
+            let r = run(&[
+                "tool",
+                target,
+                "add",
+                r#"{"a":4,"b":5}"#,
+                "--protocol",
+                protocol,
+            ]);
+            assert_eq!(r.code, 0, "{target} {protocol}: {}", r.stderr);
+            assert_eq!(
+                json_of(&r)["content"][0]["text"],
+                "9",
+                "{target} {protocol}"
+            );
+            let r = run(&[
+                "tool",
+                target,
+                "test_tool_with_progress",
+                "--protocol",
+                protocol,
+            ]);
+            assert_eq!(r.code, 0, "{target} {protocol}: {}", r.stderr);
+            assert!(
+                r.stderr.contains("[progress] 50/100"),
+                "{target}: {}",
+                r.stderr
+            );
+            let r = run(&[
+                "tool",
+                target,
+                "test_error_handling",
+                "--protocol",
+                protocol,
+            ]);
+            assert_eq!(r.code, 2, "{target} {protocol}: {}", r.stderr);
+            let r = run(&["inspect", "--json", target, "--protocol", protocol]);
+            assert_eq!(r.code, 0, "{target} {protocol}: {}", r.stderr);
+            let v = json_of(&r);
+            assert_eq!(
+                v["serverInfo"]["name"], "ferromcp-demo",
+                "{target} {protocol}"
+            );
+            assert_eq!(v["protocolVersion"], protocol, "{target}");
+        }
+    }
 }
