@@ -10,8 +10,10 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ferromcp_server::http::{HttpConfig, McpBody, McpHttpService};
@@ -56,7 +58,8 @@ fn schema(v: Value) -> JsonObject {
 
 /// The tools: `echo {text}`, `wait {ms}` (sleeps, or until cancelled), `progress` (two
 /// progress reports, then a result), `ask` (a server→client `roots/list`), `region {region,
-/// n}` (annotated with `x-mcp-header`), `broken` (an invalid `x-mcp-header` annotation).
+/// n}` (annotated with `x-mcp-header`), `broken` (an invalid `x-mcp-header` annotation),
+/// `broadcast` (`tools/list_changed` on the connection's standalone channel).
 pub fn test_server(flags: Arc<Flags>) -> Server {
     let tools = vec![
         Tool::new(
@@ -69,6 +72,7 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
         ),
         Tool::new("progress", schema(json!({"type":"object"}))),
         Tool::new("ask", schema(json!({"type":"object"}))),
+        Tool::new("broadcast", schema(json!({"type":"object"}))),
         Tool::new(
             "region",
             schema(json!({"type":"object","properties":{
@@ -125,6 +129,10 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
                         Err(e) => CallToolResult::error(format!("{}: {}", e.code.0, e.message)),
                     },
                     "region" => CallToolResult::text("ok"),
+                    "broadcast" => {
+                        ctx.connection().notify_tools_list_changed().await;
+                        CallToolResult::text("sent")
+                    }
                     other => CallToolResult::error(format!("unknown tool {other}")),
                 })
             }
@@ -157,6 +165,9 @@ pub struct TestServer {
     pub legacy_only: Arc<AtomicBool>,
     /// Answer the next POST with a bare 404 (a session the server forgot).
     pub forget_next: Arc<AtomicBool>,
+    /// End the next POST's SSE response after its first frame (the priming event), as a
+    /// dropped connection would.
+    pub cut_next_sse: Arc<AtomicBool>,
 }
 
 impl TestServer {
@@ -193,21 +204,28 @@ pub async fn start_with(server: Server, config: HttpConfig, flags: Arc<Flags>) -
     let seen = Arc::new(Mutex::new(Vec::new()));
     let legacy_only = Arc::new(AtomicBool::new(false));
     let forget_next = Arc::new(AtomicBool::new(false));
-    let (s, l, f) = (seen.clone(), legacy_only.clone(), forget_next.clone());
+    let cut_next_sse = Arc::new(AtomicBool::new(false));
+    let (s, l, f, c) = (
+        seen.clone(),
+        legacy_only.clone(),
+        forget_next.clone(),
+        cut_next_sse.clone(),
+    );
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 return;
             };
             stream.set_nodelay(true).unwrap();
-            let (service, seen, legacy, forget) =
-                (service.clone(), s.clone(), l.clone(), f.clone());
+            let (service, seen, legacy, forget, cut) =
+                (service.clone(), s.clone(), l.clone(), f.clone(), c.clone());
             let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
-                let (service, seen, legacy, forget) = (
+                let (service, seen, legacy, forget, cut) = (
                     service.clone(),
                     seen.clone(),
                     legacy.clone(),
                     forget.clone(),
+                    cut.clone(),
                 );
                 async move {
                     seen.lock().unwrap().push(Seen {
@@ -221,10 +239,21 @@ pub async fn start_with(server: Server, config: HttpConfig, flags: Arc<Flags>) -
                     if legacy.load(Ordering::SeqCst) && modern {
                         return Ok::<_, std::convert::Infallible>(status(StatusCode::BAD_REQUEST));
                     }
-                    if req.method() == Method::POST && forget.swap(false, Ordering::SeqCst) {
+                    let post = req.method() == Method::POST;
+                    if post && forget.swap(false, Ordering::SeqCst) {
                         return Ok(status(StatusCode::NOT_FOUND));
                     }
-                    Ok(service.handle(req).await)
+                    let resp = service.handle(req).await;
+                    let sse = resp
+                        .headers()
+                        .get("content-type")
+                        .is_some_and(|v| v == "text/event-stream");
+                    let cut = post && sse && cut.swap(false, Ordering::SeqCst);
+                    Ok(resp.map(|inner| Cut {
+                        inner,
+                        cut,
+                        done: false,
+                    }))
                 }
             });
             tokio::spawn(async move {
@@ -240,13 +269,44 @@ pub async fn start_with(server: Server, config: HttpConfig, flags: Arc<Flags>) -
         seen,
         legacy_only,
         forget_next,
+        cut_next_sse,
     }
 }
 
-fn status(code: StatusCode) -> Response<McpBody> {
-    let mut r = Response::new(McpBody::empty());
+fn status(code: StatusCode) -> Response<Cut> {
+    let mut r = Response::new(Cut {
+        inner: McpBody::empty(),
+        cut: false,
+        done: false,
+    });
     *r.status_mut() = code;
     r
+}
+
+/// A response body that can end after its first frame.
+pub struct Cut {
+    inner: McpBody,
+    cut: bool,
+    done: bool,
+}
+
+impl hyper::body::Body for Cut {
+    type Data = <McpBody as hyper::body::Body>::Data;
+    type Error = <McpBody as hyper::body::Body>::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let r = Pin::new(&mut self.inner).poll_frame(cx);
+        if self.cut && matches!(r, Poll::Ready(Some(Ok(_)))) {
+            self.done = true;
+        }
+        r
+    }
 }
 
 /// The text of a tool result's first content block.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
-use ferromcp_dispatch::codec::{SseError, SseParser};
+use ferromcp_dispatch::codec::SseParser;
 use ferromcp_dispatch::{Inbound, MessageMeta, ResumptionHooks, TransportMessage};
 use ferromcp_types::jsonrpc::{
     Decoder, ErrorCode, ErrorObject, Frame, Message, Notification, Payload, Request, RequestId,
@@ -24,18 +24,17 @@ use tokio::task::AbortHandle;
 
 use super::HttpConfig;
 use super::client::HttpClient;
-use super::headers::{
-    LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ToolHeaders, modern_headers,
-};
+use super::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ToolHeaders, modern_headers};
+use super::stream::drain;
 
 const ACCEPT_BOTH: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
-const ACCEPT_SSE: HeaderValue = HeaderValue::from_static("text/event-stream");
+pub(super) const ACCEPT_SSE: HeaderValue = HeaderValue::from_static("text/event-stream");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 /// The bound on an error response body read for its JSON-RPC error.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 /// How long the rest of a response stream is read after its answer, so that the connection
 /// can go back to the pool.
-const DRAIN_BOUND: Duration = Duration::from_secs(1);
+pub(super) const DRAIN_BOUND: Duration = Duration::from_secs(1);
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -43,15 +42,15 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Handshake-era session state, learnt from the `initialize` exchange.
 #[derive(Default)]
-struct Session {
+pub(super) struct Session {
     /// `Mcp-Session-Id` from the `initialize` response.
-    id: Option<HeaderValue>,
+    pub(super) id: Option<HeaderValue>,
     /// The negotiated version, sent as `MCP-Protocol-Version` after the handshake.
-    version: Option<HeaderValue>,
+    pub(super) version: Option<HeaderValue>,
     /// The `initialize` params, replayed when the session expires.
-    init_params: Option<Payload>,
+    pub(super) init_params: Option<Payload>,
     /// Bumped whenever the session changes (new `initialize`).
-    generation: u64,
+    pub(super) generation: u64,
 }
 
 /// A request POST in flight, so that a cancellation can abort it.
@@ -61,25 +60,21 @@ struct InFlight {
 }
 
 pub(crate) struct Engine {
-    client: HttpClient,
-    uri: Uri,
-    cfg: HttpConfig,
-    inbound: mpsc::Sender<Inbound>,
-    session: Mutex<Session>,
-    tools: Mutex<ToolHeaders>,
+    pub(super) client: HttpClient,
+    pub(super) uri: Uri,
+    pub(super) cfg: HttpConfig,
+    pub(super) inbound: mpsc::Sender<Inbound>,
+    pub(super) session: Mutex<Session>,
+    pub(super) tools: Mutex<ToolHeaders>,
     in_flight: Mutex<HashMap<RequestId, InFlight>>,
-    get_stream: Mutex<Option<AbortHandle>>,
+    pub(super) get_stream: Mutex<Option<AbortHandle>>,
     /// Single-flight re-initialization.
-    reinit: tokio::sync::Mutex<()>,
-    reinit_seq: AtomicU64,
-    requests: Arc<Semaphore>,
-    closed: AtomicBool,
-}
-
-/// Why reading a response stream stopped without the answer.
-enum StreamEnd {
-    Eof,
-    Failed(String),
+    pub(super) reinit: tokio::sync::Mutex<()>,
+    pub(super) reinit_seq: AtomicU64,
+    pub(super) requests: Arc<Semaphore>,
+    /// The version of the last modern-era request: set once the client runs in that era.
+    pub(super) modern_version: Mutex<Option<HeaderValue>>,
+    pub(super) closed: AtomicBool,
 }
 
 /// The session headers a request was sent with.
@@ -96,7 +91,7 @@ fn error_for(id: &RequestId, code: ErrorCode, message: String, data: Option<Valu
     Message::error(Some(id.clone()), e)
 }
 
-fn transport_error(id: &RequestId, what: impl std::fmt::Display) -> Message {
+pub(super) fn transport_error(id: &RequestId, what: impl std::fmt::Display) -> Message {
     error_for(
         id,
         ErrorCode::CONNECTION_CLOSED,
@@ -126,7 +121,7 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     s
 }
 
-fn content_type(h: &HeaderMap) -> String {
+pub(super) fn content_type(h: &HeaderMap) -> String {
     h.get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
@@ -136,7 +131,7 @@ fn content_type(h: &HeaderMap) -> String {
 
 /// Whether `msg` answers request `id` (an error with a null id counts: servers send those
 /// for requests they could not read).
-fn answers(msg: &Message, id: &RequestId) -> bool {
+pub(super) fn answers(msg: &Message, id: &RequestId) -> bool {
     match msg {
         Message::Response(r) => &r.id == id,
         Message::Error(e) => e.id.as_ref().is_none_or(|i| i == id),
@@ -144,7 +139,7 @@ fn answers(msg: &Message, id: &RequestId) -> bool {
     }
 }
 
-fn with_id(msg: Message, id: &RequestId) -> Message {
+pub(super) fn with_id(msg: Message, id: &RequestId) -> Message {
     match msg {
         Message::Error(mut e) => {
             e.id = Some(id.clone());
@@ -180,11 +175,17 @@ impl Engine {
             reinit: tokio::sync::Mutex::new(()),
             reinit_seq: AtomicU64::new(0),
             requests: Arc::new(Semaphore::new(permits)),
+            modern_version: Mutex::new(None),
             closed: AtomicBool::new(false),
         }
     }
 
-    fn is_closed(&self) -> bool {
+    /// Whether the connection runs in the modern era: modern requests seen, no handshake.
+    fn in_modern_era(&self) -> bool {
+        lock(&self.session).version.is_none() && lock(&self.modern_version).is_some()
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
 
@@ -222,13 +223,19 @@ impl Engine {
                 .and_then(|v| v.get("requestId").cloned())
                 .and_then(|v| serde_json::from_value::<RequestId>(v).ok());
             let in_flight = target.and_then(|id| lock(&self.in_flight).remove(&id));
-            if let Some(f) = in_flight {
-                // Closing the response stream cancels the request (2026-07-28); in the
-                // handshake era the server is told below, and nobody waits for the stream.
-                f.abort.abort();
-                if f.modern {
-                    return;
+            let modern = match in_flight {
+                Some(f) => {
+                    // Closing the response stream cancels the request (2026-07-28); in the
+                    // handshake era the server is told below, and nobody waits for the
+                    // stream.
+                    f.abort.abort();
+                    f.modern
                 }
+                None => self.in_modern_era(),
+            };
+            if modern {
+                // No `notifications/cancelled` over Streamable HTTP in 2026-07-28.
+                return;
             }
         }
         let start_stream = n.method == methods::NOTIFICATION_INITIALIZED;
@@ -276,6 +283,7 @@ impl Engine {
             let facts = modern_headers(method, params, &lock(&self.tools), &mut h);
             if let Some(v) = facts.modern_version {
                 if let Ok(v) = HeaderValue::from_str(&v) {
+                    *lock(&self.modern_version) = Some(v.clone());
                     h.insert(MCP_PROTOCOL_VERSION, v);
                 }
                 modern = true;
@@ -295,6 +303,9 @@ impl Engine {
             }
             if let Some(v) = &s.version {
                 h.insert(MCP_PROTOCOL_VERSION, v.clone());
+            } else if let Some(v) = lock(&self.modern_version).clone() {
+                // A notification in the modern era: the era's version header.
+                h.insert(MCP_PROTOCOL_VERSION, v);
             }
         }
         if let Some(extra) = extra {
@@ -305,7 +316,7 @@ impl Engine {
         (h, sent, modern)
     }
 
-    async fn send_http(
+    pub(super) async fn send_http(
         &self,
         method: Method,
         headers: HeaderMap,
@@ -458,7 +469,7 @@ impl Engine {
         Message::Response(r)
     }
 
-    async fn deliver(&self, msg: Message) {
+    pub(super) async fn deliver(&self, msg: Message) {
         let _ = self
             .inbound
             .send(Ok(TransportMessage::new(msg, MessageMeta::default())))
@@ -547,221 +558,6 @@ impl Engine {
         answer.unwrap_or_else(|| transport_error(id, "the JSON body held no answer"))
     }
 
-    /// Reads SSE events, forwarding every message except the answer to `target`, which it
-    /// returns. Ends with the reason and whether any event arrived.
-    async fn pump(
-        &self,
-        body: &mut Incoming,
-        parser: &mut SseParser,
-        target: Option<&RequestId>,
-        hooks: Option<&dyn ResumptionHooks>,
-    ) -> Result<Message, (StreamEnd, bool)> {
-        let mut got_event = false;
-        loop {
-            while let Some(event) = parser.next_event() {
-                let event = match event {
-                    Ok(e) => e,
-                    Err(SseError::TooLarge { .. }) => {
-                        tracing::warn!("an SSE event over the size limit was dropped");
-                        continue;
-                    }
-                    Err(e) => {
-                        tracing::debug!(error = %e, "bad SSE event");
-                        continue;
-                    }
-                };
-                got_event = true;
-                if let (Some(h), Some(token)) = (hooks, &event.id) {
-                    h.on_token(token);
-                }
-                if event.data.is_empty() || event.event_type() != "message" {
-                    continue;
-                }
-                match Message::from_slice(event.data.as_bytes()) {
-                    Ok(msg) => match target {
-                        Some(id) if answers(&msg, id) => return Ok(with_id(msg, id)),
-                        _ => self.deliver(msg).await,
-                    },
-                    Err(e) => tracing::debug!(error = %e, "undecodable SSE message dropped"),
-                }
-            }
-            match body.frame().await {
-                None => return Err((StreamEnd::Eof, got_event)),
-                Some(Err(e)) => return Err((StreamEnd::Failed(e.to_string()), got_event)),
-                Some(Ok(frame)) => {
-                    if let Ok(data) = frame.into_data() {
-                        parser.feed(&data);
-                    }
-                }
-            }
-        }
-    }
-
-    /// The reconnection delay: the server's `retry` (or the default) on the first attempt,
-    /// doubling after, capped.
-    fn backoff(&self, retry_ms: Option<u64>, attempt: u32) -> Duration {
-        let base = retry_ms.map_or(self.cfg.default_retry, Duration::from_millis);
-        base.saturating_mul(1u32 << attempt.min(16))
-            .min(self.cfg.max_retry.max(base))
-    }
-
-    /// Resumes request `id`'s stream with GET + `Last-Event-ID` (2025-11-25 "Resumability and
-    /// Redelivery"), after the server's `retry` delay, a bounded number of times.
-    async fn resume(
-        &self,
-        id: &RequestId,
-        parser: &mut SseParser,
-        mut last: String,
-        mut end: Option<StreamEnd>,
-        hooks: Option<&dyn ResumptionHooks>,
-    ) -> Message {
-        let mut attempt = 0u32;
-        let mut retry = parser.retry();
-        loop {
-            if let Some(e) = &end {
-                if attempt >= self.cfg.max_reconnect_attempts {
-                    return transport_error(
-                        id,
-                        format!("the response stream {}; resumption gave up", e.describe()),
-                    );
-                }
-                tokio::time::sleep(self.backoff(retry, attempt)).await;
-                attempt += 1;
-            }
-            let mut headers = self.get_headers();
-            if let Ok(v) = HeaderValue::from_str(&last) {
-                headers.insert(LAST_EVENT_ID, v);
-            }
-            let resp = match self.send_http(Method::GET, headers, Bytes::new()).await {
-                Ok(r) => r,
-                Err(e) => {
-                    end = Some(StreamEnd::Failed(e));
-                    continue;
-                }
-            };
-            let status = resp.status();
-            if !status.is_success() || content_type(resp.headers()) != "text/event-stream" {
-                if matches!(status.as_u16(), 400 | 404 | 405) {
-                    return transport_error(
-                        id,
-                        format!(
-                            "the response stream broke and could not be resumed (HTTP {status})"
-                        ),
-                    );
-                }
-                end = Some(StreamEnd::Failed(format!("HTTP {status}")));
-                continue;
-            }
-            *parser = SseParser::with_max_event_size(self.cfg.max_event_size)
-                .with_last_event_id(last.clone());
-            let mut body = resp.into_body();
-            match self.pump(&mut body, parser, Some(id), hooks).await {
-                Ok(answer) => {
-                    drain(body);
-                    return answer;
-                }
-                Err((e, got_event)) => {
-                    if got_event {
-                        attempt = 0;
-                    }
-                    if let Some(l) = parser.last_event_id() {
-                        last = l.to_owned();
-                    }
-                    retry = parser.retry().or(retry);
-                    end = Some(e);
-                }
-            }
-        }
-    }
-
-    /// The headers of a GET: `Accept: text/event-stream`, static and session headers.
-    fn get_headers(&self) -> HeaderMap {
-        let mut h = self.cfg.headers.clone();
-        h.insert(ACCEPT, ACCEPT_SSE);
-        let s = lock(&self.session);
-        if let Some(id) = &s.id {
-            h.insert(MCP_SESSION_ID, id.clone());
-        }
-        if let Some(v) = &s.version {
-            h.insert(MCP_PROTOCOL_VERSION, v.clone());
-        }
-        h
-    }
-
-    /// Opens the standalone GET stream of a handshake-era session (when the session has an
-    /// id and the config wants it).
-    fn start_get_stream(self: &Arc<Self>) {
-        if !self.cfg.standalone_stream || self.is_closed() {
-            return;
-        }
-        let generation = {
-            let s = lock(&self.session);
-            if s.id.is_none() {
-                return;
-            }
-            s.generation
-        };
-        let this = self.clone();
-        let task = tokio::spawn(async move { this.get_stream(generation).await });
-        if let Some(old) = lock(&self.get_stream).replace(task.abort_handle()) {
-            old.abort();
-        }
-    }
-
-    /// The standalone GET stream: every message on it goes to the dispatcher. 400, 404, 405
-    /// and 409 end it silently; a stream that ends is reopened (with `Last-Event-ID` when it
-    /// had event ids) after the `retry` delay, a bounded number of times in a row.
-    async fn get_stream(&self, generation: u64) {
-        let mut last: Option<String> = None;
-        let mut retry = None;
-        let mut failures = 0u32;
-        loop {
-            if self.is_closed() || lock(&self.session).generation != generation {
-                return;
-            }
-            let mut headers = self.get_headers();
-            if let Some(v) = last.as_deref().and_then(|l| HeaderValue::from_str(l).ok()) {
-                headers.insert(LAST_EVENT_ID, v);
-            }
-            match self.send_http(Method::GET, headers, Bytes::new()).await {
-                Ok(resp)
-                    if resp.status().is_success()
-                        && content_type(resp.headers()) == "text/event-stream" =>
-                {
-                    let mut parser = SseParser::with_max_event_size(self.cfg.max_event_size);
-                    if let Some(l) = &last {
-                        parser = parser.with_last_event_id(l.clone());
-                    }
-                    let mut body = resp.into_body();
-                    let (_, got_event) = match self.pump(&mut body, &mut parser, None, None).await {
-                        Ok(_) => (StreamEnd::Eof, true),
-                        Err(e) => e,
-                    };
-                    last = parser.last_event_id().map(str::to_owned).or(last);
-                    retry = parser.retry().or(retry);
-                    failures = if got_event { 0 } else { failures + 1 };
-                }
-                Ok(resp) if matches!(resp.status().as_u16(), 400 | 404 | 405 | 409) => {
-                    tracing::debug!(status = %resp.status(), "no standalone GET stream");
-                    return;
-                }
-                Ok(resp) => {
-                    tracing::debug!(status = %resp.status(), "the GET stream was refused");
-                    failures += 1;
-                }
-                Err(e) => {
-                    tracing::debug!(error = %e, "the GET stream failed");
-                    failures += 1;
-                }
-            }
-            if failures > self.cfg.max_reconnect_attempts {
-                tracing::debug!("the GET stream gave up reconnecting");
-                return;
-            }
-            tokio::time::sleep(self.backoff(retry, failures.saturating_sub(1))).await;
-        }
-    }
-
     /// Starts a new session after a 404 (2025-11-25 "Session Management" 4): replays the
     /// `initialize` request without a session id, adopts the new session, sends
     /// `notifications/initialized` and reopens the GET stream. Single-flight: requests that
@@ -839,15 +635,6 @@ impl Engine {
     }
 }
 
-impl StreamEnd {
-    fn describe(&self) -> String {
-        match self {
-            Self::Eof => "ended before the answer".into(),
-            Self::Failed(e) => format!("failed before the answer ({e})"),
-        }
-    }
-}
-
 fn session_expired(id: &RequestId, why: &str) -> Message {
     error_for(
         id,
@@ -855,15 +642,4 @@ fn session_expired(id: &RequestId, why: &str) -> Message {
         format!("Session terminated: {why}"),
         Some(json!({"httpStatus": 404, "sessionExpired": true})),
     )
-}
-
-/// Reads what is left of a response stream for a moment, so that a connection whose stream
-/// ends right after the answer goes back to the pool; then drops it.
-fn drain(mut body: Incoming) {
-    tokio::spawn(async move {
-        let _ = tokio::time::timeout(DRAIN_BOUND, async {
-            while let Some(Ok(_)) = body.frame().await {}
-        })
-        .await;
-    });
 }

@@ -65,6 +65,7 @@
 mod client;
 mod engine;
 mod headers;
+mod stream;
 
 use std::fmt;
 use std::io;
