@@ -139,7 +139,7 @@ async fn handshake() -> Peer {
     p
 }
 
-fn meta(caps: Value) -> Value {
+fn meta(caps: &Value) -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
            "io.modelcontextprotocol/clientCapabilities": caps})
 }
@@ -149,7 +149,7 @@ fn all_caps() -> Value {
 }
 
 fn tool(name: &str, extra: Value) -> Value {
-    let mut p = json!({"name": name, "arguments": {}, "_meta": meta(all_caps())});
+    let mut p = json!({"name": name, "arguments": {}, "_meta": meta(&all_caps())});
     if let Value::Object(m) = extra {
         for (k, v) in m {
             p[k] = v;
@@ -342,7 +342,7 @@ async fn modern_input_required_result_fixtures() {
 
         // Only what the client declared: sampling, no elicitation.
         let params = json!({"name": "test_input_required_result_capabilities", "arguments": {},
-                            "_meta": meta(json!({"sampling": {}}))});
+                            "_meta": meta(&json!({"sampling": {}}))});
         let (r, _) = p.call("tools/call", params, no_requests).await;
         assert_eq!(r["result"]["resultType"], "input_required", "{r}");
         for q in r["result"]["inputRequests"].as_object().unwrap().values() {
@@ -351,7 +351,7 @@ async fn modern_input_required_result_fixtures() {
 
         // A prompt.
         let params =
-            json!({"name": "test_input_required_result_prompt", "_meta": meta(all_caps())});
+            json!({"name": "test_input_required_result_prompt", "_meta": meta(&all_caps())});
         let (r1, _) = p.call("prompts/get", params.clone(), no_requests).await;
         let q = &r1["result"]["inputRequests"]["user_context"];
         assert_eq!(
@@ -374,7 +374,7 @@ async fn modern_input_required_result_fixtures() {
         let (r, _) = p
             .call(
                 "tools/list",
-                json!({"_meta": meta(all_caps())}),
+                json!({"_meta": meta(&all_caps())}),
                 no_requests,
             )
             .await;

@@ -129,6 +129,9 @@ pub struct RequestContext {
     server: Server,
     method: Arc<str>,
     meta: Option<Arc<Meta>>,
+    /// At 2026-07-28, inside a high-level tool, prompt or resource handler: where the direct
+    /// questions to the client (elicitation, sampling, roots) find their answers.
+    pub(crate) inline_input: Option<crate::mcp_server::Ask>,
 }
 
 impl RequestContext {
@@ -145,7 +148,13 @@ impl RequestContext {
             server,
             method: method.into(),
             meta: meta.map(Arc::new),
+            inline_input: None,
         }
+    }
+
+    pub(crate) fn with_inline_input(mut self, ask: crate::mcp_server::Ask) -> Self {
+        self.inline_input = Some(ask);
+        self
     }
 
     /// The per-request session, for sending to the client.

@@ -197,6 +197,19 @@ async fn roots_live(ctx: RequestContext) -> Result<String, String> {
         .join(","))
 }
 
+async fn ask_twice(ctx: RequestContext) -> Result<String, ErrorObject> {
+    let Elicitation::Accept(n) = ctx.elicit_form::<NameForm>("Name?").await? else {
+        return Ok("no name".into());
+    };
+    let params = CreateMessageRequestParams::new(
+        vec![SamplingMessage::user_text(format!("Greet {}", n.name))],
+        10,
+    );
+    let r = ctx.create_message(params).await?;
+    let text = serde_json::to_value(&r.content).unwrap()["text"].clone();
+    Ok(format!("{}: {}", n.name, text.as_str().unwrap_or_default()))
+}
+
 /// The form of the resolver tests.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct NameForm {
@@ -286,6 +299,7 @@ fn server_with(
         .tool("open_url", open_url)
         .tool("sample_live", sample_live)
         .tool("roots_live", roots_live)
+        .tool("ask_twice", ask_twice)
         .tool("hello", |Resolved(name): Resolved<UserName>| async move {
             format!("Hello, {name}!")
         })
@@ -866,17 +880,59 @@ async fn modern_prompts_and_resources_resolve() {
     .await;
 }
 
-/// At 2026-07-28 the direct context methods have no back channel: -32600, pointing to
-/// resolvers.
+/// At 2026-07-28 the direct context methods of a high-level handler join the round too,
+/// keyed by call order; the handler runs again on the retry.
 #[tokio::test]
-async fn modern_context_methods_point_to_resolvers() {
+async fn modern_context_methods_ask_by_call_order() {
     run(async {
         let c = Client::connect(&server(), Era::Modern, all_caps(), never()).await;
-        for tool in ["signup", "sample_live", "roots_live"] {
+        for (tool, key, expect) in [
+            (
+                "signup",
+                "elicitation-1",
+                "welcome alice <alice@example.com>",
+            ),
+            ("sample_live", "sampling-1", "Paris"),
+            ("roots_live", "roots-1", "file:///test/root"),
+        ] {
             let r = c.call(tool, json!({})).await.unwrap();
-            assert!(text(&r).starts_with("-32600"), "{r}");
-            assert!(text(&r).contains("resolver"), "{r}");
+            assert_eq!(r["resultType"], "input_required", "{r}");
+            let q = &r["inputRequests"][key];
+            let a = user(q["method"].as_str().unwrap(), &q["params"]).unwrap();
+            let r = c
+                .retry(tool, json!({}), json!({ key: a }), &r["requestState"])
+                .await
+                .unwrap();
+            assert_eq!(text(&r), expect, "{tool}");
         }
+        // Two questions in a row: two rounds.
+        let r1 = c.call("ask_twice", json!({})).await.unwrap();
+        let a1 = json!({"elicitation-1": {"action": "accept", "content": {"name": "Di"}}});
+        let r2 = c
+            .retry("ask_twice", json!({}), a1, &r1["requestState"])
+            .await
+            .unwrap();
+        let q = &r2["inputRequests"]["sampling-2"];
+        assert_eq!(q["params"]["messages"][0]["content"]["text"], "Greet Di");
+        let a2 = json!({"sampling-2": user("sampling/createMessage", &Value::Null).unwrap()});
+        let r3 = c
+            .retry("ask_twice", json!({}), a2, &r2["requestState"])
+            .await
+            .unwrap();
+        assert_eq!(text(&r3), "Di: Paris");
+        assert!(c.asked().is_empty());
+    })
+    .await;
+}
+
+/// The same handler, asking twice, in the handshake era: two live requests.
+#[tokio::test]
+async fn handshake_context_methods_in_sequence() {
+    run(async {
+        let c = Client::connect(&server(), Era::Handshake, all_caps(), Arc::new(user)).await;
+        let r = c.call("ask_twice", json!({})).await.unwrap();
+        assert_eq!(text(&r), "alice: Paris");
+        assert_eq!(c.asked().len(), 2);
     })
     .await;
 }

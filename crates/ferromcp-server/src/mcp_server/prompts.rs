@@ -14,7 +14,7 @@ use super::Shared;
 use super::extract::ToolCall;
 use super::handler::PromptHandler;
 use super::registry::Registry;
-use super::resolve::{self, Outcome, ResolverRef, Round};
+use super::resolve::{self, ResolverRef, Round};
 use crate::context::RequestContext;
 
 /// What a prompt is called and how it describes itself.
@@ -176,24 +176,24 @@ pub(crate) async fn get(
             .map(|(k, v)| (k, Value::String(v)))
             .collect(),
     );
-    let mut call = ToolCall {
+    let call = ToolCall {
         ctx,
         name: params.name,
         arguments,
         state: shared.state.clone(),
         resolved: Default::default(),
     };
-    if !entry.resolvers.is_empty() {
-        let round = Round {
-            method: methods::PROMPTS_GET,
-            bound_arguments: Some(&call.arguments),
-            input_responses: params.input_responses,
-            request_state: params.request_state,
-        };
-        match resolve::resolve_all(&shared.rounds, &call, &entry.resolvers, round).await? {
-            Outcome::Ready(values) => call.resolved = values,
-            Outcome::InputRequired(r) => return Ok(MaybeInputRequired::InputRequired(r)),
-        }
-    }
-    Ok(MaybeInputRequired::Complete((entry.get)(call).await?))
+    let round = Round {
+        method: methods::PROMPTS_GET,
+        bind_arguments: true,
+        input_responses: params.input_responses,
+        request_state: params.request_state,
+    };
+    let run = entry.get.clone();
+    Ok(
+        resolve::serve(&shared.rounds, call, &entry.resolvers, round, move |c| {
+            run(c)
+        })
+        .await?,
+    )
 }

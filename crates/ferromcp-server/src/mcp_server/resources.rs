@@ -16,7 +16,7 @@ use super::Shared;
 use super::extract::ToolCall;
 use super::handler::ResourceHandler;
 use super::registry::{Named, Registry};
-use super::resolve::{self, Outcome, ResolverRef, Round};
+use super::resolve::{self, ResolverRef, Round};
 use crate::context::RequestContext;
 use crate::server::BuildError;
 use crate::uri_template::UriTemplate;
@@ -216,7 +216,7 @@ pub(crate) async fn read(
             state,
             resolved: Default::default(),
         };
-        return serve(shared, call, &entry.resolvers, &*entry.read, answers).await;
+        return serve(shared, call, &entry.resolvers, &entry.read, answers).await;
     }
     for entry in shared.templates.all() {
         if let Some(captures) = entry.matcher.matches(&uri) {
@@ -231,7 +231,7 @@ pub(crate) async fn read(
                 state,
                 resolved: Default::default(),
             };
-            return serve(shared, call, &entry.resolvers, &*entry.read, answers).await;
+            return serve(shared, call, &entry.resolvers, &entry.read, answers).await;
         }
     }
     Err(not_found(&ctx, &uri).into())
@@ -240,23 +240,21 @@ pub(crate) async fn read(
 /// Runs a read's resolvers, then its handler.
 async fn serve(
     shared: &Shared,
-    mut call: ToolCall,
+    call: ToolCall,
     resolvers: &[ResolverRef],
-    read: &ReadFn,
+    read: &Arc<ReadFn>,
     (input_responses, request_state): (Option<InputResponses>, Option<String>),
 ) -> Result<MaybeInputRequired<ReadResourceResult>, HandlerError> {
-    if !resolvers.is_empty() {
-        let round = Round {
-            method: methods::RESOURCES_READ,
-            bound_arguments: None,
-            input_responses,
-            request_state,
-        };
-        match resolve::resolve_all(&shared.rounds, &call, resolvers, round).await? {
-            Outcome::Ready(values) => call.resolved = values,
-            Outcome::InputRequired(r) => return Ok(MaybeInputRequired::InputRequired(r)),
-        }
-    }
-    let uri = call.name.clone();
-    Ok(MaybeInputRequired::Complete(read(call, uri).await?))
+    let round = Round {
+        method: methods::RESOURCES_READ,
+        bind_arguments: false,
+        input_responses,
+        request_state,
+    };
+    let read = read.clone();
+    let run = move |c: ToolCall| {
+        let uri = c.name.clone();
+        read(c, uri)
+    };
+    Ok(resolve::serve(&shared.rounds, call, resolvers, round, run).await?)
 }

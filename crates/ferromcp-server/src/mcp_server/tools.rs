@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::Shared;
 use super::extract::ToolCall;
 use super::handler::ToolHandler;
-use super::resolve::{self, Outcome, ResolverRef, Round};
+use super::resolve::{self, ResolverRef, Round};
 use super::schema::object_schema;
 use crate::context::RequestContext;
 use crate::jsonschema::{Limits, Schema};
@@ -227,24 +227,24 @@ pub(crate) async fn call(
         let result = CallToolResult::error(errors.to_string());
         return Ok(MaybeInputRequired::Complete(result));
     }
-    let mut call = ToolCall {
+    let call = ToolCall {
         ctx,
         name: params.name,
         arguments,
         state: shared.state.clone(),
         resolved: Default::default(),
     };
-    if !entry.resolvers.is_empty() {
-        let round = Round {
-            method: methods::TOOLS_CALL,
-            bound_arguments: Some(&call.arguments),
-            input_responses: params.input_responses,
-            request_state: params.request_state,
-        };
-        match resolve::resolve_all(&shared.rounds, &call, &entry.resolvers, round).await? {
-            Outcome::Ready(values) => call.resolved = values,
-            Outcome::InputRequired(r) => return Ok(MaybeInputRequired::InputRequired(r)),
-        }
-    }
-    Ok(MaybeInputRequired::Complete((entry.call)(call).await?))
+    let round = Round {
+        method: methods::TOOLS_CALL,
+        bind_arguments: true,
+        input_responses: params.input_responses,
+        request_state: params.request_state,
+    };
+    let run = entry.call.clone();
+    Ok(
+        resolve::serve(&shared.rounds, call, &entry.resolvers, round, move |c| {
+            run(c)
+        })
+        .await?,
+    )
 }

@@ -1,7 +1,7 @@
 //! Handshake-era (≤ 2025-11-25) requests to the client, related to the request being served
 //! (over Streamable HTTP they travel on that request's SSE stream).
 
-use ferromcp_dispatch::CallOptions;
+use ferromcp_dispatch::{BoxFuture, CallOptions};
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Payload};
 use ferromcp_types::mcp::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
@@ -69,14 +69,25 @@ fn modern_no_back_channel() -> ErrorObject {
 
 impl RequestContext {
     /// Sends `request` to the client as a request related to this one and decodes the
-    /// answer. -32600 at 2026-07-28 (use resolvers) or without a back channel; -32021 when
-    /// the client did not declare the capability (nothing is sent).
+    /// answer; -32021 when the client did not declare the capability (nothing is sent). At
+    /// 2026-07-28 inside a high-level handler the question joins the round's
+    /// `InputRequiredResult` (see [`Ask`](crate::mcp_server::Ask)); elsewhere at 2026-07-28
+    /// or without a back channel it is -32600.
     pub(crate) async fn ask_live<R: DeserializeOwned>(
         &self,
         request: &InputRequest,
     ) -> Result<R, ErrorObject> {
         if self.protocol_version().is_modern() {
-            return Err(modern_no_back_channel());
+            let Some(ask) = &self.inline_input else {
+                return Err(modern_no_back_channel());
+            };
+            let asked: BoxFuture<'_, _> = Box::pin(ask.inline(request.clone()));
+            let response = asked.await?;
+            let value = serde_json::to_value(response)
+                .map_err(|_| ErrorObject::internal_error("Internal error"))?;
+            return serde_json::from_value(value).map_err(|e| {
+                ErrorObject::invalid_params(format!("invalid answer to {}: {e}", request.method()))
+            });
         }
         check_capability(self.connection().client_capabilities().as_ref(), request)?;
         let params = match request {
@@ -110,10 +121,22 @@ impl RequestContext {
         })
     }
 
-    /// Asks the user to fill in the form `T` (`elicitation/create`, form mode; handshake era)
-    /// and reads the answer. An accepted answer that does not fit the form is -32602; a `T`
-    /// that is not a valid form is -32603 (see [`ElicitForm`]). At 2026-07-28 this is -32600:
-    /// use a resolver ([`Ask::elicit_form`](crate::mcp_server::Ask::elicit_form)).
+    /// Asks the user to fill in the form `T` (`elicitation/create`, form mode) and reads the
+    /// answer. An accepted answer that does not fit the form is -32602; a `T` that is not a
+    /// valid form is -32603 (see [`ElicitForm`]); a client without the `elicitation`
+    /// capability is -32021 (nothing is sent).
+    ///
+    /// # Eras
+    ///
+    /// Before 2026-07-28 this is a live request related to the current one. At 2026-07-28,
+    /// inside a high-level tool, prompt or resource handler, the question joins the round's
+    /// `InputRequiredResult` under a key by call order (`elicitation-1`, `sampling-2`…): the
+    /// method returns an error, the handler's result is dropped, and on the retry the handler
+    /// runs again from the start and gets the answer. So the handler must ask the same
+    /// questions in the same order each time and should do nothing irreversible before its
+    /// last question; resolvers ([`Ask`](crate::mcp_server::Ask)) make that explicit and are
+    /// the better fit for new code. Outside those handlers at 2026-07-28 it is -32600 (no
+    /// back channel).
     pub async fn elicit_form<T: ElicitForm>(
         &self,
         message: impl Into<String>,
@@ -126,7 +149,7 @@ impl RequestContext {
     }
 
     /// Asks the user to fill in a form given as a schema; the answer is returned as sent
-    /// (handshake era; see [`RequestContext::elicit_form`]).
+    /// (both eras as for [`RequestContext::elicit_form`]).
     pub async fn elicit_form_raw(
         &self,
         message: impl Into<String>,
@@ -137,7 +160,8 @@ impl RequestContext {
     }
 
     /// Asks the user to open `url` (`elicitation/create`, URL mode, 2025-11-25; needs the
-    /// client's `elicitation.url` capability) and returns whether they consented.
+    /// client's `elicitation.url` capability) and returns whether they consented (both eras
+    /// as for [`RequestContext::elicit_form`]).
     pub async fn elicit_url(
         &self,
         message: impl Into<String>,
@@ -149,11 +173,10 @@ impl RequestContext {
         Ok(result.action)
     }
 
-    /// Asks the client's model for a completion (`sampling/createMessage`; handshake era;
-    /// needs the client's `sampling` capability).
+    /// Asks the client's model for a completion (`sampling/createMessage`; needs the
+    /// client's `sampling` capability; both eras as for [`RequestContext::elicit_form`]).
     ///
-    /// Sampling is deprecated at MCP 2026-07-28 (there, ask through a resolver's
-    /// [`Ask::create_message`](crate::mcp_server::Ask::create_message)).
+    /// Sampling is deprecated at MCP 2026-07-28 (still served, as an input request).
     pub async fn create_message(
         &self,
         params: CreateMessageRequestParams,
@@ -161,11 +184,10 @@ impl RequestContext {
         self.ask_live(&InputRequest::CreateMessage(params)).await
     }
 
-    /// Asks the client for its roots (`roots/list`; handshake era; needs the client's `roots`
-    /// capability).
+    /// Asks the client for its roots (`roots/list`; needs the client's `roots` capability;
+    /// both eras as for [`RequestContext::elicit_form`]).
     ///
-    /// Roots are deprecated at MCP 2026-07-28 (there, ask through a resolver's
-    /// [`Ask::list_roots`](crate::mcp_server::Ask::list_roots)).
+    /// Roots are deprecated at MCP 2026-07-28 (still served, as an input request).
     pub async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
         self.ask_live(&InputRequest::ListRoots(None)).await
     }

@@ -1,40 +1,6 @@
-//! Elicitation forms from Rust types, and the handshake-era live requests to the client:
-//! elicitation (form and URL mode), sampling and roots, as methods of [`RequestContext`].
-//!
-//! A form is any `T: schemars::JsonSchema + serde::de::DeserializeOwned` ([`ElicitForm`] is
-//! implemented for all of them) whose schema is a flat object of primitives: strings (with
-//! `format` email, uri, date or date-time, and length bounds), numbers, integers, booleans,
-//! and string enums, single- or multi-select (`Vec<Enum>`), untitled (unit variants) or
-//! titled (`#[schemars(title = "…")]` on the variants). Doc comments become descriptions and
-//! `#[serde(default)]` values become defaults. Nested structs and arrays of anything but enum
-//! options are rejected with a [`FormSchemaError`] naming the field.
-//!
-//! ```
-//! use ferromcp_server::mcp_server::{ElicitForm, Elicitation};
-//! use ferromcp_server::RequestContext;
-//!
-//! /// Who you are.
-//! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! struct Contact {
-//!     /// Your user name.
-//!     username: String,
-//!     /// Where to write to you.
-//!     #[schemars(email)]
-//!     email: String,
-//! }
-//!
-//! let form = Contact::form().unwrap();
-//! assert_eq!(form.required, Some(vec!["username".into(), "email".into()]));
-//!
-//! async fn sign_up(ctx: RequestContext) -> String {
-//!     match ctx.elicit_form::<Contact>("Please sign up").await {
-//!         Ok(Elicitation::Accept(c)) => format!("welcome, {}", c.username),
-//!         Ok(Elicitation::Decline | Elicitation::Cancel) => "maybe later".into(),
-//!         Err(e) => format!("could not ask: {}", e.message),
-//!     }
-//! }
-//! # let _ = sign_up;
-//! ```
+//! Elicitation forms from Rust types ([`ElicitForm`]) and the requests to the client as
+//! methods of [`RequestContext`] (elicitation, sampling, roots; see
+//! [`RequestContext::elicit_form`] for the two eras).
 
 mod convert;
 mod live;
@@ -53,7 +19,7 @@ use serde_json::Value;
 
 use super::schema::schema_object_for;
 #[allow(unused_imports)] // for the docs
-use crate::context::RequestContext;
+use crate::{context::RequestContext, mcp_server::Ask};
 
 pub(crate) use live::check_capability;
 
@@ -104,8 +70,42 @@ impl FormSchemaError {
     }
 }
 
-/// A Rust type that can be asked for with an elicitation form. Implemented for every
-/// `T: JsonSchema + DeserializeOwned + Send + 'static`; see the [module docs](self).
+/// A Rust type that can be asked for with an elicitation form.
+///
+/// A form is any `T: schemars::JsonSchema + serde::de::DeserializeOwned` ([`ElicitForm`] is
+/// implemented for all of them) whose schema is a flat object of primitives: strings (with
+/// `format` email, uri, date or date-time, and length bounds), numbers, integers, booleans,
+/// and string enums, single- or multi-select (`Vec<Enum>`), untitled (unit variants) or
+/// titled (`#[schemars(title = "…")]` on the variants). Doc comments become descriptions and
+/// `#[serde(default)]` values become defaults. Nested structs and arrays of anything but enum
+/// options are rejected with a [`FormSchemaError`] naming the field.
+///
+/// ```
+/// use ferromcp_server::mcp_server::{ElicitForm, Elicitation};
+/// use ferromcp_server::RequestContext;
+///
+/// /// Who you are.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Contact {
+///     /// Your user name.
+///     username: String,
+///     /// Where to write to you.
+///     #[schemars(email)]
+///     email: String,
+/// }
+///
+/// let form = Contact::form().unwrap();
+/// assert_eq!(form.required, Some(vec!["username".into(), "email".into()]));
+///
+/// async fn sign_up(ctx: RequestContext) -> String {
+///     match ctx.elicit_form::<Contact>("Please sign up").await {
+///         Ok(Elicitation::Accept(c)) => format!("welcome, {}", c.username),
+///         Ok(Elicitation::Decline | Elicitation::Cancel) => "maybe later".into(),
+///         Err(e) => format!("could not ask: {}", e.message),
+///     }
+/// }
+/// # let _ = sign_up;
+/// ```
 pub trait ElicitForm: Sized + Send + 'static {
     /// The form (`requestedSchema`), built once per type.
     fn form() -> Result<ElicitationSchema, FormSchemaError>;

@@ -1,57 +1,6 @@
-//! Resolvers: questions to the client (elicitation, sampling, roots) answered before a tool,
-//! prompt or resource handler runs, the same code in both protocol eras.
-//!
-//! A [`Resolver`] computes a value by asking through an [`Ask`]; a handler takes the value
-//! with the [`Resolved<R>`] extractor. Before extraction, the server runs every resolver the
-//! handler names, concurrently.
-//!
-//! - **Handshake era** (≤ 2025-11-25): each question is a live server→client request related
-//!   to the current request (over HTTP it rides that request's SSE stream), and the answer is
-//!   returned at once.
-//! - **2026-07-28**: servers cannot send requests, so a question without an answer yet makes
-//!   the call return an `InputRequiredResult`: `inputRequests` (every question of the round,
-//!   by key) and a sealed, bound, expiring `requestState` carrying the answers so far. The
-//!   client retries with `inputResponses`; the resolvers run again, now find their answers,
-//!   and the handler runs. A resolver that needs another's output
-//!   ([`Ask::get`]) asks its own question only once that output is known, i.e. in a later
-//!   round. An answer that does not fit its question (wrong kind, content outside the form) is
-//!   asked again; answers under unknown keys are ignored. A missing, tampered, foreign or
-//!   expired `requestState` on a retry is -32602; a question whose capability the client did
-//!   not declare is -32021 (`data.requiredCapabilities`); more rounds than the server allows
-//!   ([`McpServerBuilder::max_input_rounds`](super::McpServerBuilder::max_input_rounds),
-//!   default [`DEFAULT_MAX_INPUT_ROUNDS`]) is -32602.
-//!
-//! Resolvers run again in every round, so they should be cheap and free of side effects until
-//! they have all their answers. Keys must be unique within one request.
-//!
-//! ```
-//! use ferromcp_server::mcp_server::{Ask, Elicitation, McpServer, ResolveError, Resolved, Resolver};
-//!
-//! /// The form the user fills in.
-//! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! struct Name {
-//!     /// Your name.
-//!     name: String,
-//! }
-//!
-//! struct UserName;
-//!
-//! impl Resolver for UserName {
-//!     type Output = Option<String>;
-//!
-//!     async fn resolve(ask: &Ask) -> Result<Self::Output, ResolveError> {
-//!         let answer = ask.elicit_form::<Name>("user_name", "What is your name?").await?;
-//!         Ok(answer.accepted().map(|n| n.name))
-//!     }
-//! }
-//!
-//! async fn greet(Resolved(name): Resolved<UserName>) -> String {
-//!     format!("Hello, {}!", name.as_deref().unwrap_or("stranger"))
-//! }
-//!
-//! let server = McpServer::builder("s", "1").tool("greet", greet).build().unwrap();
-//! # let _ = server;
-//! ```
+//! Resolvers ([`Resolver`], [`Resolved`], [`Ask`]): questions to the client answered before
+//! a handler runs, live before 2026-07-28 and through `InputRequiredResult` rounds at
+//! 2026-07-28.
 
 mod round;
 
@@ -59,6 +8,7 @@ use std::any::{Any, TypeId, type_name};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use ferromcp_dispatch::BoxFuture;
@@ -76,13 +26,65 @@ use super::extract::{FromToolCall, StateMap, ToolCall};
 use super::output::ToolError;
 use crate::context::RequestContext;
 
-pub(crate) use round::{Outcome, Round, Rounds, resolve_all};
+pub(crate) use round::{Round, Rounds, serve};
 
 /// The default bound on the rounds of one multi-round request.
 pub const DEFAULT_MAX_INPUT_ROUNDS: u32 = 8;
 
-/// A value computed by asking the client, before the handler runs. See the
-/// [module docs](self).
+/// A value computed by asking the client, before the handler runs.
+///
+/// A [`Resolver`] computes a value by asking through an [`Ask`]; a handler takes the value
+/// with the [`Resolved<R>`] extractor. Before extraction, the server runs every resolver the
+/// handler names, concurrently.
+///
+/// - **Handshake era** (≤ 2025-11-25): each question is a live server→client request related
+///   to the current request (over HTTP it rides that request's SSE stream), and the answer is
+///   returned at once.
+/// - **2026-07-28**: servers cannot send requests, so a question without an answer yet makes
+///   the call return an `InputRequiredResult`: `inputRequests` (every question of the round,
+///   by key) and a sealed, bound, expiring `requestState` carrying the answers so far. The
+///   client retries with `inputResponses`; the resolvers run again, now find their answers,
+///   and the handler runs. A resolver that needs another's output
+///   ([`Ask::get`]) asks its own question only once that output is known, i.e. in a later
+///   round. An answer that does not fit its question (wrong kind, content outside the form) is
+///   asked again; answers under unknown keys are ignored. A missing, tampered, foreign or
+///   expired `requestState` on a retry is -32602; a question whose capability the client did
+///   not declare is -32021 (`data.requiredCapabilities`); more rounds than the server allows
+///   ([`McpServerBuilder::max_input_rounds`](super::McpServerBuilder::max_input_rounds),
+///   default [`DEFAULT_MAX_INPUT_ROUNDS`]) is -32602.
+///
+/// Resolvers run again in every round, so they should be cheap and free of side effects until
+/// they have all their answers. Keys must be unique within one request (the handler's direct
+/// questions through [`RequestContext`] methods use `elicitation-N`, `sampling-N`, `roots-N`).
+///
+/// ```
+/// use ferromcp_server::mcp_server::{Ask, Elicitation, McpServer, ResolveError, Resolved, Resolver};
+///
+/// /// The form the user fills in.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Name {
+///     /// Your name.
+///     name: String,
+/// }
+///
+/// struct UserName;
+///
+/// impl Resolver for UserName {
+///     type Output = Option<String>;
+///
+///     async fn resolve(ask: &Ask) -> Result<Self::Output, ResolveError> {
+///         let answer = ask.elicit_form::<Name>("user_name", "What is your name?").await?;
+///         Ok(answer.accepted().map(|n| n.name))
+///     }
+/// }
+///
+/// async fn greet(Resolved(name): Resolved<UserName>) -> String {
+///     format!("Hello, {}!", name.as_deref().unwrap_or("stranger"))
+/// }
+///
+/// let server = McpServer::builder("s", "1").tool("greet", greet).build().unwrap();
+/// # let _ = server;
+/// ```
 pub trait Resolver: Send + Sync + 'static {
     /// What the resolver produces (cloned into each [`Resolved`] extractor that asks for it).
     type Output: Clone + Send + Sync + 'static;
@@ -220,6 +222,8 @@ pub(crate) struct AskInner {
     /// Questions without an answer, this round.
     questions: Mutex<BTreeMap<String, InputRequest>>,
     memo: Mutex<HashMap<TypeId, Memo>>,
+    /// How many direct (context method) questions the handler asked so far.
+    inline_calls: AtomicU32,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -298,16 +302,7 @@ impl Ask {
         let ctx = &self.inner.ctx;
         check_capability(ctx.connection().client_capabilities().as_ref(), &request)?;
         if self.inner.live {
-            let response = match &request {
-                InputRequest::Elicit(_) => InputResponse::Elicit(ctx.ask_live(&request).await?),
-                InputRequest::CreateMessage(_) => {
-                    InputResponse::CreateMessage(ctx.ask_live(&request).await?)
-                }
-                InputRequest::ListRoots(_) => {
-                    InputResponse::ListRoots(ctx.ask_live(&request).await?)
-                }
-                _ => return Err(ErrorObject::internal_error("Internal error").into()),
-            };
+            let response = live(ctx, &request).await?;
             return read(&response).ok_or_else(|| {
                 ErrorObject::invalid_params(format!(
                     "the client's answer to {key:?} does not fit the question"
@@ -329,6 +324,32 @@ impl Ask {
         drop(answers);
         lock(&self.inner.questions).insert(key.to_owned(), request);
         Err(ResolveError::Pending)
+    }
+
+    /// A direct question of the handler (a [`RequestContext`] method at 2026-07-28), keyed
+    /// by call order: `elicitation-1`, `sampling-2`, `roots-3`…
+    pub(crate) async fn inline(&self, request: InputRequest) -> Result<InputResponse, ErrorObject> {
+        let n = self.inner.inline_calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let (kind, read): (&str, fn(&InputResponse) -> Option<InputResponse>) = match &request {
+            InputRequest::Elicit(_) => ("elicitation", |r| {
+                matches!(r, InputResponse::Elicit(_)).then(|| r.clone())
+            }),
+            InputRequest::CreateMessage(_) => ("sampling", |r| {
+                matches!(r, InputResponse::CreateMessage(_)).then(|| r.clone())
+            }),
+            _ => ("roots", |r| {
+                matches!(r, InputResponse::ListRoots(_)).then(|| r.clone())
+            }),
+        };
+        let key = format!("{kind}-{n}");
+        match self.ask(&key, request, read).await {
+            Ok(r) => Ok(r),
+            Err(ResolveError::Error(e)) => Err(e),
+            Err(ResolveError::Pending) => Err(ErrorObject::invalid_request(format!(
+                "input required: {key:?} is asked of the client; the request answers with an \
+                 InputRequiredResult"
+            ))),
+        }
     }
 
     /// Asks the user to fill in the form `T` (see [`ElicitForm`]). An accepted answer that
@@ -417,6 +438,24 @@ impl Ask {
         };
         self.ask(key, InputRequest::ListRoots(None), read).await
     }
+}
+
+/// A live request (handshake era), boxed: the context methods at 2026-07-28 come back
+/// through [`Ask::inline`], so the two futures would otherwise contain each other.
+fn live<'a>(
+    ctx: &'a RequestContext,
+    request: &'a InputRequest,
+) -> BoxFuture<'a, Result<InputResponse, ErrorObject>> {
+    Box::pin(async move {
+        Ok(match request {
+            InputRequest::Elicit(_) => InputResponse::Elicit(ctx.ask_live(request).await?),
+            InputRequest::CreateMessage(_) => {
+                InputResponse::CreateMessage(ctx.ask_live(request).await?)
+            }
+            InputRequest::ListRoots(_) => InputResponse::ListRoots(ctx.ask_live(request).await?),
+            _ => return Err(ErrorObject::internal_error("Internal error")),
+        })
+    })
 }
 
 impl fmt::Debug for Ask {

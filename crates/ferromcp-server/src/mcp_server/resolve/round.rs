@@ -5,12 +5,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::task::Poll;
 use std::time::SystemTime;
 
+use ferromcp_dispatch::BoxFuture;
 use ferromcp_types::jsonrpc::ErrorObject;
-use ferromcp_types::mcp::{InputRequiredResult, InputResponse, InputResponses};
+use ferromcp_types::mcp::{InputRequiredResult, InputResponse, InputResponses, MaybeInputRequired};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -83,105 +85,166 @@ fn invalid_state() -> ErrorObject {
 }
 
 /// What the client sent for this round.
-pub(crate) struct Round<'a> {
+pub(crate) struct Round {
     /// `tools/call`, `prompts/get` or `resources/read`.
     pub(crate) method: &'static str,
-    /// The arguments the state is bound to (`None` for a resource: its URI is the target).
-    pub(crate) bound_arguments: Option<&'a Value>,
+    /// Whether the state is bound to the arguments too (not for a resource: its URI, the
+    /// target, holds its variables).
+    pub(crate) bind_arguments: bool,
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) request_state: Option<String>,
 }
 
-/// The round's outcome.
-pub(crate) enum Outcome {
-    /// Every resolver has its value: run the handler.
-    Ready(ResolvedValues),
-    /// Questions are open (2026-07-28).
-    InputRequired(InputRequiredResult),
+/// Runs `handler` on `call` after the handler's resolvers, in both eras. Before 2026-07-28
+/// without resolvers it is just `handler(call)`. At 2026-07-28 the handler's direct
+/// questions ([`RequestContext::elicit_form`](crate::RequestContext::elicit_form) and the
+/// like) are answered from the round's responses too, keyed by call order; if any question
+/// is open when the handler returns, its result is dropped and the request answers with an
+/// `InputRequiredResult`.
+pub(crate) async fn serve<T>(
+    rounds: &Rounds,
+    mut call: ToolCall,
+    resolvers: &[ResolverRef],
+    round: Round,
+    handler: impl FnOnce(ToolCall) -> BoxFuture<'static, Result<T, ErrorObject>>,
+) -> Result<MaybeInputRequired<T>, ErrorObject> {
+    let modern = call.ctx.protocol_version().is_modern();
+    if !modern && resolvers.is_empty() {
+        return handler(call).await.map(MaybeInputRequired::Complete);
+    }
+    let exchange = Exchange::open(rounds, &call, round, !resolvers.is_empty())?;
+    if !resolvers.is_empty() {
+        match exchange.resolve(resolvers).await? {
+            Some(values) => call.resolved = values,
+            None => {
+                return match exchange.finish(rounds)? {
+                    Some(more) => Ok(MaybeInputRequired::InputRequired(more)),
+                    None => {
+                        tracing::error!(
+                            target = %call.name,
+                            "a resolver is pending without a question to the client"
+                        );
+                        Err(ErrorObject::internal_error("Internal error"))
+                    }
+                };
+            }
+        }
+    }
+    if !modern {
+        return handler(call).await.map(MaybeInputRequired::Complete);
+    }
+    call.ctx = call.ctx.with_inline_input(exchange.ask.clone());
+    let result = handler(call).await;
+    match exchange.finish(rounds)? {
+        Some(more) => Ok(MaybeInputRequired::InputRequired(more)),
+        None => result.map(MaybeInputRequired::Complete),
+    }
 }
 
-/// Runs the handler's resolvers for one round.
-pub(crate) async fn resolve_all(
-    rounds: &Rounds,
-    call: &ToolCall,
-    resolvers: &[ResolverRef],
-    round: Round<'_>,
-) -> Result<Outcome, ErrorObject> {
-    let live = !call.ctx.protocol_version().is_modern();
-    let binding = Binding::new(round.method, call.name.clone(), round.bound_arguments);
-    let previous = match (&round.request_state, live) {
-        (_, true) => None,
-        (Some(token), false) => Some(rounds.open(&binding, token)?),
-        (None, false)
-            if round
-                .input_responses
-                .as_ref()
-                .is_some_and(|r| !r.is_empty()) =>
-        {
-            // Answers without the state they answer.
-            return Err(invalid_state());
-        }
-        (None, false) => None,
-    };
-    let (done, answers, pending) =
-        previous.map_or((0, BTreeMap::new(), Vec::new()), |s| (s.r, s.a, s.p));
-    let mut offered = round.input_responses.unwrap_or_default();
-    offered.retain(|key, _| pending.contains(key));
-    let ask = Ask {
-        inner: Arc::new(AskInner {
-            ctx: call.ctx.clone(),
-            target: call.name.clone(),
-            arguments: call.arguments.clone(),
-            state: call.state.clone(),
-            round: done,
-            live,
-            answers: Mutex::new(answers),
-            offered,
-            questions: Mutex::new(BTreeMap::new()),
-            memo: Mutex::new(HashMap::new()),
-        }),
-        chain: Vec::new(),
-    };
-    let results = join_all(resolvers.iter().map(|r| (r.run)(&ask)).collect()).await;
-    let mut values = HashMap::with_capacity(resolvers.len());
-    let mut waiting = false;
-    for (r, result) in resolvers.iter().zip(results) {
-        match result {
-            Ok(v) => {
-                values.insert(r.id, v);
+/// One request's questions and answers.
+struct Exchange {
+    ask: Ask,
+    binding: Binding,
+    done: u32,
+}
+
+impl Exchange {
+    /// Opens the round: at 2026-07-28, checks and opens the state the client echoed.
+    fn open(
+        rounds: &Rounds,
+        call: &ToolCall,
+        round: Round,
+        with_arguments: bool,
+    ) -> Result<Self, ErrorObject> {
+        let live = !call.ctx.protocol_version().is_modern();
+        let arguments = round.bind_arguments.then_some(&call.arguments);
+        let binding = Binding::new(round.method, call.name.clone(), arguments);
+        let previous = match (&round.request_state, live) {
+            (_, true) => None,
+            (Some(token), false) => Some(rounds.open(&binding, token)?),
+            (None, false)
+                if round
+                    .input_responses
+                    .as_ref()
+                    .is_some_and(|r| !r.is_empty()) =>
+            {
+                // Answers without the state they answer.
+                return Err(invalid_state());
             }
-            Err(ResolveError::Pending) => waiting = true,
-            Err(ResolveError::Error(e)) => return Err(e),
+            (None, false) => None,
+        };
+        let (done, answers, pending) =
+            previous.map_or((0, BTreeMap::new(), Vec::new()), |s| (s.r, s.a, s.p));
+        let mut offered = round.input_responses.unwrap_or_default();
+        offered.retain(|key, _| pending.contains(key));
+        let arguments = if with_arguments {
+            call.arguments.clone()
+        } else {
+            Value::Null
+        };
+        let ask = Ask {
+            inner: Arc::new(AskInner {
+                ctx: call.ctx.clone(),
+                target: call.name.clone(),
+                arguments,
+                state: call.state.clone(),
+                round: done,
+                live,
+                answers: Mutex::new(answers),
+                offered,
+                questions: Mutex::new(BTreeMap::new()),
+                memo: Mutex::new(HashMap::new()),
+                inline_calls: AtomicU32::new(0),
+            }),
+            chain: Vec::new(),
+        };
+        Ok(Self { ask, binding, done })
+    }
+
+    /// Runs the resolvers concurrently: their values, or `None` if a question is open.
+    async fn resolve(
+        &self,
+        resolvers: &[ResolverRef],
+    ) -> Result<Option<ResolvedValues>, ErrorObject> {
+        let results = join_all(resolvers.iter().map(|r| (r.run)(&self.ask)).collect()).await;
+        let mut values = HashMap::with_capacity(resolvers.len());
+        let mut waiting = false;
+        for (r, result) in resolvers.iter().zip(results) {
+            match result {
+                Ok(v) => {
+                    values.insert(r.id, v);
+                }
+                Err(ResolveError::Pending) => waiting = true,
+                Err(ResolveError::Error(e)) => return Err(e),
+            }
         }
+        Ok((!waiting).then(|| ResolvedValues(values)))
     }
-    if !waiting {
-        return Ok(Outcome::Ready(ResolvedValues(values)));
+
+    /// The `InputRequiredResult` for the open questions, if any (never before 2026-07-28).
+    fn finish(self, rounds: &Rounds) -> Result<Option<InputRequiredResult>, ErrorObject> {
+        let questions = std::mem::take(&mut *lock(&self.ask.inner.questions));
+        if self.ask.inner.live || questions.is_empty() {
+            return Ok(None);
+        }
+        if self.done >= rounds.max_rounds {
+            return Err(ErrorObject::invalid_params(format!(
+                "too many rounds of input (at most {})",
+                rounds.max_rounds
+            )));
+        }
+        let next = Sealed {
+            v: STATE_VERSION,
+            r: self.done + 1,
+            a: std::mem::take(&mut *lock(&self.ask.inner.answers)),
+            p: questions.keys().cloned().collect(),
+        };
+        let token = rounds.seal(&self.binding, &next)?;
+        let result = InputRequiredResult::new()
+            .with_input_requests(questions)
+            .with_request_state(token);
+        Ok(Some(result))
     }
-    let questions = std::mem::take(&mut *lock(&ask.inner.questions));
-    if live || questions.is_empty() {
-        tracing::error!(
-            target = %call.name,
-            "a resolver is pending without a question to the client"
-        );
-        return Err(ErrorObject::internal_error("Internal error"));
-    }
-    if done >= rounds.max_rounds {
-        return Err(ErrorObject::invalid_params(format!(
-            "too many rounds of input (at most {})",
-            rounds.max_rounds
-        )));
-    }
-    let next = Sealed {
-        v: STATE_VERSION,
-        r: done + 1,
-        a: std::mem::take(&mut *lock(&ask.inner.answers)),
-        p: questions.keys().cloned().collect(),
-    };
-    let token = rounds.seal(&binding, &next)?;
-    let result = InputRequiredResult::new()
-        .with_input_requests(questions)
-        .with_request_state(token);
-    Ok(Outcome::InputRequired(result))
 }
 
 type Run<'a> = Pin<Box<dyn Future<Output = Result<Erased, ResolveError>> + Send + 'a>>;
