@@ -554,3 +554,66 @@ fn bridges_carry_the_cli_client_in_both_eras() {
         }
     }
 }
+
+/// A server→client request of the child (elicitation, handshake era) travels on the POST's
+/// SSE stream through `bridge --stdio-to-http`, and the client's answer travels back.
+#[test]
+fn bridge_relays_server_requests() {
+    let bridge = start_bridge();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let resp = post(&bridge.addr, &[], init);
+    let session = resp
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id: {resp}"));
+    let h = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    post(
+        &bridge.addr,
+        &h,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    // The call's stream, read line by line.
+    let body = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"Sign up"}}}"#;
+    let mut stream = TcpStream::connect(&bridge.addr).unwrap();
+    stream.set_read_timeout(Some(LIMIT)).unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        bridge.addr,
+        body.len()
+    );
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut lines = BufReader::new(stream).lines();
+    let ask: Value = loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("the stream ended before the elicitation"))
+            .unwrap();
+        if let Some(data) = line.strip_prefix("data: ") {
+            if data.contains("elicitation/create") {
+                break serde_json::from_str(data).unwrap();
+            }
+        }
+    };
+    assert_eq!(ask["params"]["message"], "Sign up", "{ask}");
+    let answer = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": ask["id"],
+        "result": {"action": "accept", "content": {"username": "ada", "email": "ada@example.com"}},
+    });
+    let resp = post(&bridge.addr, &h, &answer.to_string());
+    assert!(resp.starts_with("HTTP/1.1 202"), "{resp}");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let rest = rest.join("\n");
+    assert!(rest.contains("action=accept"), "{rest}");
+    assert!(rest.contains("ada@example.com"), "{rest}");
+}
