@@ -69,6 +69,8 @@ fn era_named(name: &str) -> Era {
 }
 
 async fn pairing(command: Vec<String>, lifecycle: Lifecycle, era: Era) -> Vec<&'static str> {
+    // On its own line: libtest has printed `test peer_servers ... ` without a newline.
+    println!("\npeer {command:?}, lifecycle {lifecycle:?}, expecting the {era:?} era");
     let mut checks = Checks { failed: Vec::new() };
     let (program, args) = command.split_first().unwrap();
     let transport = StdioTransport::new(program)

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# Interop in both directions, against the reference SDKs (issue "CLI and conformance", point 4):
+#   1. peer clients -> `ferromcp serve`: the Python SDK (`mcp` 2.3.0) over stdio and HTTP in each
+#      era it speaks (legacy handshake, auto probe, pinned 2026-07-28), the TypeScript SDK
+#      (1.32.2, handshake era) over stdio and HTTP — interop/python/client.py,
+#      interop/typescript/client.mjs;
+#   2. ferromcp's client -> peer servers over stdio: the Python SDK, the TS SDK and rmcp 3.11
+#      (interop/*/server.*, interop/rmcp-server/) in each era they speak —
+#      crates/ferromcp-cli/tests/interop_peers.rs.
+#
+# Installs what it needs under .ci/tools/ (gitignored; reused when the pins match), builds,
+# runs every pairing with a deadline, prints one line per pairing and
+# `interop: N passed, M failed`; exits 1 on any failure.
+#
+# Expected failures: interop/expected-failures.txt, one `PAIRING CHECK-ID CATEGORY reason` per line.
+# A pairing passes iff the checks that failed are exactly the listed ones (a listed check that
+# passes fails the pairing, like a stale conformance baseline).
+#
+# Environment:
+#   INTEROP_ONLY=REGEX         run only the pairings whose name matches
+#   INTEROP_CARGO_FLAGS="..."  how to build ferromcp and the interop test (default: the flags of
+#                              .ci/run's test step, so nothing is rebuilt after it)
+#   INTEROP_FERROMCP=PATH INTEROP_PEER_TEST=PATH
+#                              use these builds of the ferromcp binary and of the interop_peers
+#                              test instead of building
+#   INTEROP_DEADLINE=SECONDS   per pairing (default 120)
+#   INTEROP_OFFLINE=1          never install; fail if the tools are missing
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+TOOLS=$ROOT/.ci/tools
+LOGS=$TOOLS/interop-logs
+PY_MCP_VERSION=2.3.0
+TS_SDK_VERSION=1.32.2
+NODE_PACKAGE=node@22
+RMCP_TARGET=$TOOLS/rmcp-target
+DEADLINE=${INTEROP_DEADLINE:-120}
+read -r -a CARGO_FLAGS <<<"${INTEROP_CARGO_FLAGS:---workspace --all-features}"
+started=$(date +%s)
+
+say() { printf '%s\n' "$*"; }
+die() { say "interop: $*" >&2; say "interop: 0 passed, 1 failed"; exit 1; }
+
+# --- install -------------------------------------------------------------------------------
+VENV=$TOOLS/venv
+NPM_DIR=$TOOLS/interop-npm
+NODE=$NPM_DIR/node_modules/node/bin/node
+export MCP_SDK_NODE_MODULES=$NPM_DIR/node_modules
+
+install_python() {
+  local stamp=$VENV/.interop-mcp-$PY_MCP_VERSION
+  [[ -f $stamp ]] && return 0
+  [[ ${INTEROP_OFFLINE:-} == 1 ]] && die "no Python venv with mcp==$PY_MCP_VERSION at $VENV"
+  say "installing mcp==$PY_MCP_VERSION into $VENV"
+  python3 -m venv "$VENV" && "$VENV/bin/pip" install -q --disable-pip-version-check "mcp==$PY_MCP_VERSION" &&
+    touch "$stamp"
+}
+
+install_node() {
+  local stamp=$NPM_DIR/.interop-$NODE_PACKAGE-sdk-$TS_SDK_VERSION
+  [[ -f $stamp && -x $NODE ]] && return 0
+  [[ ${INTEROP_OFFLINE:-} == 1 ]] && die "no node/TS SDK at $NPM_DIR"
+  say "installing $NODE_PACKAGE and @modelcontextprotocol/sdk@$TS_SDK_VERSION into $NPM_DIR"
+  mkdir -p "$NPM_DIR" &&
+    (cd "$NPM_DIR" && { [[ -f package.json ]] || npm init -y >/dev/null; } &&
+      npm install --no-audit --no-fund --loglevel=error "$NODE_PACKAGE" \
+        "@modelcontextprotocol/sdk@$TS_SDK_VERSION" >/dev/null) &&
+    touch "$stamp"
+}
+
+rm -rf "$LOGS"
+mkdir -p "$TOOLS" "$LOGS"
+install_python || die "pip install failed"
+install_node || die "npm install failed"
+PY=$VENV/bin/python
+say "python: $("$PY" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))')"
+say "node:   $("$NODE" --version), @modelcontextprotocol/sdk $("$NODE" -p "require('$MCP_SDK_NODE_MODULES/@modelcontextprotocol/sdk/package.json').version")"
+
+# --- build ---------------------------------------------------------------------------------
+if [[ -n ${INTEROP_FERROMCP:-} && -n ${INTEROP_PEER_TEST:-} ]]; then
+  say "using prebuilt $INTEROP_FERROMCP and $INTEROP_PEER_TEST"
+  artifacts=""
+else
+  say "building ferromcp and the interop test (cargo test ${CARGO_FLAGS[*]} --no-run)"
+  artifacts=$(cargo test "${CARGO_FLAGS[@]}" --no-run --message-format=json 2>"$LOGS/build.log") ||
+    { tail -n 30 "$LOGS/build.log" >&2; die "cargo build failed"; }
+fi
+exe_of() { # the executable of the artifact whose target is $1 (bin or test)
+  printf '%s\n' "$artifacts" | "$PY" -c '
+import json, sys
+want = sys.argv[1]
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == want:
+        print(m["executable"])
+        break
+' "$1"
+}
+FERROMCP=${INTEROP_FERROMCP:-$(exe_of ferromcp)}
+PEER_TEST=${INTEROP_PEER_TEST:-$(exe_of interop_peers)}
+[[ -x $FERROMCP ]] || die "no ferromcp binary in the cargo output"
+[[ -x $PEER_TEST ]] || die "no interop_peers test binary in the cargo output"
+
+say "building the rmcp peer server (own workspace, target $RMCP_TARGET)"
+CARGO_TARGET_DIR=$RMCP_TARGET cargo build --locked --manifest-path interop/rmcp-server/Cargo.toml \
+  >"$LOGS/rmcp-build.log" 2>&1 || { tail -n 30 "$LOGS/rmcp-build.log" >&2; die "rmcp server build failed"; }
+RMCP_SERVER=$RMCP_TARGET/debug/ferromcp-interop-rmcp-server
+
+# --- running pairings ----------------------------------------------------------------------
+EXPECTED=interop/expected-failures.txt
+passed=0
+failed=0
+failed_names=()
+
+expected_for() { # the expected-failing check ids of pairing $1, sorted
+  [[ -f $EXPECTED ]] || return 0
+  awk -v p="$1" '$0 !~ /^[[:space:]]*(#|$)/ && $1 == p { print $2 }' "$EXPECTED" | sort -u
+}
+
+# judge NAME RC LOG: compare the FAIL lines with the expectations, print the pairing's line.
+judge() {
+  local name=$1 rc=$2 log=$3 secs=$4 got want unexpected stale
+  got=$(sed -n 's/^FAIL \([^:]*\):.*/\1/p' "$log" | sort -u)
+  want=$(expected_for "$name")
+  unexpected=$(comm -23 <(printf '%s\n' "$got" | sed '/^$/d') <(printf '%s\n' "$want" | sed '/^$/d') | tr '\n' ' ')
+  stale=$(comm -13 <(printf '%s\n' "$got" | sed '/^$/d') <(printf '%s\n' "$want" | sed '/^$/d') | tr '\n' ' ')
+  local verdict=pass why=""
+  if [[ -n $unexpected ]]; then verdict=fail why+=" unexpected failures: ${unexpected% };"; fi
+  if [[ -n $stale ]]; then verdict=fail why+=" expected to fail but passed: ${stale% };"; fi
+  if [[ $rc -ne 0 && -z $got ]]; then verdict=fail why+=" exit status $rc without a failed check;"; fi
+  if [[ $rc -eq 0 && -n $got ]]; then verdict=fail why+=" exit status 0 despite failed checks;"; fi
+  if ! grep -q '^ok ' "$log"; then verdict=fail why+=" no check ran;"; fi
+  if [[ $verdict == pass ]]; then
+    passed=$((passed + 1))
+    if [[ -n $want ]]; then
+      say "PASS $name (${secs}s; expected failures: $(printf '%s' "$want" | tr '\n' ' '))"
+    else
+      say "PASS $name (${secs}s)"
+    fi
+  else
+    failed=$((failed + 1))
+    failed_names+=("$name")
+    say "FAIL $name (${secs}s):${why%;}"
+    sed 's/^/    | /' "$log"
+  fi
+}
+
+# pairing NAME CMD...: run one pairing with the deadline (timeout signals its whole process group).
+pairing() {
+  local name=$1
+  shift
+  if [[ -n ${INTEROP_ONLY:-} && ! $name =~ $INTEROP_ONLY ]]; then return 0; fi
+  local log=$LOGS/$name.log t0 rc
+  t0=$(date +%s)
+  timeout --kill-after=5 "$DEADLINE" "$@" >"$log" 2>&1
+  rc=$?
+  [[ $rc -eq 124 || $rc -eq 137 ]] && say "FAIL run: killed after the ${DEADLINE}s deadline" >>"$log"
+  judge "$name" "$rc" "$log" "$(($(date +%s) - t0))"
+}
+
+free_port() {
+  "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# http_pairing NAME CMD...: start `ferromcp serve --http` on a fresh loopback port in its own
+# process group, run CMD with the URL appended, stop the server.
+http_pairing() {
+  local name=$1
+  shift
+  if [[ -n ${INTEROP_ONLY:-} && ! $name =~ $INTEROP_ONLY ]]; then return 0; fi
+  local port pid url ready=0
+  port=$(free_port)
+  url=http://127.0.0.1:$port/mcp
+  setsid "$FERROMCP" serve --http "127.0.0.1:$port" >"$LOGS/$name.server.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then ready=1 && break; fi
+    sleep 0.1
+  done
+  if [[ $ready == 1 ]]; then
+    pairing "$name" "$@" "$url"
+  else
+    printf 'FAIL run: ferromcp serve --http did not listen on %s within 10 s\n' "$port" >"$LOGS/$name.log"
+    judge "$name" 1 "$LOGS/$name.log" 10
+  fi
+  kill -TERM -- "-$pid" 2>/dev/null
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+}
+
+say ""
+say "== peer clients -> ferromcp serve"
+PYC=(env PYTHONWARNINGS=ignore "$PY" interop/python/client.py --deadline $((DEADLINE - 10)))
+TSC=("$NODE" interop/typescript/client.mjs --deadline $((DEADLINE - 10)))
+for mode in legacy auto 2026-07-28; do
+  pairing "python-client.stdio.$mode" "${PYC[@]}" --mode "$mode" stdio "$FERROMCP" serve
+  http_pairing "python-client.http.$mode" "${PYC[@]}" --mode "$mode" http
+done
+pairing "ts-client.stdio.2025-11-25" "${TSC[@]}" stdio "$FERROMCP" serve
+http_pairing "ts-client.http.2025-11-25" "${TSC[@]}" http
+
+say ""
+say "== ferromcp's client -> peer servers (stdio)"
+peer_pairing() { # NAME LIFECYCLE ERA COMMAND-AS-JSON
+  pairing "$1" env FERROMCP_INTEROP=1 FERROMCP_INTEROP_LIFECYCLE="$2" FERROMCP_INTEROP_ERA="$3" \
+    FERROMCP_INTEROP_PEER="$4" "$PEER_TEST" --nocapture --test-threads=1
+}
+json_cmd() { "$PY" -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@"; }
+PY_SERVER=$(json_cmd "$PY" interop/python/server.py)
+TS_SERVER=$(json_cmd "$NODE" interop/typescript/server.mjs)
+RMCP=$(json_cmd "$RMCP_SERVER")
+# The Python SDK and rmcp serve both eras on stdio; the TS SDK v1 the handshake era only.
+for server in python rmcp; do
+  case $server in python) cmd=$PY_SERVER ;; rmcp) cmd=$RMCP ;; esac
+  peer_pairing "ferromcp-client.$server-server.handshake" handshake handshake "$cmd"
+  peer_pairing "ferromcp-client.$server-server.modern" modern modern "$cmd"
+  peer_pairing "ferromcp-client.$server-server.auto" auto modern "$cmd"
+done
+peer_pairing "ferromcp-client.ts-server.handshake" handshake handshake "$TS_SERVER"
+peer_pairing "ferromcp-client.ts-server.auto" auto handshake "$TS_SERVER"
+
+say ""
+if [[ -f $EXPECTED && -z ${INTEROP_ONLY:-} ]]; then
+  # An expected failure naming a pairing that no longer exists is stale too.
+  for p in $(awk '$0 !~ /^[[:space:]]*(#|$)/ { print $1 }' "$EXPECTED" | sort -u); do
+    [[ -f $LOGS/$p.log ]] || { say "FAIL $p: listed in $EXPECTED but not run"; failed=$((failed + 1)); }
+  done
+fi
+say "interop took $(($(date +%s) - started)) s (logs in ${LOGS#"$ROOT"/})"
+say "interop: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
