@@ -11,7 +11,7 @@ use ferromcp_dispatch::{CallOptions, DirectDispatcher, Dispatcher, Outbound, han
 use ferromcp_server::mcp_server::{
     Args, Ask, ElicitForm, Elicitation, ResolveError, Resolved, Resolver, ResourceSpec, check_form,
 };
-use ferromcp_server::request_state::SealerConfig;
+use ferromcp_server::request_state::{KeyRing, SealerConfig, StateKey};
 use ferromcp_server::{McpServer, RequestContext};
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorObject, Payload};
@@ -232,6 +232,25 @@ impl Resolver for UserName {
     }
 }
 
+/// A URL-mode question.
+struct Consent;
+
+impl Resolver for Consent {
+    type Output = String;
+
+    async fn resolve(ask: &Ask) -> Result<String, ResolveError> {
+        let action = ask
+            .elicit_url(
+                "consent",
+                "Please log in",
+                "https://example.com/login",
+                "el-9",
+            )
+            .await?;
+        Ok(format!("{action:?}"))
+    }
+}
+
 struct Capital;
 
 impl Resolver for Capital {
@@ -300,6 +319,7 @@ fn server_with(
         .tool("sample_live", sample_live)
         .tool("roots_live", roots_live)
         .tool("ask_twice", ask_twice)
+        .tool("consent", |Resolved(a): Resolved<Consent>| async move { a })
         .tool("hello", |Resolved(name): Resolved<UserName>| async move {
             format!("Hello, {name}!")
         })
@@ -933,6 +953,71 @@ async fn handshake_context_methods_in_sequence() {
         let r = c.call("ask_twice", json!({})).await.unwrap();
         assert_eq!(text(&r), "alice: Paris");
         assert_eq!(c.asked().len(), 2);
+    })
+    .await;
+}
+
+/// URL-mode elicitation at 2026-07-28: no `elicitationId`; needs `elicitation.url`.
+#[tokio::test]
+async fn modern_url_elicitation() {
+    run(async {
+        let c = Client::connect(&server(), Era::Modern, all_caps(), never()).await;
+        let r = c.call("consent", json!({})).await.unwrap();
+        assert_eq!(
+            r["inputRequests"]["consent"],
+            json!({"method": "elicitation/create", "params": {"mode": "url",
+                   "message": "Please log in", "url": "https://example.com/login"}})
+        );
+        let a = json!({"consent": {"action": "accept"}});
+        let r = c
+            .retry("consent", json!({}), a, &r["requestState"])
+            .await
+            .unwrap();
+        assert_eq!(text(&r), "Accept");
+
+        let c = Client::connect(&server(), Era::Modern, json!({"elicitation": {}}), never()).await;
+        let e = c.call("consent", json!({})).await.unwrap_err();
+        assert_eq!(
+            e.data.unwrap(),
+            json!({"requiredCapabilities": {"elicitation": {"url": {}}}})
+        );
+    })
+    .await;
+}
+
+/// Several nodes with one key ring serve each other's retries; after a rotation the old
+/// states still open where the old key is retained, and new states only where the new key
+/// is known.
+#[tokio::test]
+async fn modern_shared_key_ring_and_rotation() {
+    run(async {
+        let ring = || KeyRing::new(StateKey::new(1, &[7; 32]));
+        let a = server_with(|b| b.request_state_keys(ring()));
+        let b = server_with(|b| b.request_state_keys(ring()));
+        let ca = Client::connect(&a, Era::Modern, all_caps(), never()).await;
+        let cb = Client::connect(&b, Era::Modern, all_caps(), never()).await;
+        let answers = json!({"user_name": {"action": "accept", "content": {"name": "Ed"}}});
+
+        let r = ca.call("hello", json!({})).await.unwrap();
+        let old_state = r["requestState"].clone();
+        let r = cb
+            .retry("hello", json!({}), answers.clone(), &old_state)
+            .await
+            .unwrap();
+        assert_eq!(text(&r), "Hello, Ed!");
+
+        a.rotate_request_state_key(StateKey::new(2, &[8; 32]));
+        let r = ca
+            .retry("hello", json!({}), answers.clone(), &old_state)
+            .await
+            .unwrap();
+        assert_eq!(text(&r), "Hello, Ed!", "the previous key is retained");
+        let r = ca.call("hello", json!({})).await.unwrap();
+        let e = cb
+            .retry("hello", json!({}), answers, &r["requestState"])
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32602, "node b does not know key 2 yet");
     })
     .await;
 }
