@@ -617,3 +617,43 @@ fn bridge_relays_server_requests() {
     assert!(rest.contains("action=accept"), "{rest}");
     assert!(rest.contains("ada@example.com"), "{rest}");
 }
+
+/// On a terminal, progress is a bar redrawn in place with `\r` (run under `script(1)` for a
+/// pty; skipped where it is not installed).
+#[test]
+fn progress_bar_on_a_terminal() {
+    let has_script = Command::new("script")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_script {
+        eprintln!("script(1) not found: skipped");
+        return;
+    }
+    let inner = format!("{BIN} tool '{BIN} serve' test_tool_with_progress");
+    let mut child = Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = reader(child.stdout.take().unwrap());
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("script did not finish");
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    let out = out.join().unwrap();
+    assert!(out.contains("\r["), "{out:?}");
+    assert!(out.contains(" 50% 50/100"), "{out:?}");
+    assert!(!out.contains("[progress] 50/100"), "{out:?}");
+    // The bar is gone before the result is printed.
+    assert!(out.contains("\"content\""), "{out:?}");
+}
