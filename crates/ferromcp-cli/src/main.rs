@@ -27,6 +27,8 @@ USAGE:
     ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
                    [--allowed-origin O]...   Serve it over Streamable HTTP at /mcp
     ferromcp spec [VERSION]   Print which methods exist at each protocol version, as JSON
+    ferromcp --version        Print the version
+    ferromcp --help           Print this help
 
   Talk to any MCP server (TARGET: an http(s):// URL, or a quoted command that starts a stdio
   server, e.g. \"ferromcp serve\"; options --protocol auto|2025-11-25|2026-07-28,
@@ -40,9 +42,6 @@ USAGE:
     ferromcp bridge --http-to-stdio URL         Serve an HTTP server on this process's stdio
   (`ferromcp COMMAND --help` for each; JSON on stdout, messages and server logs on stderr;
   exit status 1 on a protocol or transport error)
-
-    ferromcp --version        Print the version
-    ferromcp --help           Print this help
 
 ENVIRONMENT:
     FERROMCP_LOG=error|warn|info|debug|trace   log level on stderr (default warn)
