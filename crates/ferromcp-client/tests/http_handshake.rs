@@ -2,6 +2,7 @@
 //! (2025-11-25 "Transports › Streamable HTTP": Sending Messages, Listening for Messages,
 //! Session Management, Protocol Version Header).
 
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;

@@ -3,6 +3,7 @@
 //! Request Headers, Custom Headers from Tool Parameters, Value Encoding, Cancellation,
 //! Backward Compatibility).
 
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;

@@ -3,6 +3,7 @@
 //! Sending Messages 5 (JSON responses), Session Management 2 (400 without a session);
 //! 2026-07-28 "Streamable HTTP › Sending Messages" 6).
 
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;

@@ -2,6 +2,7 @@
 //! "Transports › Streamable HTTP › Resumability and Redelivery", "Sending Messages" 6: the
 //! client honours `retry` and resumes with GET + `Last-Event-ID`).
 
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;

@@ -177,10 +177,21 @@ macro_rules! setters {
     )*};
 }
 
+/// Marks credentials (`Authorization`, `Proxy-Authorization`, `Cookie`) sensitive, so that
+/// debug output never shows them.
+fn guard(name: &HeaderName, mut value: HeaderValue) -> HeaderValue {
+    use http::header::{AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION};
+    if [AUTHORIZATION, PROXY_AUTHORIZATION, COOKIE].contains(name) {
+        value.set_sensitive(true);
+    }
+    value
+}
+
 impl HttpConfig {
-    /// Adds a header sent on every request.
+    /// Adds a header sent on every request (credentials are marked sensitive).
     #[must_use]
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        let value = guard(&name, value);
         self.headers.append(name, value);
         self
     }
@@ -279,9 +290,10 @@ impl HttpTransport {
         self
     }
 
-    /// Adds a header sent on every request.
+    /// Adds a header sent on every request (credentials are marked sensitive).
     #[must_use]
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        let value = guard(&name, value);
         self.config.headers.append(name, value);
         self
     }
@@ -289,9 +301,8 @@ impl HttpTransport {
     /// Sends `Authorization: Bearer <token>` on every request (marked sensitive, so it is not
     /// printed in debug output).
     pub fn bearer_token(self, token: &str) -> Result<Self, ClientError> {
-        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+        let value = HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| invalid("the bearer token is not a valid header value".into()))?;
-        value.set_sensitive(true);
         Ok(self.header(http::header::AUTHORIZATION, value))
     }
 
