@@ -137,3 +137,41 @@ async fn http_error_without_body() {
     })
     .await;
 }
+
+/// Connection reuse: sequential calls share pooled keep-alive connections instead of one
+/// connection per POST (rmcp #789's latency came from the opposite), in both eras and both
+/// response modes (SSE streams are read to their end so that their connection is reused).
+#[tokio::test]
+async fn sequential_calls_reuse_connections() {
+    within(async {
+        let cases = [
+            (Lifecycle::Modern, false),
+            (Lifecycle::Modern, true),
+            (Lifecycle::Handshake, false),
+            (Lifecycle::Handshake, true),
+        ];
+        for (mode, json_response) in cases {
+            let mut config = ServerConfig::default();
+            config.json_response = json_response;
+            let srv = start(config).await;
+            let client = connect(&srv.url(), mode).await;
+            for i in 0..20 {
+                let text = i.to_string();
+                let r = client
+                    .call_tool("echo", json!({"text": text}))
+                    .await
+                    .unwrap();
+                assert_eq!(first_text(&r), text);
+            }
+            let n = srv.connections.load(Ordering::SeqCst);
+            // One for the POSTs, one for the handshake era's GET stream, one spare for a
+            // POST that raced a connection back to the pool.
+            assert!(
+                n <= 3,
+                "{n} connections ({mode:?}, json_response {json_response})"
+            );
+            client.shutdown().await;
+        }
+    })
+    .await;
+}

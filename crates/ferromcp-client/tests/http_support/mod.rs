@@ -168,6 +168,8 @@ pub struct TestServer {
     /// End the next POST's SSE response after its first frame (the priming event), as a
     /// dropped connection would.
     pub cut_next_sse: Arc<AtomicBool>,
+    /// TCP connections accepted.
+    pub connections: Arc<AtomicUsize>,
 }
 
 impl TestServer {
@@ -205,6 +207,8 @@ pub async fn start_with(server: Server, config: HttpConfig, flags: Arc<Flags>) -
     let legacy_only = Arc::new(AtomicBool::new(false));
     let forget_next = Arc::new(AtomicBool::new(false));
     let cut_next_sse = Arc::new(AtomicBool::new(false));
+    let connections = Arc::new(AtomicUsize::new(0));
+    let accepted = connections.clone();
     let (s, l, f, c) = (
         seen.clone(),
         legacy_only.clone(),
@@ -217,6 +221,7 @@ pub async fn start_with(server: Server, config: HttpConfig, flags: Arc<Flags>) -
                 return;
             };
             stream.set_nodelay(true).unwrap();
+            accepted.fetch_add(1, Ordering::SeqCst);
             let (service, seen, legacy, forget, cut) =
                 (service.clone(), s.clone(), l.clone(), f.clone(), c.clone());
             let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
@@ -270,6 +275,7 @@ pub async fn start_with(server: Server, config: HttpConfig, flags: Arc<Flags>) -
         legacy_only,
         forget_next,
         cut_next_sse,
+        connections,
     }
 }
 
