@@ -367,3 +367,33 @@ async fn modern_logging_needs_the_per_request_opt_in() {
     })
     .await;
 }
+
+/// Transports › stdio, shutdown: at end of input an in-flight request gets a bounded grace
+/// period (2 s by default), then is cancelled and answered -32000 (connection closed), and the
+/// process exits.
+#[tokio::test]
+async fn stdin_eof_ends_in_flight_work_within_the_grace_period() {
+    run(async {
+        let mut p = Peer::spawn();
+        p.handshake("2025-11-25").await;
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                          "params": {"name": "countdown", "arguments": {"seconds": 60}}});
+        p.send(call).await;
+        let started = std::time::Instant::now();
+        drop(p.stdin);
+        let mut answer = None;
+        while let Some(line) = p.lines.next_line().await.unwrap() {
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == 2 {
+                answer = Some(v);
+            }
+        }
+        let status = p.child.wait().await.unwrap();
+        let took = started.elapsed();
+        assert!(status.success());
+        assert!(took < Duration::from_secs(10), "exited after {took:?}");
+        let answer = answer.expect("the in-flight request is answered");
+        assert_eq!(code(&answer), -32000, "{answer}");
+    })
+    .await;
+}

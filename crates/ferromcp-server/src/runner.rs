@@ -152,21 +152,10 @@ impl ServerRunner {
     pub(crate) fn classify_envelope(
         &self,
         outbound: &Arc<dyn Outbound>,
-        method: &str,
+        _method: &str,
         params: Option<&Value>,
     ) -> Result<Connection, ErrorObject> {
         let supported = ProtocolVersion::strings(&[ProtocolVersion::LATEST_MODERN]);
-        let requested = |p: Option<&Value>| {
-            p.and_then(|p| p.get("protocolVersion"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        if method == methods::INITIALIZE {
-            return Err(ErrorObject::unsupported_protocol_version(
-                &supported,
-                requested(params).as_deref(),
-            ));
-        }
         let meta = params
             .and_then(|p| p.get("_meta"))
             .and_then(Value::as_object);
@@ -405,6 +394,19 @@ impl Handler for ServerRunner {
                     ));
                 }
                 connection.clone()
+            }
+            // On a modern-locked stream, `initialize` is answered with -32022 and the supported
+            // versions, so a handshake-era client learns why. (Over HTTP the modern entry
+            // answers it -32601 instead: the method does not exist at 2026-07-28.)
+            Mode::Modern(_) if method == methods::INITIALIZE => {
+                let supported = ProtocolVersion::strings(&[ProtocolVersion::LATEST_MODERN]);
+                let requested = params
+                    .as_ref()
+                    .and_then(|p| p.get("protocolVersion"))
+                    .and_then(Value::as_str);
+                return protocol_error(ErrorObject::unsupported_protocol_version(
+                    &supported, requested,
+                ));
             }
             Mode::Modern(outbound) => {
                 match self.classify_envelope(outbound, &method, params.as_ref()) {

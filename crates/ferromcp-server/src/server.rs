@@ -447,6 +447,21 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves `logging/setLevel` (handshake era) by recording the level on the connection,
+    /// which gates [`RequestContext::log`]; the high-level server does this for every server,
+    /// since its handlers can log. No deprecation warning: the user chose nothing deprecated.
+    pub(crate) fn with_standard_logging(mut self) -> Self {
+        let set_level = |ctx: RequestContext, p: ferromcp_types::mcp::SetLevelRequestParams| async move {
+            ctx.connection().set_log_level(p.level);
+            Ok(EmptyResult::new())
+        };
+        self.requests.insert(
+            methods::LOGGING_SET_LEVEL.to_owned(),
+            erase_request(set_level),
+        );
+        self
+    }
+
     /// Registers the handler of the spec notification `N`.
     pub fn on_notification<N, F, Fut>(self, handler: F) -> Self
     where

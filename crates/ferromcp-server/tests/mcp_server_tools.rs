@@ -383,3 +383,41 @@ async fn handlers_that_are_not_send_run_on_a_local_executor() {
     })
     .await;
 }
+
+/// Server Utilities › Logging (handshake era): every McpServer serves `logging/setLevel`
+/// (answering `{}`), declares `logging`, and the level gates what handlers log.
+#[tokio::test]
+async fn logging_set_level_gates_handler_logs() {
+    use ferromcp_types::mcp::LoggingLevel;
+    run(async {
+        let s = McpServer::builder("log", "1")
+            .tool("chatty", |ctx: RequestContext| async move {
+                ctx.log(LoggingLevel::Info, None, json!("info line")).await;
+                ctx.log(LoggingLevel::Error, None, json!("error line"))
+                    .await;
+                "done"
+            })
+            .build()
+            .unwrap();
+        let caps = s
+            .server()
+            .capabilities(ferromcp_types::ProtocolVersion::V2025_11_25);
+        assert!(caps.logging.is_some());
+        let c = Client::connect(&s, Era::Handshake).await;
+        let r = c
+            .request("logging/setLevel", json!({"level": "error"}))
+            .await
+            .unwrap();
+        assert_eq!(r, json!({}));
+        c.call("chatty", json!({})).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let notes = c.notes.lock().unwrap();
+        let logged: Vec<_> = notes
+            .iter()
+            .filter(|(m, _)| m == "notifications/message")
+            .map(|(_, p)| p["data"].clone())
+            .collect();
+        assert_eq!(logged, [json!("error line")], "{notes:?}");
+    })
+    .await;
+}

@@ -499,7 +499,8 @@ impl McpServerBuilder {
             .low
             .tools_list_changed(has_tools)
             .prompts_list_changed(has_prompts)
-            .resources_list_changed(has_resources);
+            .resources_list_changed(has_resources)
+            .with_standard_logging();
         if has_tools {
             let sh = s.clone();
             low = low.on::<ListTools, _, _, _>(move |_ctx, p: PaginatedRequestParams| {
