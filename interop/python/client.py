@@ -178,6 +178,14 @@ class Results:
             self.fail(cid, f"MCPError {e.error.code}: {e.error.message}")
         except TimeoutError:
             self.fail(cid, "timed out")
+        except Exception as e:  # noqa: BLE001 - a check that raised failed; the next ones still run
+            inner: BaseException = e
+            while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+                inner = inner.exceptions[0]
+            if isinstance(inner, MCPError):
+                self.fail(cid, f"MCPError {inner.error.code}: {inner.error.message}")
+            else:
+                self.fail(cid, f"{type(inner).__name__}: {inner}")
         else:
             print(f"ok   {cid}", flush=True)
 
@@ -209,8 +217,12 @@ async def run(args: argparse.Namespace, results: Results) -> None:
         cache=None,
     )
     step = results.check
+    connect_started = anyio.current_time()
     async with client:
         async with step("negotiate"):
+            # A server that sat on the auto probe would stall the connect for its 10 s timeout.
+            took = anyio.current_time() - connect_started
+            check(took < 5, "connect time", f"{took:.1f} s to connect")
             expected = "2025-11-25" if args.mode == "legacy" else "2026-07-28"
             check(client.protocol_version == expected, "protocol", f"{client.protocol_version!r}, expected {expected}")
             info = client.server_info
@@ -353,9 +365,10 @@ async def cancellation(client: Client, wire: Wire, *, http_modern: bool, http_le
             outcome.append(await client.call_tool("countdown", {"seconds": 5}, progress_callback=on_countdown))
 
         tg.start_soon(call)
-        with anyio.fail_after(5):
+        with anyio.move_on_after(5):
             await started.wait()
         tg.cancel_scope.cancel()
+    check(started.is_set(), "countdown", "no progress notification within 5 s")
     check(not outcome, "countdown", f"finished before it was cancelled: {outcome}")
     calls = [m for m in wire.sent_requests("tools/call") if (m.params or {}).get("name") == "countdown"]
     check(len(calls) == 1, "countdown", f"{len(calls)} countdown requests on the wire")
