@@ -19,7 +19,7 @@ use super::resolve::ResolverRef;
     label = "not a tool handler",
     note = "a tool handler is an async fn (or closure returning a future) taking up to 8 \
             extractor arguments (Args<T>, RequestContext, State<T>, Progress, \
-            CancellationToken, HttpParts) and returning something that implements \
+            CancellationToken, HttpParts, Resolved<R>) and returning something that implements \
             IntoToolResult (String, Json<T>, CallToolResult, Result<T, E>, ...); it must be \
             Clone + Send + Sync + 'static and its future Send"
 )]
