@@ -210,3 +210,26 @@ async fn auto_falls_back_on_a_bare_400() {
     })
     .await;
 }
+
+/// A call whose `Mcp-Param-*` headers the server refuses (-32020, the tool was never listed)
+/// makes the transport re-read `tools/list` and retry once with the right headers
+/// (2026-07-28 "Custom Headers from Tool Parameters › Client Behavior").
+#[tokio::test]
+async fn header_mismatch_relists_and_retries() {
+    within(async {
+        let srv = start(ServerConfig::default()).await;
+        let client = connect(&srv.url(), Lifecycle::Modern).await;
+        let r = client
+            .call_tool("region", json!({"region": "ap-south-1"}))
+            .await
+            .unwrap();
+        assert_eq!(first_text(&r), "ok");
+        let calls = srv.with_mcp_method("tools/call");
+        assert_eq!(calls.len(), 2);
+        assert!(calls[0].header("mcp-param-region").is_none());
+        assert_eq!(calls[1].header("mcp-param-region"), Some("ap-south-1"));
+        assert_eq!(srv.with_mcp_method("tools/list").len(), 1);
+        client.shutdown().await;
+    })
+    .await;
+}

@@ -13,7 +13,7 @@ use ferromcp_dispatch::{Inbound, MessageMeta, ResumptionHooks, TransportMessage}
 use ferromcp_types::jsonrpc::{
     Decoder, ErrorCode, ErrorObject, Frame, Message, Notification, Payload, Request, RequestId,
 };
-use ferromcp_types::mcp::methods;
+use ferromcp_types::mcp::{META_PROTOCOL_VERSION, methods};
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited};
@@ -32,6 +32,8 @@ pub(super) const ACCEPT_SSE: HeaderValue = HeaderValue::from_static("text/event-
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 /// The bound on an error response body read for its JSON-RPC error.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+/// The most `tools/list` pages read to refresh tool annotations after a -32020.
+const MAX_REFRESH_PAGES: usize = 16;
 /// How long the rest of a response stream is read after its answer, so that the connection
 /// can go back to the pool.
 pub(super) const DRAIN_BOUND: Duration = Duration::from_secs(1);
@@ -147,6 +149,14 @@ pub(super) fn with_id(msg: Message, id: &RequestId) -> Message {
         }
         other => other,
     }
+}
+
+/// Whether request params carry the 2026-07-28 envelope.
+fn modern_params(params: Option<&Value>) -> bool {
+    params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_PROTOCOL_VERSION))
+        .is_some()
 }
 
 /// A short, loggable prefix of a session id (never logged in full).
@@ -400,10 +410,8 @@ impl Engine {
                 .await;
         }
         let mut retried = false;
+        let mut relisted = false;
         loop {
-            if retried {
-                (headers, sent, _) = self.headers(Some((method, params)), extra.as_ref());
-            }
             let resp = match self
                 .send_http(Method::POST, headers.clone(), body.clone())
                 .await
@@ -423,6 +431,7 @@ impl Engine {
                     return session_expired(id, &why);
                 }
                 retried = true;
+                (headers, sent, _) = self.headers(Some((method, params)), extra.as_ref());
                 continue;
             }
             let session_id = resp.headers().get(MCP_SESSION_ID).cloned();
@@ -430,7 +439,56 @@ impl Engine {
             if method == methods::INITIALIZE {
                 self.adopt_session(session_id, &answer);
             }
+            let mismatch = matches!(&answer, Message::Error(e)
+                if e.error.code == ErrorCode::HEADER_MISMATCH);
+            if mismatch && !relisted && method == methods::TOOLS_CALL && modern_params(params) {
+                // 2026-07-28 "Custom Headers from Tool Parameters › Client Behavior": re-read
+                // the tool's inputSchema, then retry with the right headers (once).
+                relisted = true;
+                self.refresh_tools(params).await;
+                (headers, sent, _) = self.headers(Some((method, params)), extra.as_ref());
+                continue;
+            }
             return answer;
+        }
+    }
+
+    /// Lists the tools (modern era, with the failed call's envelope, up to
+    /// [`MAX_REFRESH_PAGES`] pages) to learn their `x-mcp-header` annotations.
+    async fn refresh_tools(self: &Arc<Self>, call_params: Option<&Value>) {
+        let meta = call_params.and_then(|p| p.get("_meta")).cloned();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..MAX_REFRESH_PAGES {
+            let mut params = json!({ "_meta": meta.clone().unwrap_or_else(|| json!({})) });
+            if let Some(c) = cursor.take() {
+                params["cursor"] = c;
+            }
+            let n = self.reinit_seq.fetch_add(1, Ordering::Relaxed) + 1;
+            let id = RequestId::String(format!("ferromcp-tools-refresh-{n}").into());
+            let (headers, _, _) = self.headers(Some((methods::TOOLS_LIST, Some(&params))), None);
+            let body = Message::Request(Request::new(
+                id.clone(),
+                methods::TOOLS_LIST,
+                Some(Payload::from_value(params)),
+            ))
+            .to_vec();
+            let Ok(resp) = self
+                .send_http(Method::POST, headers, Bytes::from(body))
+                .await
+            else {
+                return;
+            };
+            let Message::Response(r) = self.read_answer(resp, &id, None).await else {
+                return;
+            };
+            let Ok(mut value) = r.result.parse::<Value>() else {
+                return;
+            };
+            lock(&self.tools).observe_list(&mut value);
+            match value.get("nextCursor") {
+                Some(c) if !c.is_null() => cursor = Some(c.clone()),
+                _ => return,
+            }
         }
     }
 

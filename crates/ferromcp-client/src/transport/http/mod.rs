@@ -21,7 +21,9 @@
 //!   annotated `x-mcp-header`, values in the `=?base64?…?=` sentinel when not plain ASCII.
 //!   The transport learns the annotations from the modern `tools/list` results it carries,
 //!   and drops tools whose annotations are invalid from those results (with a warning), as
-//!   the spec requires of HTTP clients.
+//!   the spec requires of HTTP clients. A `tools/call` refused with -32020 (header mismatch:
+//!   say, a tool called before it was listed) makes the transport read `tools/list` itself
+//!   and retry the call once with the right headers.
 //! - **Handshake-era sessions**: the standalone GET stream is opened after
 //!   `notifications/initialized` (400, 404, 405 and 409 end it silently); SSE streams (POST or
 //!   GET) that end before their answer are resumed with GET + `Last-Event-ID` after the
