@@ -429,3 +429,47 @@ async fn json_mode_drops_notifications_without_stalling() {
     })
     .await;
 }
+
+/// §Protocol Version Header: `initialize` does not exist at 2026-07-28 → 404 with -32601.
+#[tokio::test]
+async fn initialize_is_not_found_on_the_modern_wire() {
+    within(async {
+        let body = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"t","version":"1"},
+            "_meta":envelope()}});
+        let h = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "initialize")];
+        let (status, v) = rejected(HttpConfig::default(), &h, &body).await;
+        assert_eq!(status, 404);
+        assert_eq!(v["error"]["code"], -32601);
+    })
+    .await;
+}
+
+/// §Value Encoding: an unpadded Base64 sentinel is invalid → 400 with -32020.
+#[tokio::test]
+async fn unpadded_base64_param_is_rejected() {
+    within(async {
+        let (addr, _) = start(HttpConfig::default()).await;
+        let base = modern_headers("region");
+        let mut h = hdrs(&base);
+        h.push(("mcp-param-region", "=?base64?SGVsbG8?="));
+        let resp = post(
+            addr,
+            &h,
+            &modern_call(1, "region", json!({"region":"Hello"})),
+        )
+        .await;
+        assert_eq!(resp.status(), 400);
+        assert_eq!(json_body(resp).await["error"]["code"], -32020);
+        let mut h = hdrs(&base);
+        h.push(("mcp-param-region", "=?base64?SGVsbG8=?="));
+        let resp = post(
+            addr,
+            &h,
+            &modern_call(2, "region", json!({"region":"Hello"})),
+        )
+        .await;
+        assert_eq!(resp.status(), 200);
+    })
+    .await;
+}

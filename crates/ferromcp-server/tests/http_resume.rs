@@ -208,3 +208,50 @@ async fn no_priming_for_older_clients() {
     })
     .await;
 }
+
+/// §Sending Messages 6 (SEP-1699 polling): a handler closes its stream before answering;
+/// the client resumes with GET and `Last-Event-ID` and receives the rest, response included.
+#[tokio::test]
+async fn handler_closes_its_stream_and_the_client_polls() {
+    within(async {
+        let (addr, _) = start(HttpConfig::default()).await;
+        let sid = open_session(addr, "2025-11-25").await;
+        let resp = post(
+            addr,
+            &[("mcp-session-id", &sid)],
+            &call(40, "reconnect", json!({})),
+        )
+        .await;
+        let mut sse = Sse::new(resp);
+        let prime = sse.next_event().await.unwrap();
+        assert_eq!(sse.parser.retry(), Some(1000));
+        assert!(sse.next_event().await.is_none(), "closed before the answer");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let events = Sse::new(resume(addr, &sid, &prime.id.unwrap()).await)
+            .rest()
+            .await;
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[0]["method"], "notifications/message");
+        assert_eq!(events[1]["result"]["content"][0]["text"], "closed=true");
+    })
+    .await;
+}
+
+/// Without an event store a stream cannot be resumed, so it is not closed early.
+#[tokio::test]
+async fn no_early_close_without_an_event_store() {
+    within(async {
+        let (addr, _) = start(HttpConfig::default().event_store(None)).await;
+        let sid = open_session(addr, "2025-11-25").await;
+        let resp = post(
+            addr,
+            &[("mcp-session-id", &sid)],
+            &call(41, "reconnect", json!({})),
+        )
+        .await;
+        let events = Sse::new(resp).rest().await;
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[1]["result"]["content"][0]["text"], "closed=false");
+    })
+    .await;
+}

@@ -98,7 +98,8 @@ pub fn decode_header_value(value: &str) -> Option<String> {
     }
 }
 
-/// Standard Base64 (RFC 4648 §4), padding optional.
+/// Standard Base64 (RFC 4648 §4), strictly: the length is a multiple of 4 and `=` appears
+/// only as the final one or two characters (SEP-2243's table rejects unpadded values).
 fn base64_decode(text: &str) -> Option<Vec<u8>> {
     fn value(c: u8) -> Option<u32> {
         Some(match c {
@@ -111,7 +112,7 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
         } as u32)
     }
     let bytes = text.trim_end_matches('=').as_bytes();
-    if bytes.len() % 4 == 1 || text.len() - bytes.len() > 2 {
+    if text.len() % 4 != 0 || text.len() - bytes.len() > 2 {
         return None;
     }
     let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
@@ -152,6 +153,15 @@ mod tests {
         );
         assert_eq!(decode_header_value("us-west1").as_deref(), Some("us-west1"));
         assert_eq!(decode_header_value("=?base64?!!?="), None);
+        // Unpadded and misplaced padding are rejected (SEP-2243's test table).
+        assert_eq!(decode_header_value("=?base64?SGVsbG8?="), None);
+        assert_eq!(decode_header_value("=?base64?SGVs!!!bG8=?="), None);
+        assert_eq!(decode_header_value("=?base64?SG=sbG8=?="), None);
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8=?=").as_deref(),
+            Some("Hello")
+        );
+        assert_eq!(decode_header_value("=?base64??=").as_deref(), Some(""));
     }
 
     #[test]

@@ -51,6 +51,7 @@ pub use headers::{
     X_ACCEL_BUFFERING, decode_header_value,
 };
 pub use legacy::session::{InMemorySessionStore, Session, SessionStore};
+pub use legacy::streams::SseStreamControl;
 pub use param_headers::{ParamHeader, check_param_headers, param_headers};
 pub use service::{McpHttpService, Principal};
 

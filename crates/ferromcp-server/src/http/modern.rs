@@ -110,6 +110,11 @@ pub(crate) async fn post(
     if let Err(e) = ladder(h, &method, params.as_ref()) {
         return reject(e, id);
     }
+    if method == methods::INITIALIZE {
+        // No handshake at 2026-07-28: the method does not exist at this version (404, as for
+        // any method the server does not implement).
+        return reject(ErrorObject::method_not_found(&method), id);
+    }
     // The version rung and the connection, as on every modern stream.
     let notify_only: Arc<dyn Outbound> = Arc::new(NotifyOnly(Arc::new(Discard)));
     let runner = ServerRunner::modern(shared.server.clone(), notify_only.clone());

@@ -17,7 +17,7 @@ use bytes::Bytes;
 use ferromcp_dispatch::CallOptions;
 use ferromcp_dispatch::codec::{SseEvent, SseParser};
 use ferromcp_server::Server;
-use ferromcp_server::http::{HttpConfig, HttpServer};
+use ferromcp_server::http::{HttpConfig, HttpServer, SseStreamControl};
 use ferromcp_types::jsonrpc::Payload;
 use ferromcp_types::mcp::methods::{CallTool, ListTools};
 use ferromcp_types::mcp::{
@@ -53,7 +53,8 @@ fn schema(v: Value) -> JsonObject {
 /// A server with tools: `echo {text}`, `notify` (one related notification, then a result),
 /// `wait` (until cancelled, or `ms` milliseconds), `ask` (a server→client `roots/list`),
 /// `region {region, n}` (annotated with `x-mcp-header`), `broadcast` (an unrelated
-/// notification on the connection's standalone channel), `chatty` (20 related notifications).
+/// notification on the connection's standalone channel), `chatty` (20 related notifications), `reconnect` (closes its SSE stream, then
+/// notifies and answers).
 pub fn test_server(flags: Arc<Flags>) -> Server {
     let tools = vec![
         Tool::new(
@@ -68,6 +69,7 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
         Tool::new("ask", schema(json!({"type":"object"}))),
         Tool::new("broadcast", schema(json!({"type":"object"}))),
         Tool::new("chatty", schema(json!({"type":"object"}))),
+        Tool::new("reconnect", schema(json!({"type":"object"}))),
         Tool::new(
             "region",
             schema(json!({"type":"object","properties":{
@@ -129,6 +131,18 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
                                 .await;
                         }
                         CallToolResult::text("chatted")
+                    }
+                    "reconnect" => {
+                        let control = ctx
+                            .http_parts()
+                            .and_then(|p| p.extensions.get::<SseStreamControl>().cloned());
+                        let closed = control.is_some_and(|c| c.close());
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        let params = json!({"level":"info","data":"after the close"});
+                        ctx.session()
+                            .notify("notifications/message", Some(Payload::from(params)))
+                            .await;
+                        CallToolResult::text(format!("closed={closed}"))
                     }
                     "broadcast" => {
                         ctx.connection().notify_tools_list_changed().await;

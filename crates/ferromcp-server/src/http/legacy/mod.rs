@@ -2,7 +2,7 @@
 //! standalone GET stream, DELETE, resumable SSE streams; and the stateless mode.
 
 pub(crate) mod session;
-mod streams;
+pub(crate) mod streams;
 mod transport;
 
 use std::sync::Arc;
@@ -314,6 +314,10 @@ async fn session_post(
         Ok(rx) => rx,
         Err(e) => return open_failed(e, &request.id),
     };
+    if let Some(p) = meta.http.as_mut().and_then(Arc::get_mut) {
+        p.extensions
+            .insert(streams::SseStreamControl::new(&session.streams, id.clone()));
+    }
     if let Err(e) = session
         .inbox
         .push(TransportMessage::new(Message::Request(request), meta))

@@ -12,8 +12,9 @@
 //! request: its events stay in the store.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use bytes::Bytes;
 use ferromcp_dispatch::TransportMessage;
@@ -334,6 +335,28 @@ impl Streams {
         }
     }
 
+    /// Whether a closed stream can be resumed: events are stored and the client was primed.
+    fn resumable(&self) -> bool {
+        self.store.is_some() && self.priming.load(Ordering::Relaxed)
+    }
+
+    /// Closes request `id`'s stream early (the request goes on); `false` when the stream
+    /// is not resumable or not open.
+    fn close_request_stream(&self, id: &RequestId) -> bool {
+        if !self.resumable() {
+            return false;
+        }
+        match self.lock().requests.get_mut(id) {
+            Some(ReqStream::Sse { tx, .. }) => tx.take().is_some(),
+            _ => false,
+        }
+    }
+
+    /// Closes the GET stream early; `false` when it is not resumable or not open.
+    fn close_standalone_early(&self) -> bool {
+        self.resumable() && self.lock().standalone.take().is_some()
+    }
+
     /// Closes the GET stream.
     pub(crate) fn close_standalone(&self) {
         self.lock().standalone = None;
@@ -345,6 +368,54 @@ impl Streams {
         s.closed = true;
         s.standalone = None;
         s.requests.clear();
+    }
+}
+
+/// Lets the handler of a handshake-era request close SSE streams before it answers
+/// (SEP-1699 polling, MCP 2025-11-25 "Streamable HTTP › Sending Messages 6"): the client,
+/// told the `retry` interval by the priming event, reconnects with GET and `Last-Event-ID`
+/// and receives what was sent meanwhile, the response included.
+///
+/// It travels in the extensions of the request's HTTP parts:
+/// `ctx.http_parts().and_then(|p| p.extensions.get::<SseStreamControl>())` (present on
+/// stateful SSE requests only).
+#[derive(Clone)]
+pub struct SseStreamControl {
+    streams: Weak<Streams>,
+    id: RequestId,
+}
+
+impl SseStreamControl {
+    pub(crate) fn new(streams: &Arc<Streams>, id: RequestId) -> Self {
+        Self {
+            streams: Arc::downgrade(streams),
+            id,
+        }
+    }
+
+    /// Closes this request's SSE stream; the request goes on and its later messages are
+    /// stored for the client's resumption. `false` when the stream cannot be resumed (no
+    /// event store, or a client older than 2025-11-25) or is not open.
+    pub fn close(&self) -> bool {
+        self.streams
+            .upgrade()
+            .is_some_and(|s| s.close_request_stream(&self.id))
+    }
+
+    /// Closes the session's standalone GET stream (the client reconnects to it); `false`
+    /// when it cannot be resumed or is not open.
+    pub fn close_standalone(&self) -> bool {
+        self.streams
+            .upgrade()
+            .is_some_and(|s| s.close_standalone_early())
+    }
+}
+
+impl fmt::Debug for SseStreamControl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SseStreamControl")
+            .field("request", &self.id)
+            .finish_non_exhaustive()
     }
 }
 
