@@ -141,6 +141,23 @@ pub(crate) async fn serve<T>(
     }
 }
 
+/// The authenticated caller, when an authentication layer in front of the HTTP service
+/// recorded one: a state issued to one principal does not open for another.
+fn principal(call: &ToolCall) -> Option<String> {
+    #[cfg(feature = "http")]
+    {
+        call.ctx
+            .http_parts()
+            .and_then(|p| p.extensions.get::<crate::http::Principal>())
+            .map(|p| p.0.clone())
+    }
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = call;
+        None
+    }
+}
+
 /// One request's questions and answers.
 struct Exchange {
     ask: Ask,
@@ -158,7 +175,10 @@ impl Exchange {
     ) -> Result<Self, ErrorObject> {
         let live = !call.ctx.protocol_version().is_modern();
         let arguments = round.bind_arguments.then_some(&call.arguments);
-        let binding = Binding::new(round.method, call.name.clone(), arguments);
+        let mut binding = Binding::new(round.method, call.name.clone(), arguments);
+        if let Some(principal) = principal(call) {
+            binding = binding.with_principal(principal);
+        }
         let previous = match (&round.request_state, live) {
             (_, true) => None,
             (Some(token), false) => Some(rounds.open(&binding, token)?),
