@@ -257,6 +257,9 @@ impl Streams {
                 Some((stream, tx)) => {
                     if !self.emit(&stream, tx.as_ref(), &message).await {
                         self.detach(related, tx.as_ref());
+                    } else if meta.close_sse_stream {
+                        // The sender asked to close the stream after this message.
+                        self.close_request_stream(related);
                     }
                     return;
                 }
@@ -267,7 +270,11 @@ impl Streams {
             }
         }
         let tx = self.lock().standalone.clone();
-        if !self.emit(STANDALONE, tx.as_ref(), &message).await {
+        let sent = self.emit(STANDALONE, tx.as_ref(), &message).await;
+        if sent && meta.close_sse_stream {
+            self.close_standalone_early();
+        }
+        if !sent {
             let mut s = self.lock();
             if let (Some(cur), Some(tx)) = (&s.standalone, &tx) {
                 if cur.same_channel(tx) {
@@ -469,5 +476,29 @@ mod tests {
         assert_eq!(streams.in_flight(), 0);
         let replay = store.replay_after("s", "r0-0").await.unwrap();
         assert_eq!(replay.events.len(), 6);
+    }
+
+    /// `MessageMeta::close_sse_stream`: the stream closes after that message (resumable
+    /// streams only); the request stays in flight.
+    #[tokio::test]
+    async fn close_sse_stream_flag_closes_after_the_message() {
+        tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            let store = Arc::new(InMemoryEventStore::new(100));
+            let streams = Streams::new("s".into(), Some(store), 1000, 16);
+            let id = RequestId::from(7);
+            let mut rx = streams.open_request(&id).await.unwrap();
+            let mut closing = note(&id);
+            closing.meta.close_sse_stream = true;
+            streams.route(closing).await;
+            streams.route(note(&id)).await;
+            let mut got = 0;
+            while rx.recv().await.is_some() {
+                got += 1;
+            }
+            assert_eq!(got, 2, "priming and the closing message, then the end");
+            assert_eq!(streams.in_flight(), 1);
+        })
+        .await
+        .unwrap();
     }
 }
