@@ -34,7 +34,7 @@ impl StateMap {
 pub struct ToolCall {
     pub(crate) ctx: RequestContext,
     pub(crate) name: String,
-    pub(crate) arguments: Value,
+    pub(crate) arguments: Arc<Value>,
     pub(crate) state: Arc<StateMap>,
     /// The outputs of the handler's resolvers, computed before extraction.
     pub(crate) resolved: ResolvedValues,
@@ -117,7 +117,7 @@ impl<T: DeserializeOwned + JsonSchema> FromToolCall for Args<T> {
     }
 
     fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
-        T::deserialize(&call.arguments)
+        T::deserialize(&*call.arguments)
             .map(Args)
             .map_err(|e| ToolError::message(format!("invalid arguments: {e}")))
     }

@@ -179,7 +179,7 @@ pub(crate) async fn get(
     let call = ToolCall {
         ctx,
         name: params.name,
-        arguments,
+        arguments: Arc::new(arguments),
         state: shared.state.clone(),
         resolved: Default::default(),
     };

@@ -212,7 +212,7 @@ pub(crate) async fn read(
         let call = ToolCall {
             ctx,
             name: uri.clone(),
-            arguments: Value::Object(Default::default()),
+            arguments: Arc::new(Value::Object(Default::default())),
             state,
             resolved: Default::default(),
         };
@@ -227,7 +227,7 @@ pub(crate) async fn read(
             let call = ToolCall {
                 ctx,
                 name: uri.clone(),
-                arguments: Value::Object(arguments),
+                arguments: Arc::new(Value::Object(arguments)),
                 state,
                 resolved: Default::default(),
             };

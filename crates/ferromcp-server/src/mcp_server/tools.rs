@@ -230,7 +230,7 @@ pub(crate) async fn call(
     let call = ToolCall {
         ctx,
         name: params.name,
-        arguments,
+        arguments: Arc::new(arguments),
         state: shared.state.clone(),
         resolved: Default::default(),
     };

@@ -210,7 +210,7 @@ pub struct Ask {
 pub(crate) struct AskInner {
     ctx: RequestContext,
     target: String,
-    arguments: Value,
+    arguments: Arc<Value>,
     state: Arc<StateMap>,
     round: u32,
     /// Handshake era: questions are live requests.

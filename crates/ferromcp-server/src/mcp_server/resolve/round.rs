@@ -112,7 +112,7 @@ pub(crate) async fn serve<T>(
     if !modern && resolvers.is_empty() {
         return handler(call).await.map(MaybeInputRequired::Complete);
     }
-    let exchange = Exchange::open(rounds, &call, round, !resolvers.is_empty())?;
+    let exchange = Exchange::open(rounds, &call, round)?;
     if !resolvers.is_empty() {
         match exchange.resolve(resolvers).await? {
             Some(values) => call.resolved = values,
@@ -161,27 +161,47 @@ fn principal(call: &ToolCall) -> Option<String> {
 /// One request's questions and answers.
 struct Exchange {
     ask: Ask,
-    binding: Binding,
+    /// What the state is bound to (computed when a state is opened or sealed).
+    binding: BindingSource,
     done: u32,
+}
+
+/// The binding of a round's state, computed at most once and only when needed (the
+/// arguments digest costs a pass over the arguments).
+struct BindingSource {
+    method: &'static str,
+    target: String,
+    arguments: Option<Arc<Value>>,
+    principal: Option<String>,
+    built: std::sync::OnceLock<Binding>,
+}
+
+impl BindingSource {
+    fn get(&self) -> &Binding {
+        self.built.get_or_init(|| {
+            let binding = Binding::new(self.method, self.target.clone(), self.arguments.as_deref());
+            match &self.principal {
+                Some(p) => binding.with_principal(p.clone()),
+                None => binding,
+            }
+        })
+    }
 }
 
 impl Exchange {
     /// Opens the round: at 2026-07-28, checks and opens the state the client echoed.
-    fn open(
-        rounds: &Rounds,
-        call: &ToolCall,
-        round: Round,
-        with_arguments: bool,
-    ) -> Result<Self, ErrorObject> {
+    fn open(rounds: &Rounds, call: &ToolCall, round: Round) -> Result<Self, ErrorObject> {
         let live = !call.ctx.protocol_version().is_modern();
-        let arguments = round.bind_arguments.then_some(&call.arguments);
-        let mut binding = Binding::new(round.method, call.name.clone(), arguments);
-        if let Some(principal) = principal(call) {
-            binding = binding.with_principal(principal);
-        }
+        let binding = BindingSource {
+            method: round.method,
+            target: call.name.clone(),
+            arguments: round.bind_arguments.then(|| call.arguments.clone()),
+            principal: principal(call),
+            built: std::sync::OnceLock::new(),
+        };
         let previous = match (&round.request_state, live) {
             (_, true) => None,
-            (Some(token), false) => Some(rounds.open(&binding, token)?),
+            (Some(token), false) => Some(rounds.open(binding.get(), token)?),
             (None, false)
                 if round
                     .input_responses
@@ -197,11 +217,7 @@ impl Exchange {
             previous.map_or((0, BTreeMap::new(), Vec::new()), |s| (s.r, s.a, s.p));
         let mut offered = round.input_responses.unwrap_or_default();
         offered.retain(|key, _| pending.contains(key));
-        let arguments = if with_arguments {
-            call.arguments.clone()
-        } else {
-            Value::Null
-        };
+        let arguments = call.arguments.clone();
         let ask = Ask {
             inner: Arc::new(AskInner {
                 ctx: call.ctx.clone(),
@@ -259,7 +275,7 @@ impl Exchange {
             a: std::mem::take(&mut *lock(&self.ask.inner.answers)),
             p: questions.keys().cloned().collect(),
         };
-        let token = rounds.seal(&self.binding, &next)?;
+        let token = rounds.seal(self.binding.get(), &next)?;
         let result = InputRequiredResult::new()
             .with_input_requests(questions)
             .with_request_state(token);
