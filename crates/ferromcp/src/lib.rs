@@ -57,3 +57,8 @@ pub use ferromcp_macros::ferromcp_tool as tool;
 
 #[cfg(feature = "test-util")]
 pub mod testing;
+
+/// The README's examples, compiled as doctests so they cannot rot.
+#[cfg(all(doctest, feature = "server", feature = "client"))]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
