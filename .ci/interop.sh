@@ -4,9 +4,10 @@
 #      era it speaks (legacy handshake, auto probe, pinned 2026-07-28), the TypeScript SDK
 #      (1.32.2, handshake era) over stdio and HTTP — interop/python/client.py,
 #      interop/typescript/client.mjs;
-#   2. ferromcp's client -> peer servers over stdio: the Python SDK, the TS SDK and rmcp 3.11
-#      (interop/*/server.*, interop/rmcp-server/) in each era they speak —
-#      crates/ferromcp-cli/tests/interop_peers.rs.
+#   2. ferromcp's client -> peer servers: the Python SDK, the TS SDK and rmcp 3.11
+#      (interop/*/server.*, interop/rmcp-server/) in each era they speak, over stdio with the
+#      library (crates/ferromcp-cli/tests/interop_peers.rs), and with the `ferromcp` CLI's
+#      client commands over stdio and (Python, TS) Streamable HTTP (interop/cli_peer.py).
 #
 # Installs what it needs under .ci/tools/ (gitignored; reused when the pins match), builds,
 # runs every pairing with a deadline, prints one line per pairing and
@@ -135,7 +136,7 @@ judge() {
   if [[ -n $stale ]]; then verdict=fail why+=" expected to fail but passed: ${stale% };"; fi
   if [[ $rc -ne 0 && -z $got ]]; then verdict=fail why+=" exit status $rc without a failed check;"; fi
   if [[ $rc -eq 0 && -n $got ]]; then verdict=fail why+=" exit status 0 despite failed checks;"; fi
-  if ! grep -q '^ok ' "$log"; then verdict=fail why+=" no check ran;"; fi
+  if ! grep -q '^ok \|^FAIL ' "$log"; then verdict=fail why+=" no check ran;"; fi
   if [[ $verdict == pass ]]; then
     passed=$((passed + 1))
     if [[ -n $got ]]; then
@@ -168,27 +169,28 @@ free_port() {
   "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# http_pairing NAME "SERVER-OPTIONS" CMD...: start `ferromcp serve --http` (with the options) on
-# a fresh loopback port in its own process group, run CMD with the URL appended, stop the server.
+# http_pairing NAME CMD...: start the HTTP server "${SERVER[@]}" (every @PORT@ replaced by a
+# fresh loopback port) in its own process group, wait until it listens, run CMD with the URL
+# http://127.0.0.1:PORT/mcp appended, stop the server's whole process group.
 http_pairing() {
-  local name=$1 options=$2
-  shift 2
+  local name=$1
+  shift
   if [[ -n ${INTEROP_ONLY:-} && ! $name =~ $INTEROP_ONLY ]]; then return 0; fi
   local port pid url ready=0
   port=$(free_port)
   url=http://127.0.0.1:$port/mcp
-  # shellcheck disable=SC2086 # the options are words
-  setsid "$FERROMCP" serve --http "127.0.0.1:$port" $options >"$LOGS/$name.server.log" 2>&1 &
+  setsid "${SERVER[@]//@PORT@/$port}" >"$LOGS/$name.server.log" 2>&1 &
   pid=$!
-  for _ in $(seq 100); do
+  for _ in $(seq 150); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then ready=1 && break; fi
     sleep 0.1
   done
   if [[ $ready == 1 ]]; then
     pairing "$name" "$@" "$url"
   else
-    printf 'FAIL run: ferromcp serve --http did not listen on %s within 10 s\n' "$port" >"$LOGS/$name.log"
-    judge "$name" 1 "$LOGS/$name.log" 10
+    printf 'FAIL run: the server did not listen on %s within 15 s: %s\n' "$port" "${SERVER[*]}" >"$LOGS/$name.log"
+    cat "$LOGS/$name.server.log" >>"$LOGS/$name.log"
+    judge "$name" 1 "$LOGS/$name.log" 15
   fi
   kill -TERM -- "-$pid" 2>/dev/null
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -200,15 +202,17 @@ say ""
 say "== peer clients -> ferromcp serve"
 PYC=(env PYTHONWARNINGS=ignore "$PY" interop/python/client.py --deadline $((DEADLINE - 10)))
 TSC=("$NODE" interop/typescript/client.mjs --deadline $((DEADLINE - 10)))
+SERVER=("$FERROMCP" serve --http 127.0.0.1:@PORT@)
 for mode in legacy auto 2026-07-28; do
   pairing "python-client.stdio.$mode" "${PYC[@]}" --mode "$mode" stdio "$FERROMCP" serve
-  http_pairing "python-client.http.$mode" "" "${PYC[@]}" --mode "$mode" http
+  http_pairing "python-client.http.$mode" "${PYC[@]}" --mode "$mode" http
 done
 pairing "ts-client.stdio.2025-11-25" "${TSC[@]}" stdio "$FERROMCP" serve
-http_pairing "ts-client.http.2025-11-25" "" "${TSC[@]}" http
+http_pairing "ts-client.http.2025-11-25" "${TSC[@]}" http
 # `serve --http --stateless`: handshake-era POSTs without sessions (2026-07-28 is stateless anyway).
-http_pairing "python-client.http-stateless.legacy" --stateless "${PYC[@]}" --mode legacy http
-http_pairing "ts-client.http-stateless.2025-11-25" --stateless "${TSC[@]}" http
+SERVER=("$FERROMCP" serve --http 127.0.0.1:@PORT@ --stateless)
+http_pairing "python-client.http-stateless.legacy" "${PYC[@]}" --mode legacy http
+http_pairing "ts-client.http-stateless.2025-11-25" "${TSC[@]}" http
 
 say ""
 say "== ferromcp's client -> peer servers (stdio)"
@@ -229,6 +233,29 @@ for server in python rmcp; do
 done
 peer_pairing "ferromcp-client.ts-server.handshake" handshake handshake "$TS_SERVER"
 peer_pairing "ferromcp-client.ts-server.auto" auto handshake "$TS_SERVER"
+
+say ""
+say "== the ferromcp CLI (inspect, tools, tool, call) -> peer servers (stdio and HTTP)"
+CLI=("$PY" interop/cli_peer.py "$FERROMCP")
+shell_cmd() { "$PY" -c 'import shlex, sys; print(shlex.join(sys.argv[1:]))' "$@"; }
+PY_STDIO=$(shell_cmd "$PY" interop/python/server.py)
+TS_STDIO=$(shell_cmd "$NODE" interop/typescript/server.mjs)
+RMCP_STDIO=$(shell_cmd "$RMCP_SERVER")
+for p in "python $PY_STDIO" "rmcp $RMCP_STDIO"; do
+  server=${p%% *} target=${p#* }
+  pairing "ferromcp-cli.$server-server.stdio.2025-11-25" "${CLI[@]}" 2025-11-25 handshake "$target"
+  pairing "ferromcp-cli.$server-server.stdio.2026-07-28" "${CLI[@]}" 2026-07-28 modern "$target"
+  pairing "ferromcp-cli.$server-server.stdio.auto" "${CLI[@]}" auto modern "$target"
+done
+pairing "ferromcp-cli.ts-server.stdio.2025-11-25" "${CLI[@]}" 2025-11-25 handshake "$TS_STDIO"
+pairing "ferromcp-cli.ts-server.stdio.auto" "${CLI[@]}" auto handshake "$TS_STDIO"
+SERVER=("$PY" interop/python/server.py --http @PORT@)
+http_pairing "ferromcp-cli.python-server.http.2025-11-25" "${CLI[@]}" 2025-11-25 handshake
+http_pairing "ferromcp-cli.python-server.http.2026-07-28" "${CLI[@]}" 2026-07-28 modern
+http_pairing "ferromcp-cli.python-server.http.auto" "${CLI[@]}" auto modern
+SERVER=("$NODE" interop/typescript/server.mjs --http @PORT@)
+http_pairing "ferromcp-cli.ts-server.http.2025-11-25" "${CLI[@]}" 2025-11-25 handshake
+http_pairing "ferromcp-cli.ts-server.http.auto" "${CLI[@]}" auto handshake
 
 say ""
 if [[ -f $EXPECTED && -z ${INTEROP_ONLY:-} ]]; then

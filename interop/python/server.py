@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Interop peer: a tiny stdio MCP server written with the Python SDK (`mcp` 2.3.0), for
-ferromcp's client. It serves what the SDK serves over stdio (2025-11-25 through `initialize`,
-2026-07-28 through `server/discover`).
+"""Interop peer: a tiny MCP server written with the Python SDK (`mcp` 2.3.0), for ferromcp's
+client. It serves what the SDK serves (2025-11-25 through `initialize`, 2026-07-28 through
+`server/discover`) on stdio, or with `--http PORT` over Streamable HTTP at
+http://127.0.0.1:PORT/mcp.
 
 Contents, the same in every interop peer server: tools `add` (a + b), `echo` (text), `fail`
 (an error result); resource `interop://hello` (text); prompt `greet` (argument `name`).
 """
+
+import sys
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -40,4 +43,7 @@ def greet(name: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
