@@ -7,7 +7,7 @@
 #   2. ferromcp's client -> peer servers: the Python SDK, the TS SDK and rmcp 3.11
 #      (interop/*/server.*, interop/rmcp-server/) in each era they speak, over stdio with the
 #      library (crates/ferromcp-cli/tests/interop_peers.rs), and with the `ferromcp` CLI's
-#      client commands over stdio and (Python, TS) Streamable HTTP (interop/cli_peer.py).
+#      client commands over stdio and Streamable HTTP (interop/cli_peer.py).
 #
 # Installs what it needs under .ci/tools/ (gitignored; reused when the pins match), builds,
 # runs every pairing with a deadline, prints one line per pairing and
@@ -253,6 +253,10 @@ SERVER=("$PY" interop/python/server.py --http @PORT@)
 http_pairing "ferromcp-cli.python-server.http.2025-11-25" "${CLI[@]}" 2025-11-25 handshake
 http_pairing "ferromcp-cli.python-server.http.2026-07-28" "${CLI[@]}" 2026-07-28 modern
 http_pairing "ferromcp-cli.python-server.http.auto" "${CLI[@]}" auto modern
+SERVER=("$RMCP_SERVER" --http @PORT@)
+http_pairing "ferromcp-cli.rmcp-server.http.2025-11-25" "${CLI[@]}" 2025-11-25 handshake
+http_pairing "ferromcp-cli.rmcp-server.http.2026-07-28" "${CLI[@]}" 2026-07-28 modern
+http_pairing "ferromcp-cli.rmcp-server.http.auto" "${CLI[@]}" auto modern
 SERVER=("$NODE" interop/typescript/server.mjs --http @PORT@)
 http_pairing "ferromcp-cli.ts-server.http.2025-11-25" "${CLI[@]}" 2025-11-25 handshake
 http_pairing "ferromcp-cli.ts-server.http.auto" "${CLI[@]}" auto handshake

@@ -1,6 +1,7 @@
-//! A tiny stdio MCP server written with rmcp 3.11, for ferromcp's client to talk to.
-//! It serves whatever revisions rmcp serves (2025-11-25 with `initialize`, 2026-07-28 with
-//! `server/discover`). Contents: tools `add` (a + b), `echo` (text), `fail` (an error result);
+//! A tiny MCP server written with rmcp 3.11, for ferromcp's client to talk to: on stdio, or with
+//! `--http PORT` over Streamable HTTP at http://127.0.0.1:PORT/mcp (handshake-era sessions and
+//! stateless 2026-07-28 on the same endpoint). It serves whatever revisions rmcp serves
+//! (2025-11-25 with `initialize`, 2026-07-28 with `server/discover`). Contents: tools `add` (a + b), `echo` (text), `fail` (an error result);
 //! resource `interop://hello` (text); prompt `greet` (argument `name`) — the same in every interop
 //! peer server.
 
@@ -15,6 +16,9 @@ use rmcp::model::{
     ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer, ServiceExt};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
 use serde_json::{Value, json};
 
 #[derive(Clone)]
@@ -156,12 +160,39 @@ impl ServerHandler for Peer {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => serve_stdio().await,
+        [flag, port] if flag == "--http" => serve_http(port).await,
+        _ => fail("usage: ferromcp-interop-rmcp-server [--http PORT]"),
+    }
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("rmcp-interop-peer: {message}");
+    std::process::exit(1);
+}
+
+async fn serve_stdio() {
     let service = match Peer.serve(rmcp::transport::stdio()).await {
         Ok(service) => service,
-        Err(e) => {
-            eprintln!("rmcp-interop-peer: {e}");
-            std::process::exit(1);
-        }
+        Err(e) => fail(&e.to_string()),
     };
     let _ = service.waiting().await;
+}
+
+async fn serve_http(port: &str) {
+    let service = StreamableHttpService::new(
+        || Ok(Peer),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = match tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await {
+        Ok(listener) => listener,
+        Err(e) => fail(&format!("cannot listen on 127.0.0.1:{port}: {e}")),
+    };
+    if let Err(e) = axum::serve(listener, router).await {
+        fail(&e.to_string());
+    }
 }
