@@ -86,22 +86,27 @@ else
   artifacts=$(cargo test "${CARGO_FLAGS[@]}" --no-run --message-format=json 2>"$LOGS/build.log") ||
     { tail -n 30 "$LOGS/build.log" >&2; die "cargo build failed"; }
 fi
-exe_of() { # the executable of the artifact whose target is $1 (bin or test)
+exe_of() { # the executable of the artifact whose target is named $1 and of kind $2 (bin, test)
   printf '%s\n' "$artifacts" | "$PY" -c '
 import json, sys
-want = sys.argv[1]
+name, kind = sys.argv[1:]
 for line in sys.stdin:
     try:
         m = json.loads(line)
     except ValueError:
         continue
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == want:
+    t = m.get("target") or {}
+    # A bin also has a unit-test harness (profile.test); the bin itself is the one without.
+    harness = (m.get("profile") or {}).get("test", False)
+    if kind == "bin" and harness:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and t.get("name") == name and kind in t.get("kind", []):
         print(m["executable"])
         break
-' "$1"
+' "$1" "$2"
 }
-FERROMCP=${INTEROP_FERROMCP:-$(exe_of ferromcp)}
-PEER_TEST=${INTEROP_PEER_TEST:-$(exe_of interop_peers)}
+FERROMCP=${INTEROP_FERROMCP:-$(exe_of ferromcp bin)}
+PEER_TEST=${INTEROP_PEER_TEST:-$(exe_of interop_peers test)}
 [[ -x $FERROMCP ]] || die "no ferromcp binary in the cargo output"
 [[ -x $PEER_TEST ]] || die "no interop_peers test binary in the cargo output"
 
