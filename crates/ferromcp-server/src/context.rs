@@ -202,6 +202,13 @@ impl RequestContext {
         self.session.dispatch.http_parts()
     }
 
+    /// The authenticated caller (feature `auth`): the principal the HTTP server's token check
+    /// recorded for this request; `None` without auth or outside HTTP.
+    #[cfg(feature = "auth")]
+    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+        self.http_parts().and_then(|p| p.extensions.get())
+    }
+
     /// The lifespan value of type `T`, if the server has a lifespan of that type.
     pub fn lifespan<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         let value: Arc<dyn Any + Send + Sync> = self.server.lifespan_value()?;

@@ -9,6 +9,8 @@
 //! - [`serve_stream`] serves both eras on one message stream, locking the era from the first
 //!   request; the stdio transport builds on it.
 
+#[cfg(feature = "auth")]
+pub mod auth;
 mod connection;
 mod context;
 #[cfg(feature = "http")]

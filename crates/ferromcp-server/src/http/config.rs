@@ -98,6 +98,10 @@ pub struct HttpConfig {
     /// How long the annotations read from `tools/list` are reused (default 1 s; zero reads
     /// `tools/list` on every `tools/call`).
     pub param_header_ttl: Duration,
+    /// OAuth 2.1 resource-server checks on every request (feature `auth`; `None`: off, the
+    /// default). See [`crate::auth`].
+    #[cfg(feature = "auth")]
+    pub auth: Option<Arc<crate::auth::AuthConfig>>,
 }
 
 impl Default for HttpConfig {
@@ -123,6 +127,8 @@ impl Default for HttpConfig {
             session_store: Arc::new(InMemorySessionStore::default()),
             check_param_headers: true,
             param_header_ttl: DEFAULT_PARAM_HEADER_TTL,
+            #[cfg(feature = "auth")]
+            auth: None,
         }
     }
 }
@@ -175,6 +181,15 @@ impl HttpConfig {
     #[must_use]
     pub fn event_store(mut self, store: Option<Arc<dyn EventStore>>) -> Self {
         self.event_store = store;
+        self
+    }
+
+    /// Protects the endpoint as an OAuth 2.1 resource server (feature `auth`); see
+    /// [`crate::auth`]. [`serve_http`](super::serve_http) also serves the RFC 9728 metadata.
+    #[cfg(feature = "auth")]
+    #[must_use]
+    pub fn auth(mut self, auth: crate::auth::AuthConfig) -> Self {
+        self.auth = Some(Arc::new(auth));
         self
     }
 
@@ -252,6 +267,18 @@ impl HttpConfig {
     }
 }
 
+impl HttpConfig {
+    #[cfg(feature = "auth")]
+    fn auth_debug(&self) -> Option<&crate::auth::AuthConfig> {
+        self.auth.as_deref()
+    }
+
+    #[cfg(not(feature = "auth"))]
+    fn auth_debug(&self) -> Option<()> {
+        None
+    }
+}
+
 impl fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpConfig")
@@ -266,6 +293,7 @@ impl fmt::Debug for HttpConfig {
             .field("init_timeout", &self.init_timeout)
             .field("max_in_flight", &self.max_in_flight)
             .field("event_store", &self.event_store.is_some())
+            .field("auth", &self.auth_debug())
             .finish_non_exhaustive()
     }
 }

@@ -18,6 +18,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "auth")]
+mod auth;
 mod body;
 mod config;
 mod event_store;
@@ -172,6 +174,13 @@ async fn serve_connection(stream: TcpStream, service: McpHttpService) {
         let service = service.clone();
         let on_path = req.uri().path() == path;
         async move {
+            #[cfg(feature = "auth")]
+            if let Some(auth) = &service.config().auth {
+                let (method, path) = (req.method(), req.uri().path());
+                if let Some(r) = auth::metadata_response(auth, method, path) {
+                    return Ok(r);
+                }
+            }
             if !on_path {
                 let mut r = http::Response::new(McpBody::full("Not Found"));
                 *r.status_mut() = http::StatusCode::NOT_FOUND;

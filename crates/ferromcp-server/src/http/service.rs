@@ -150,7 +150,8 @@ where
         return http_error(StatusCode::INTERNAL_SERVER_ERROR, "server set-up failed");
     }
     start_sweeper(&shared);
-    let (parts, body) = req.into_parts();
+    #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
+    let (mut parts, body) = req.into_parts();
     match security::check(
         &shared.config,
         &parts.headers,
@@ -163,6 +164,12 @@ where
             return http_error(StatusCode::FORBIDDEN, "Invalid Origin header");
         }
         Ok(()) => {}
+    }
+    #[cfg(feature = "auth")]
+    if let Some(auth) = &shared.config.auth {
+        if let Err(r) = super::auth::authenticate(auth, &mut parts).await {
+            return r;
+        }
     }
     // Era routing by header: a served handshake version (or none) is the handshake wire;
     // 2026-07-28, or a value ferromcp does not serve, goes to the 2026-07-28 entry, whose
@@ -216,6 +223,12 @@ where
         }
         Err(BodyError::Read) => return http_error(StatusCode::BAD_REQUEST, "Bad Request: body"),
     };
+    #[cfg(feature = "auth")]
+    if let Some(auth) = &shared.config.auth {
+        if let Err(r) = super::auth::check_scopes(auth, &parts, &bytes) {
+            return r;
+        }
+    }
     let parts = Arc::new(parts);
     if modern {
         modern::post(&shared, parts, &bytes).await

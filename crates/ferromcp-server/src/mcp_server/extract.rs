@@ -192,3 +192,25 @@ impl FromToolCall for HttpParts {
         Ok(HttpParts(call.ctx.http_parts().cloned()))
     }
 }
+
+/// The authenticated caller (feature `auth`): a tool taking a [`Principal`] fails with
+/// "authentication required" when the request carries none; take `Option<Principal>` to
+/// serve anonymous calls too.
+///
+/// [`Principal`]: crate::auth::Principal
+#[cfg(feature = "auth")]
+impl FromToolCall for crate::auth::Principal {
+    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+        call.ctx
+            .principal()
+            .cloned()
+            .ok_or_else(|| ToolError::message("authentication required"))
+    }
+}
+
+#[cfg(feature = "auth")]
+impl FromToolCall for Option<crate::auth::Principal> {
+    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok(call.ctx.principal().cloned())
+    }
+}

@@ -48,6 +48,9 @@ use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequ
 pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
 pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_answer};
 pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolCall};
+/// The authenticated caller, as a tool extractor (feature `auth`).
+#[cfg(feature = "auth")]
+pub use crate::auth::Principal;
 pub use handler::{PromptHandler, ResourceHandler, ToolHandler};
 pub use local::LocalExecutor;
 pub use output::{IntoToolError, IntoToolResult, Json, ToolError};
