@@ -205,6 +205,12 @@ async def run(args: argparse.Namespace, results: Results) -> None:
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs.append(params)
 
+    notifications: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        if not isinstance(message, Exception):
+            notifications.append(message)
+
     modern = args.mode != "legacy"
     client = Client(
         recording(inner, wire),
@@ -213,6 +219,7 @@ async def run(args: argparse.Namespace, results: Results) -> None:
         elicitation_callback=on_elicitation,
         logging_callback=on_log,
         log_level="debug" if modern else None,
+        message_handler=on_message,
         read_timeout_seconds=15,
         cache=None,
     )
@@ -256,6 +263,19 @@ async def run(args: argparse.Namespace, results: Results) -> None:
             r = await client.call_tool("test_image_content", {})
             check(not r.is_error and bool(r.content) and r.content[0].type == "image", "test_image_content", repr(r))
 
+        async with step("tools-call-invalid-arguments"):
+            # 2025-11-25 server/tools: input validation errors are tool execution errors.
+            r = await client.call_tool("add", {"a": "two", "b": 3})
+            check(r.is_error is True, "add with a string", repr(r))
+
+        async with step("tools-call-unknown-tool"):
+            try:
+                r = await client.call_tool("no_such_tool", {})
+            except MCPError as e:
+                check(e.error.code == -32602, "code", f"{e.error.code} {e.error.message}")
+            else:
+                raise CheckFailed(f"unknown tool: no JSON-RPC error but {r!r}")
+
         structured = [n for n, t in tools.items() if t.output_schema]
         if structured:
             async with step("tools-call-structured"):
@@ -278,6 +298,16 @@ async def run(args: argparse.Namespace, results: Results) -> None:
             rr = await client.read_resource("test://static-binary")
             blob = getattr(rr.contents[0], "blob", None) if rr.contents else None
             check(bool(blob) and rr.contents[0].mime_type == "image/png", "test://static-binary", repr(rr))
+
+        async with step("resources-read-missing"):
+            # -32002 in the handshake era; SEP-2164 makes it -32602 at 2026-07-28.
+            want = -32602 if modern else -32002
+            try:
+                rr = await client.read_resource("test://no-such-resource")
+            except MCPError as e:
+                check(e.error.code == want, "code", f"{e.error.code} {e.error.message}, expected {want}")
+            else:
+                raise CheckFailed(f"no error for a missing resource: {rr!r}")
 
         async with step("resources-templates"):
             templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
@@ -328,6 +358,25 @@ async def run(args: argparse.Namespace, results: Results) -> None:
                 while len(logs) < 3:
                     await anyio.sleep(0.05)
             check(len(logs) >= 3, "notifications/message", f"{len(logs)} log notifications: {logs}")
+
+        if not modern:
+            async with step("ping"):
+                await client.send_ping()
+
+        async with step("list-changed"):
+            # The trigger adds a tool; the handshake era announces it with
+            # notifications/tools/list_changed (2026-07-28 only on subscriptions/listen streams).
+            notifications.clear()
+            r = await client.call_tool("test_trigger_tool_change", {})
+            check(not r.is_error, "test_trigger_tool_change", repr(r))
+            names = {t.name for t in (await client.list_tools()).tools}
+            check("test_dynamic_tool" in names, "tools/list after the change", repr(sorted(names)))
+            if not modern:
+                with anyio.move_on_after(1):
+                    while not any(type(n).__name__ == "ToolListChangedNotification" for n in notifications):
+                        await anyio.sleep(0.05)
+                kinds = [type(n).__name__ for n in notifications]
+                check("ToolListChangedNotification" in kinds, "notifications/tools/list_changed", repr(kinds))
 
         async with step("cancellation"):
             http = args.transport == "http"

@@ -114,6 +114,8 @@ async function main() {
   });
   const logs = [];
   client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
+  const listChanged = [];
+  client.setNotificationHandler(types.ToolListChangedNotificationSchema, (n) => { listChanged.push(n); });
 
   let connected = false;
   await step('negotiate', async () => {
@@ -152,6 +154,23 @@ async function main() {
     check(!r.isError && r.content?.[0]?.type === 'image' && r.content[0].mimeType === 'image/png', 'test_image_content', show(r));
   });
 
+  await step('tools-call-invalid-arguments', async () => {
+    // 2025-11-25 server/tools: input validation errors are tool execution errors.
+    const r = await client.callTool({ name: 'add', arguments: { a: 'two', b: 3 } });
+    check(r.isError === true, 'add with a string', show(r));
+  });
+
+  await step('tools-call-unknown-tool', async () => {
+    let r;
+    try {
+      r = await client.callTool({ name: 'no_such_tool', arguments: {} });
+    } catch (e) {
+      check(e.code === -32602, 'code', `${e.code} ${e.message}`);
+      return;
+    }
+    throw new CheckFailed(`unknown tool: no JSON-RPC error but ${show(r)}`);
+  });
+
   const structured = Object.values(tools).filter((t) => t.outputSchema);
   if (structured.length > 0) {
     await step('tools-call-structured', async () => {
@@ -175,6 +194,17 @@ async function main() {
   await step('resources-read-binary', async () => {
     const rr = await client.readResource({ uri: 'test://static-binary' });
     check(typeof rr.contents?.[0]?.blob === 'string' && rr.contents[0].blob.length > 0 && rr.contents[0].mimeType === 'image/png', 'test://static-binary', show(rr));
+  });
+
+  await step('resources-read-missing', async () => {
+    let rr;
+    try {
+      rr = await client.readResource({ uri: 'test://no-such-resource' });
+    } catch (e) {
+      check(e.code === -32002, 'code', `${e.code} ${e.message}, expected -32002`);
+      return;
+    }
+    throw new CheckFailed(`no error for a missing resource: ${show(rr)}`);
   });
 
   await step('resources-templates', async () => {
@@ -223,6 +253,21 @@ async function main() {
     check(!r.isError, 'test_tool_with_logging', show(r));
     for (let i = 0; i < 20 && logs.length < 3; i++) await sleep(50);
     check(logs.length >= 3, 'notifications/message', `${logs.length} log notifications: ${show(logs)}`);
+  });
+
+  await step('ping', async () => {
+    await client.ping();
+  });
+
+  await step('list-changed', async () => {
+    // The trigger adds a tool, announced with notifications/tools/list_changed.
+    listChanged.length = 0;
+    const r = await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+    check(!r.isError, 'test_trigger_tool_change', show(r));
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    check(names.includes('test_dynamic_tool'), 'tools/list after the change', show(names));
+    for (let i = 0; i < 20 && listChanged.length === 0; i++) await sleep(50);
+    check(listChanged.length > 0, 'notifications/tools/list_changed', 'none arrived');
   });
 
   await step('cancellation', async () => {
