@@ -9,8 +9,9 @@
 //!    handshake versions we speak: run `initialize` (a dual-era server on a transport that
 //!    routes per request); otherwise fail with [`ClientError::UnsupportedVersion`].
 //! 3. -32022 (unsupported protocol version): the server is modern. If its `supported` list
-//!    names a handshake version we speak, run `initialize`; otherwise fail. We do not fall
-//!    back blindly here, as the spec says.
+//!    names the modern version we speak, send `server/discover` once more (also in
+//!    [`Lifecycle::Modern`]); else, if it names a handshake version we speak, run
+//!    `initialize`; otherwise fail. We do not fall back blindly here, as the spec says.
 //! 4. Any other JSON-RPC error, or no answer within the probe timeout: the server is legacy;
 //!    run `initialize`. The fallback is not keyed to one code (legacy servers answer unknown
 //!    pre-initialize requests with -32601, -32602, -32600 or not at all). A closed connection
@@ -55,7 +56,15 @@ pub(crate) async fn start(inner: &Inner, mode: Lifecycle) -> Result<SessionInfo,
         Lifecycle::Handshake => handshake(inner).await,
         Lifecycle::Modern => {
             let timeout = inner.settings.request_timeout;
-            let result = discover(inner, timeout).await?;
+            let result = match discover(inner, timeout).await {
+                Err(ClientError::Protocol(e)) if refused_but_modern(&e) => {
+                    tracing::debug!(
+                        "server/discover refused (-32022) naming our version: retrying"
+                    );
+                    discover(inner, timeout).await?
+                }
+                other => other?,
+            };
             adopt_discover(inner, result)
         }
         Lifecycle::Auto => auto(inner).await,
@@ -73,6 +82,11 @@ async fn auto(inner: &Inner) -> Result<SessionInfo, ClientError> {
             } else {
                 Err(unsupported(&result.supported_versions))
             }
+        }
+        Err(ClientError::Protocol(e)) if refused_but_modern(&e) => {
+            tracing::debug!("server/discover refused (-32022) naming our version: retrying");
+            let result = discover(inner, Some(inner.settings.probe_timeout)).await?;
+            adopt_discover(inner, result)
         }
         Err(ClientError::Protocol(e)) if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => {
             let supported = supported_list(&e);
@@ -101,6 +115,14 @@ async fn auto(inner: &Inner) -> Result<SessionInfo, ClientError> {
         }
         Err(other) => Err(other),
     }
+}
+
+/// A -32022 whose `supported` list names a modern version we speak (the only one is the
+/// version we sent): 2026-07-28 "Version Negotiation" has the client retry with a version
+/// from that list, so `server/discover` is sent once more rather than failing the connect
+/// or falling back to `initialize`.
+fn refused_but_modern(e: &ErrorObject) -> bool {
+    e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && speaks_modern(&supported_list(e))
 }
 
 fn speaks_modern(versions: &[String]) -> bool {

@@ -161,6 +161,49 @@ async fn auto_stays_modern_when_initialize_is_refused_by_a_modern_server() {
     .await;
 }
 
+/// 2026-07-28 basic/versioning: a -32022 whose `supported` list names the version we sent
+/// (a server that rejected the first request) makes the client retry `server/discover` once,
+/// in modern mode and in the auto probe, instead of failing or falling back to `initialize`.
+#[tokio::test]
+async fn discover_refused_naming_our_version_is_retried() {
+    for mode in [Lifecycle::Modern, Lifecycle::Auto] {
+        within(async {
+            let discovers = Counter::default();
+            let d = discovers.clone();
+            let server = handler_fn(move |_ctx, method, _params| {
+                let d = d.clone();
+                async move {
+                    match method.as_str() {
+                        "server/discover" if d.bump() == 1 => {
+                            Err(ErrorObject::unsupported_protocol_version(
+                                &["2026-07-28"],
+                                Some("2026-07-28"),
+                            )
+                            .into())
+                        }
+                        "server/discover" => Ok(Payload::from(json!({
+                            "resultType": "complete",
+                            "supportedVersions": ["2026-07-28"],
+                            "capabilities": {"tools": {}},
+                            "ttlMs": 0, "cacheScope": "private",
+                        }))),
+                        _ => Err(ErrorObject::internal_error("must not be called").into()),
+                    }
+                }
+            })
+            .into_arc();
+            let client = Client::builder()
+                .lifecycle(mode)
+                .connect(raw_server(server))
+                .await
+                .unwrap();
+            assert_eq!(client.session().era, Era::Modern, "{mode:?}");
+            assert_eq!(discovers.get(), 2, "{mode:?}");
+        })
+        .await;
+    }
+}
+
 /// -32022 on the probe naming no version we speak is an error, not a fallback.
 #[tokio::test]
 async fn auto_reports_unsupported_versions() {
