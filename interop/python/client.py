@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 from mcp import Client, MCPError, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.subscriptions import ToolsListChanged
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
@@ -364,19 +365,27 @@ async def run(args: argparse.Namespace, results: Results) -> None:
                 await client.send_ping()
 
         async with step("list-changed"):
-            # The trigger adds a tool; the handshake era announces it with
-            # notifications/tools/list_changed (2026-07-28 only on subscriptions/listen streams).
+            # The trigger adds a tool. The handshake era announces it with
+            # notifications/tools/list_changed; 2026-07-28 on a subscriptions/listen stream.
             notifications.clear()
-            r = await client.call_tool("test_trigger_tool_change", {})
-            check(not r.is_error, "test_trigger_tool_change", repr(r))
-            names = {t.name for t in (await client.list_tools()).tools}
-            check("test_dynamic_tool" in names, "tools/list after the change", repr(sorted(names)))
-            if not modern:
+            if modern:
+                async with client.listen(tools_list_changed=True) as sub:
+                    r = await client.call_tool("test_trigger_tool_change", {})
+                    check(not r.is_error, "test_trigger_tool_change", repr(r))
+                    event = None
+                    with anyio.move_on_after(3):
+                        event = await sub.__anext__()
+                    check(isinstance(event, ToolsListChanged), "subscriptions/listen", f"event {event!r}")
+            else:
+                r = await client.call_tool("test_trigger_tool_change", {})
+                check(not r.is_error, "test_trigger_tool_change", repr(r))
                 with anyio.move_on_after(1):
                     while not any(type(n).__name__ == "ToolListChangedNotification" for n in notifications):
                         await anyio.sleep(0.05)
                 kinds = [type(n).__name__ for n in notifications]
                 check("ToolListChangedNotification" in kinds, "notifications/tools/list_changed", repr(kinds))
+            names = {t.name for t in (await client.list_tools()).tools}
+            check("test_dynamic_tool" in names, "tools/list after the change", repr(sorted(names)))
 
         async with step("cancellation"):
             http = args.transport == "http"
