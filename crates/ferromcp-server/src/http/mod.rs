@@ -28,6 +28,8 @@ mod headers;
 mod legacy;
 mod modern;
 mod param_headers;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod security;
 mod service;
 

@@ -195,7 +195,7 @@ where
         let parts = Arc::new(parts);
         return match parts.method {
             Method::GET => legacy::get(&shared, parts).await,
-            Method::DELETE => legacy::delete(&shared, &parts),
+            Method::DELETE => legacy::delete(&shared, &parts).await,
             _ => method_not_allowed("GET, POST, DELETE"),
         };
     }

@@ -207,6 +207,10 @@ pub(crate) async fn post(
     if c.stateless {
         return stateless(shared, parts, message).await;
     }
+    #[cfg(feature = "redis")]
+    if let Some(r) = crate::http::redis::intercept(shared, &parts, Some(&message)).await {
+        return r;
+    }
     let is_init = matches!(&message, Message::Request(r) if r.method == methods::INITIALIZE);
     let mut created = false;
     let session = match lookup(shared, &parts) {
@@ -241,6 +245,8 @@ pub(crate) async fn post(
         session
             .streams
             .set_priming(v >= ProtocolVersion::V2025_11_25);
+        #[cfg(feature = "redis")]
+        crate::http::redis::register(shared, &session, v).await;
     }
     let id = session.id.clone();
     with_session(session_post(shared, &session, parts, message).await, &id)
@@ -414,6 +420,10 @@ pub(crate) async fn get(
             "Not Acceptable: Accept must list text/event-stream",
         );
     }
+    #[cfg(feature = "redis")]
+    if let Some(r) = crate::http::redis::intercept(shared, &parts, None).await {
+        return r;
+    }
     let session = match lookup(shared, &parts) {
         Err(r) => return r,
         Ok(Some(s)) => s,
@@ -458,7 +468,10 @@ pub(crate) async fn get(
 }
 
 /// A DELETE: ends the session (200), after which its id gets 404.
-pub(crate) fn delete(shared: &Arc<Shared>, parts: &http::request::Parts) -> Response<McpBody> {
+pub(crate) async fn delete(
+    shared: &Arc<Shared>,
+    parts: &Arc<http::request::Parts>,
+) -> Response<McpBody> {
     if shared.config.stateless {
         let mut r = http_error(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -466,6 +479,10 @@ pub(crate) fn delete(shared: &Arc<Shared>, parts: &http::request::Parts) -> Resp
         );
         r.headers_mut()
             .insert(http::header::ALLOW, HeaderValue::from_static("POST"));
+        return r;
+    }
+    #[cfg(feature = "redis")]
+    if let Some(r) = crate::http::redis::intercept(shared, parts, None).await {
         return r;
     }
     match lookup(shared, parts) {

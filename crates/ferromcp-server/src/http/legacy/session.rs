@@ -124,6 +124,13 @@ pub trait SessionStore: Send + Sync + 'static {
     }
     /// Every session (for the sweeper).
     fn all(&self) -> Vec<Arc<Session>>;
+    /// The Redis store this is, when sessions are shared by several nodes (feature
+    /// `redis`): the HTTP server then forwards requests for sessions owned by other nodes
+    /// and serves resumptions from Redis. `None` by default.
+    #[cfg(feature = "redis")]
+    fn redis(&self) -> Option<&crate::http::redis::RedisSessionStore> {
+        None
+    }
 }
 
 /// The default [`SessionStore`]: a map in this process.

@@ -147,6 +147,27 @@ impl Streams {
         Ok(rx)
     }
 
+    /// Registers request `id` on `stream` with no client attached here: its events are only
+    /// stored (another node tails them from a shared event store).
+    #[cfg(feature = "redis")]
+    pub(crate) fn open_detached(&self, id: &RequestId, stream: &str) -> Result<(), OpenError> {
+        let mut s = self.lock();
+        if s.closed {
+            return Err(OpenError::Closed);
+        }
+        if s.requests.contains_key(id) {
+            return Err(OpenError::Duplicate);
+        }
+        s.requests.insert(
+            id.clone(),
+            ReqStream::Sse {
+                stream: stream.to_owned(),
+                tx: None,
+            },
+        );
+        Ok(())
+    }
+
     /// Forgets request `id` (its message could not be queued).
     pub(crate) fn abandon(&self, id: &RequestId) {
         self.lock().requests.remove(id);
