@@ -15,6 +15,10 @@ use crate::auth::{AuthConfig, AuthError, Principal};
 
 /// Authenticates a request: on success the [`Principal`] (and its session binding) is in
 /// `parts.extensions`; otherwise the response to send.
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the HTTP response itself, built once on a cold path"
+)]
 pub(crate) async fn authenticate(
     config: &AuthConfig,
     parts: &mut http::request::Parts,
@@ -130,6 +134,10 @@ enum Body {
 /// Checks the per-method and per-tool scopes of the messages in `body` (403 with every
 /// scope the request needs when one is missing). A body that does not parse is left to the
 /// wire's own error handling.
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the HTTP response itself, built once on a cold path"
+)]
 pub(crate) fn check_scopes(
     config: &AuthConfig,
     parts: &http::request::Parts,
