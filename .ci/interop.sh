@@ -27,7 +27,7 @@
 #   INTEROP_DEADLINE=SECONDS   per pairing (default 120)
 #   INTEROP_OFFLINE=1          never install; fail if the tools are missing
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 TOOLS=$ROOT/.ci/tools
 LOGS=$TOOLS/interop-logs
@@ -269,9 +269,9 @@ http_pairing "ferromcp-cli.ts-server.http.auto" "${CLI[@]}" auto handshake
 say ""
 if [[ -f $EXPECTED && -z ${INTEROP_ONLY:-} ]]; then
   # An expected failure naming a pairing that no longer exists is stale too.
-  for p in $(awk '$0 !~ /^[[:space:]]*(#|$)/ { print $1 }' "$EXPECTED" | sort -u); do
+  while read -r p; do
     [[ -f $LOGS/$p.log ]] || { say "FAIL $p: listed in $EXPECTED but not run"; failed=$((failed + 1)); }
-  done
+  done < <(awk '$0 !~ /^[[:space:]]*(#|$)/ { print $1 }' "$EXPECTED" | sort -u)
 fi
 say "interop took $(($(date +%s) - started)) s (logs in ${LOGS#"$ROOT"/})"
 say "interop: $passed passed, $failed failed"
