@@ -29,7 +29,7 @@ tools:     add (a + b), echo (text), countdown (seconds; progress, cancellation)
            test_tool_with_logging, test_tool_with_progress, test_error_handling,
            test_missing_capability, test_trigger_tool_change, test_trigger_prompt_change,
            test_x_mcp_header, test_logging_tool, test_streaming_elicitation,
-           json_schema_2020_12_tool
+           test_reconnection, json_schema_2020_12_tool
 resources: demo://readme, test://static-text, test://static-binary, test://watched-resource,
            template test://template/{id}/data
 prompts:   greet, test_simple_prompt, test_prompt_with_arguments,
@@ -249,6 +249,22 @@ fn json_schema_2020_12() -> JsonObject {
     }))
 }
 
+/// SEP-1699 polling: over a handshake-era HTTP session the handler closes its request's SSE
+/// stream (after the priming event) and answers a moment later; the client reconnects with
+/// `Last-Event-ID` and gets the answer from the event store. Elsewhere it simply answers.
+async fn reconnection(ctx: RequestContext) -> &'static str {
+    let control = ctx.http_parts().and_then(|p| {
+        p.extensions
+            .get::<ferromcp_server::http::SseStreamControl>()
+            .cloned()
+    });
+    if let Some(control) = control {
+        control.close();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    "Reconnection test completed"
+}
+
 /// Builds the demo server.
 pub(crate) fn server() -> McpServer {
     let built = McpServer::builder("ferromcp-demo", env!("CARGO_PKG_VERSION"))
@@ -331,6 +347,11 @@ pub(crate) fn server() -> McpServer {
         .tool(
             ToolSpec::new("test_logging_tool").description("Logs one record."),
             logging_tool,
+        )
+        .tool(
+            ToolSpec::new("test_reconnection")
+                .description("Closes its SSE stream before answering; the client resumes."),
+            reconnection,
         )
         .tool(
             ToolSpec::new("test_streaming_elicitation")

@@ -24,9 +24,11 @@ mod completions;
 mod elicit;
 mod extract;
 mod handler;
+mod listen;
 mod local;
 mod output;
 mod outputs_more;
+mod own;
 mod prompts;
 mod registry;
 mod resolve;
@@ -41,20 +43,21 @@ use std::sync::Arc;
 use ferromcp_dispatch::BoxError;
 use ferromcp_types::mcp::methods::{
     self, CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
-    ListTools, ReadResource, Subscribe, Unsubscribe,
+    ListTools, ReadResource, Subscribe, SubscriptionsListen, Unsubscribe,
 };
 use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequestParams};
 
-pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
-pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_answer};
-pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolCall};
 /// The authenticated caller, as a tool extractor (feature `auth`).
 #[cfg(feature = "auth")]
 pub use crate::auth::Principal;
+pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
+pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_answer};
+pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolCall};
 pub use handler::{PromptHandler, ResourceHandler, ToolHandler};
 pub use local::LocalExecutor;
 pub use output::{IntoToolError, IntoToolResult, Json, ToolError};
 pub use outputs_more::{Blob, IntoPromptResult, IntoResourceResult};
+pub use own::OwnResources;
 pub use prompts::PromptSpec;
 pub use resolve::{Ask, DEFAULT_MAX_INPUT_ROUNDS, ResolveError, Resolved, Resolver, ResolverRef};
 pub use resources::ResourceSpec;
@@ -487,15 +490,19 @@ impl McpServerBuilder {
         let has_prompts = self.enable.prompts || !self.prompts.is_empty();
         let has_resources =
             self.enable.resources || !self.resources.is_empty() || !self.templates.is_empty();
-        let shared = Arc::new(Shared {
-            tools: Registry::new(self.tools),
-            prompts: Registry::new(self.prompts),
-            resources: Registry::new(self.resources),
-            templates: Registry::new(self.templates),
-            completions: self.completions,
-            state: Arc::new(self.state),
-            page_size: self.page_size,
-            rounds,
+        let mut state = self.state;
+        let shared = Arc::new_cyclic(|own| {
+            state.insert(own::OwnServer(own.clone()));
+            Shared {
+                tools: Registry::new(self.tools),
+                prompts: Registry::new(self.prompts),
+                resources: Registry::new(self.resources),
+                templates: Registry::new(self.templates),
+                completions: self.completions,
+                state: Arc::new(state),
+                page_size: self.page_size,
+                rounds,
+            }
         });
         let s = &shared;
         let mut low = self
@@ -556,6 +563,14 @@ impl McpServerBuilder {
                 Ok(EmptyResult::new())
             });
         }
+        // 2026-07-28: change notifications travel only on listen streams; serving it also
+        // makes the 2026 capabilities announce listChanged / subscribe.
+        let offered = listen::Offered {
+            tools: has_tools,
+            prompts: has_prompts,
+            resources: has_resources,
+        };
+        low = low.on::<SubscriptionsListen, _, _, _>(move |ctx, p| listen::listen(ctx, p, offered));
         if has_completions {
             let sh = s.clone();
             low = low.on::<Complete, _, _, _>(move |_ctx, p| {

@@ -202,21 +202,20 @@ impl Exchange {
         let previous = match (&round.request_state, live) {
             (_, true) => None,
             (Some(token), false) => Some(rounds.open(binding.get(), token)?),
-            (None, false)
-                if round
-                    .input_responses
-                    .as_ref()
-                    .is_some_and(|r| !r.is_empty()) =>
-            {
-                // Answers without the state they answer.
-                return Err(invalid_state());
-            }
             (None, false) => None,
         };
+        let bound = previous.is_some();
         let (done, answers, pending) =
             previous.map_or((0, BTreeMap::new(), Vec::new()), |s| (s.r, s.a, s.p));
         let mut offered = round.input_responses.unwrap_or_default();
-        offered.retain(|key, _| pending.contains(key));
+        // With a state, only answers to the keys its round asked count. Without one (a first
+        // round that already carries answers: MRTR "Error Handling" SHOULDs), the answers are
+        // offered to this round's questions by key; unknown keys are ignored and missing ones
+        // asked. Nothing is lost by trusting them: the client is the one who answers anyway,
+        // and the sealed state protects only what earlier rounds gathered.
+        if bound {
+            offered.retain(|key, _| pending.contains(key));
+        }
         let arguments = call.arguments.clone();
         let ask = Ask {
             inner: Arc::new(AskInner {
