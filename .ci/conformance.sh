@@ -185,18 +185,22 @@ run_leg() {
 }
 
 # The client scenarios of a harness, one per line: $1 = harness dir, $2 = revision (0.2:
-# `list --requirements REV`, its required and not-scored client scenarios) or nothing
-# (0.1.16: `list --client`, all of them).
+# `list --requirements REV`, its required and not-scored client scenarios, plus the
+# extension scenarios outside the set, i.e. SEP-2640 skills) or nothing (0.1.16:
+# `list --client`, all of them).
 client_scenarios() {
   local harness=$1/node_modules/@modelcontextprotocol/conformance/dist/index.js
   if [[ -z $2 ]]; then
     "$node" "$harness" list --client | sed -n 's/^  - \([^ ]*\).*/\1/p'
   else
-    "$node" "$harness" list --client --requirements "$2" | awk '
-      /^Client scenarios/ { client = 1; next }
-      /^[^ ]/ { client = 0 }
-      client && /^  - / { print $2 }
-      /^    - .*\[client\]$/ { print $2 }'
+    {
+      "$node" "$harness" list --client --requirements "$2" | awk '
+        /^Client scenarios/ { client = 1; next }
+        /^[^ ]/ { client = 0 }
+        client && /^  - / { print $2 }
+        /^    - .*\[client\]$/ { print $2 }'
+      "$node" "$harness" list --client | sed -n 's/^  - \([^ ]*\) \[extension\]$/\1/p'
+    } | awk '!seen[$0]++'
   fi
 }
 
