@@ -6,23 +6,19 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;
+#[path = "redis_node/server.rs"]
+mod redis_server;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
-use ferromcp_server::Server;
 use ferromcp_server::http::redis::{RedisConfig, RedisStores};
 use ferromcp_server::http::{HttpConfig, HttpServer, McpHttpService, Principal};
-use ferromcp_types::jsonrpc::Payload;
-use ferromcp_types::mcp::methods::{CallTool, ListTools};
-use ferromcp_types::mcp::{
-    CallToolRequestParams, CallToolResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    Tool,
-};
 use http::Method;
 use http_body_util::Full;
 use http_support::{Sse, call, header, open_session, post, send};
+use redis_server::server;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -63,49 +59,6 @@ async fn redis_up(test: &str) -> bool {
 async fn within<F: std::future::Future>(f: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(60), f)
         .await
-        .unwrap()
-}
-
-fn schema(v: Value) -> JsonObject {
-    serde_json::from_value(v).unwrap()
-}
-
-/// `countdown {n, ms}`: `n` log notifications `n-1 … 0`, `ms` apart, then "liftoff";
-/// `echo {text}`.
-fn server() -> Server {
-    let tools = vec![
-        Tool::new("countdown", schema(json!({"type":"object"}))),
-        Tool::new("echo", schema(json!({"type":"object"}))),
-    ];
-    Server::builder("redis-test", "1.0.0")
-        .on::<ListTools, _, _, _>(move |_ctx, _p: PaginatedRequestParams| {
-            let tools = tools.clone();
-            async move { Ok(ListToolsResult::new(tools)) }
-        })
-        .on::<CallTool, _, _, _>(|ctx, p: CallToolRequestParams| async move {
-            let arg = |k: &str| p.arguments.as_ref().and_then(|a| a.get(k)).cloned();
-            Ok(match p.name.as_str() {
-                "countdown" => {
-                    let n = arg("n").and_then(|v| v.as_u64()).unwrap_or(5);
-                    let ms = arg("ms").and_then(|v| v.as_u64()).unwrap_or(50);
-                    for i in (0..n).rev() {
-                        let params = json!({"level":"info","data":i});
-                        ctx.session()
-                            .notify("notifications/message", Some(Payload::from(params)))
-                            .await;
-                        tokio::time::sleep(Duration::from_millis(ms)).await;
-                    }
-                    CallToolResult::text("liftoff")
-                }
-                "echo" => CallToolResult::text(
-                    arg("text")
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default(),
-                ),
-                other => CallToolResult::error(format!("unknown tool {other}")),
-            })
-        })
-        .build()
         .unwrap()
 }
 
@@ -397,6 +350,104 @@ async fn a_dead_owner_loses_its_sessions() {
         assert_eq!(t, want, "a gapless prefix");
         let h = [("mcp-session-id", sid.as_str())];
         let resp = post(b.addr, &h, &call(6, "echo", json!({}))).await;
+        assert_eq!(resp.status(), 404);
+    })
+    .await;
+}
+
+/// A node process (tests/bin/redis_node.rs) on a free loopback port; killed (SIGKILL) when
+/// dropped.
+struct Process {
+    child: std::process::Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn process(ns: &str) -> Process {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ferromcp-redis-node"))
+        .args(["127.0.0.1:0", &redis_url(), ns])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let line = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        line
+    })
+    .await
+    .unwrap();
+    let addr = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("node said {line:?}"));
+    Process { child, addr }
+}
+
+/// Two server processes sharing one Redis: a stream dropped on A resumes on B (A still
+/// running the request) with every event once and the result; a request through B is
+/// forwarded to A; then A is killed (SIGKILL) mid-request: a resume on B replays what A
+/// stored, gapless, and ends; the session is then 404 on B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_share_a_session() {
+    if !redis_up("two_processes_share_a_session").await {
+        return;
+    }
+    within(async {
+        let ns = namespace("procs");
+        let mut a = process(&ns).await;
+        let b = process(&ns).await;
+        let sid = open_session(a.addr, "2025-11-25").await;
+        let h = [("mcp-session-id", sid.as_str())];
+
+        let resp = post(
+            a.addr,
+            &h,
+            &call(2, "countdown", json!({"n": 10, "ms": 50})),
+        )
+        .await;
+        let mut sse = Sse::new(resp);
+        let (mut seen, last) = read_ticks(&mut sse, 3).await;
+        drop(sse);
+        let resp = send(b.addr, Method::GET, &resume_headers(&sid, &last), "").await;
+        assert_eq!(resp.status(), 200);
+        seen.extend(collect(&mut Sse::new(resp)).await);
+        assert_exactly_once(&seen, 10, 2);
+
+        let resp = post(b.addr, &h, &call(3, "echo", json!({"text": "from b"}))).await;
+        let got = Sse::new(resp).rest().await;
+        assert_eq!(got[0]["result"]["content"][0]["text"], "from b");
+
+        let resp = post(
+            a.addr,
+            &h,
+            &call(4, "countdown", json!({"n": 100, "ms": 40})),
+        )
+        .await;
+        let mut sse = Sse::new(resp);
+        let (seen, last) = read_ticks(&mut sse, 3).await;
+        a.child.kill().unwrap();
+        a.child.wait().unwrap();
+        drop(sse);
+        let resp = send(b.addr, Method::GET, &resume_headers(&sid, &last), "").await;
+        assert_eq!(resp.status(), 200);
+        let rest = collect(&mut Sse::new(resp)).await;
+        let all: Vec<_> = seen.into_iter().chain(rest).collect();
+        let t = ticks(&all);
+        let want: Vec<u64> = (0..100).rev().take(t.len()).collect();
+        assert_eq!(t, want, "a gapless prefix, no result");
+        assert!(t.len() < 100);
+        let resp = post(b.addr, &h, &call(5, "echo", json!({}))).await;
         assert_eq!(resp.status(), 404);
     })
     .await;
