@@ -582,3 +582,233 @@ async fn static_verifier_and_redacted_debug() {
     .await
     .unwrap();
 }
+
+/// A verifier for the JWKS at `addr`, used directly (no HTTP server).
+fn direct(addr: SocketAddr, refresh: Duration, min_refetch: Duration) -> JwtVerifier {
+    JwtVerifier::builder(ISS, format!("http://{addr}/jwks"), RESOURCE)
+        .refresh(refresh)
+        .min_refetch(min_refetch)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn es256_tokens_verify() {
+    use p256::elliptic_curve::sec1::ToEncodedPoint;
+    use p256::pkcs8::EncodePrivateKey as _;
+    tokio::time::timeout(LIMIT, async {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).unwrap();
+        let sk = p256::SecretKey::from_slice(&seed).unwrap();
+        let point = sk.public_key().to_encoded_point(false);
+        let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
+        let jwks = Arc::new(Jwks::default());
+        *jwks.doc.lock().unwrap() = json!({"keys": [{
+            "kty": "EC", "crv": "P-256", "kid": "ec1", "alg": "ES256",
+            "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap()),
+        }]});
+        let addr = serve_jwks(jwks).await;
+        let v = direct(addr, Duration::from_secs(300), Duration::ZERO);
+        let der = sk.to_pkcs8_der().unwrap();
+        let key = jsonwebtoken::EncodingKey::from_ec_der(der.as_bytes());
+        let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        h.kid = Some("ec1".into());
+        let tok = jsonwebtoken::encode(&h, &claims("erin", "mcp", json!({})), &key).unwrap();
+        let p = ferromcp_server::auth::TokenVerifier::verify(&v, &tok)
+            .await
+            .unwrap();
+        assert_eq!(p.subject, "erin");
+        assert_eq!(p.issuer.as_deref(), Some(ISS));
+        assert_eq!(p.audience, [RESOURCE]);
+        assert!(p.expires_at.is_some());
+        // The same claims under EdDSA with the EC key's kid: the algorithm does not match.
+        let ed = Key::new("ec1");
+        let e = ferromcp_server::auth::TokenVerifier::verify(
+            &v,
+            &ed.sign(&claims("erin", "mcp", json!({}))),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(e, ferromcp_server::auth::AuthError::InvalidToken(_)),
+            "{e:?}"
+        );
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn periodic_refresh_retires_old_keys() {
+    use ferromcp_server::auth::TokenVerifier as _;
+    tokio::time::timeout(LIMIT, async {
+        let k1 = Key::new("k1");
+        let k2 = Key::new("k2");
+        let jwks = Arc::new(Jwks::default());
+        *jwks.doc.lock().unwrap() = json!({"keys": [k1.jwk()]});
+        let addr = serve_jwks(jwks.clone()).await;
+        let v = direct(addr, Duration::from_secs(2), Duration::from_secs(60));
+        let t1 = k1.sign(&claims("a", "mcp", json!({})));
+        v.verify(&t1).await.unwrap();
+        // The AS rotates k1 out; after the refresh period the set is re-read.
+        *jwks.doc.lock().unwrap() = json!({"keys": [k2.jwk()]});
+        v.verify(&t1).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(2200)).await;
+        assert!(v.verify(&t1).await.is_err());
+        v.verify(&k2.sign(&claims("a", "mcp", json!({}))))
+            .await
+            .unwrap();
+        assert_eq!(jwks.hits.load(Ordering::SeqCst), 2);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn unknown_kid_refetches_are_rate_limited() {
+    use ferromcp_server::auth::TokenVerifier as _;
+    tokio::time::timeout(LIMIT, async {
+        let k1 = Key::new("k1");
+        let jwks = Arc::new(Jwks::default());
+        *jwks.doc.lock().unwrap() = json!({"keys": [k1.jwk()]});
+        let addr = serve_jwks(jwks.clone()).await;
+        let v = direct(addr, Duration::from_secs(300), Duration::from_secs(60));
+        v.verify(&k1.sign(&claims("a", "mcp", json!({}))))
+            .await
+            .unwrap();
+        for i in 0..20 {
+            let made_up = k1.sign_as(&format!("nope-{i}"), &claims("a", "mcp", json!({})));
+            assert!(v.verify(&made_up).await.is_err());
+        }
+        assert_eq!(
+            jwks.hits.load(Ordering::SeqCst),
+            1,
+            "made-up kids fetched the JWKS"
+        );
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn unreachable_jwks_is_503_not_401() {
+    tokio::time::timeout(LIMIT, async {
+        // A port nobody listens on.
+        let gone = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = gone.local_addr().unwrap();
+        drop(gone);
+        let v = direct(addr, Duration::from_secs(300), Duration::ZERO);
+        let auth = AuthConfig::new(RESOURCE, v).authorization_server(ISS);
+        let server = McpServer::builder("down", "1.0.0")
+            .tool("ctx_whoami", ctx_whoami)
+            .build()
+            .unwrap();
+        let srv = HttpServer::bind(
+            "127.0.0.1:0",
+            server.server().clone(),
+            HttpConfig::default().auth(auth),
+        )
+        .await
+        .unwrap();
+        let mcp = srv.local_addr();
+        tokio::spawn(srv.run());
+        let tok = Key::new("k1").sign(&claims("a", "mcp", json!({})));
+        let resp = modern(mcp, &bearer(&tok), "ctx_whoami").await;
+        assert_eq!(resp.status(), 503);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn another_principal_cannot_open_the_sessions_streams() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let alice = bearer(&s.key.sign(&claims("alice", "mcp", json!({}))));
+        let bob = bearer(&s.key.sign(&claims("bob", "mcp", json!({}))));
+        let sid = open_session(s.addr, &alice).await;
+        let get = |auth: String| {
+            let sid = sid.clone();
+            async move {
+                let h = [
+                    ("accept", "text/event-stream"),
+                    ("mcp-session-id", sid.as_str()),
+                    ("mcp-protocol-version", "2025-11-25"),
+                    ("last-event-id", "0"),
+                    ("authorization", auth.as_str()),
+                ];
+                http_support::send(s.addr, Method::GET, &h, "")
+                    .await
+                    .status()
+            }
+        };
+        assert_eq!(get(bob.clone()).await, 404);
+        let h = [
+            ("mcp-session-id", sid.as_str()),
+            ("authorization", bob.as_str()),
+        ];
+        let resp = http_support::send(s.addr, Method::DELETE, &h, "").await;
+        assert_eq!(resp.status(), 404);
+        // Bob's DELETE did not end it: Alice still uses it.
+        assert_eq!(
+            legacy_call(s.addr, &sid, &alice, "whoami").await.status(),
+            200
+        );
+    })
+    .await
+    .unwrap();
+}
+
+/// Every event and span field, as text.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<String>>);
+
+struct Visit<'a>(&'a mut String);
+
+impl tracing::field::Visit for Visit<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!("{}={value:?} ", field.name()));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        event.record(&mut Visit(&mut self.0.lock().unwrap()));
+    }
+
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        attrs.record(&mut Visit(&mut self.0.lock().unwrap()));
+    }
+}
+
+#[tokio::test]
+async fn tokens_are_never_logged() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let good = s.key.sign(&claims("alice", "mcp", json!({})));
+        let expired = s
+            .key
+            .sign(&claims("alice", "mcp", json!({"exp": now() - 120})));
+        let stranger = Key::new("zz").sign(&claims("alice", "mcp", json!({})));
+        for t in [&good, &expired, &stranger] {
+            let _ = rpc(modern(s.addr, &bearer(t), "whoami").await).await;
+        }
+        let logs = capture.0.lock().unwrap().clone();
+        assert!(!logs.is_empty(), "nothing was captured");
+        for t in [&good, &expired, &stranger] {
+            let sig = t.rsplit('.').next().unwrap();
+            assert!(!logs.contains(sig), "a token reached the logs: {logs}");
+        }
+    })
+    .await
+    .unwrap();
+}
