@@ -83,7 +83,7 @@ install_tools() {
 # Builds, in one cargo invocation, what the selected legs need: the demo server for the
 # server legs, conformance-client for the client legs.
 build_binaries() {
-  local packages=() target=${CARGO_TARGET_DIR:-$root/target}/debug
+  local packages=() target=${CARGO_TARGET_DIR:-$root/target}/debug leg
   server_bin=${FERROMCP_BIN:-$target/ferromcp}
   client_bin=${CONFORMANCE_CLIENT_BIN:-$target/conformance-client}
   need_server= need_client=
