@@ -1,5 +1,6 @@
 //! `ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
-//! [--allowed-origin O]...`: the demo server over Streamable HTTP at `/mcp`, both eras.
+//! [--allowed-origin O]... [--redis URL]`: the demo server over Streamable HTTP at `/mcp`,
+//! both eras.
 
 use std::process::ExitCode;
 
@@ -14,23 +15,38 @@ OPTIONS:
     --json-response         answer requests with JSON, never SSE
     --allowed-host H        allow this Host header (repeatable; `host:*` = any port)
     --allowed-origin O      allow this Origin header (repeatable)
+    --redis URL             share handshake-era sessions and resumable streams with the
+                            other nodes using this Redis (built with the `redis` feature)
 
 Loopback binds allow only loopback Host and Origin values by default (DNS-rebinding
 protection); a wider bind without --allowed-host/--allowed-origin logs a warning.";
 
-/// Parses the arguments after `--http` into the address and the settings.
-fn parse(args: &[&str]) -> Result<(String, HttpConfig), String> {
+/// Parses the arguments after `--http` into the address, the settings and the Redis URL.
+fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>), String> {
     let Some((addr, mut rest)) = args.split_first() else {
         return Err("serve --http needs an address, e.g. 127.0.0.1:8000".to_owned());
     };
     let mut config = HttpConfig::default();
     let mut hosts: Vec<String> = Vec::new();
     let mut origins: Vec<String> = Vec::new();
+    let mut redis = None;
     while let Some((flag, tail)) = rest.split_first() {
         rest = tail;
         match *flag {
             "--stateless" => config = config.stateless(true),
             "--json-response" => config = config.json_response(true),
+            "--redis" => {
+                let Some((value, tail)) = rest.split_first() else {
+                    return Err("--redis needs a URL, e.g. redis://127.0.0.1:6379".to_owned());
+                };
+                rest = tail;
+                if !cfg!(feature = "redis") {
+                    return Err(
+                        "--redis: this ferromcp was built without the `redis` feature".to_owned(),
+                    );
+                }
+                redis = Some((*value).to_owned());
+            }
             "--allowed-host" | "--allowed-origin" => {
                 let Some((value, tail)) = rest.split_first() else {
                     return Err(format!("{flag} needs a value"));
@@ -55,12 +71,12 @@ fn parse(args: &[&str]) -> Result<(String, HttpConfig), String> {
     if !origins.is_empty() {
         config = config.allowed_origins(origins);
     }
-    Ok(((*addr).to_owned(), config))
+    Ok(((*addr).to_owned(), config, redis))
 }
 
 /// Runs `ferromcp serve --http …` until the listener fails.
 pub(crate) fn run(args: &[&str]) -> ExitCode {
-    let (addr, config) = match parse(args) {
+    let (addr, config, redis) = match parse(args) {
         Ok(p) => p,
         Err(e) => return super::fail(&e),
     };
@@ -75,6 +91,7 @@ pub(crate) fn run(args: &[&str]) -> ExitCode {
     // The demo server's value stays alive while serving (it owns the handlers' state).
     let demo = super::demo::server();
     let served = runtime.block_on(async {
+        let config = with_redis(config, redis).await?;
         let server = HttpServer::bind(addr.as_str(), demo.server().clone(), config).await?;
         eprintln!(
             "ferromcp: serving the demo server at http://{}/mcp",
@@ -88,13 +105,29 @@ pub(crate) fn run(args: &[&str]) -> ExitCode {
     }
 }
 
+/// `config` with the Redis stores of `url` (feature `redis`).
+#[cfg(feature = "redis")]
+async fn with_redis(config: HttpConfig, url: Option<String>) -> std::io::Result<HttpConfig> {
+    use ferromcp_server::http::redis::{RedisConfig, RedisStores};
+    let Some(url) = url else { return Ok(config) };
+    let stores = RedisStores::connect(RedisConfig::new(url).idle_timeout(config.idle_timeout))
+        .await
+        .map_err(std::io::Error::other)?;
+    Ok(stores.apply(config))
+}
+
+#[cfg(not(feature = "redis"))]
+async fn with_redis(config: HttpConfig, _url: Option<String>) -> std::io::Result<HttpConfig> {
+    Ok(config)
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse;
 
     #[test]
     fn parses_flags() {
-        let (addr, c) = parse(&[
+        let (addr, c, redis) = parse(&[
             "127.0.0.1:0",
             "--stateless",
             "--json-response",
@@ -106,6 +139,15 @@ mod tests {
         .unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(addr, "127.0.0.1:0");
         assert!(c.stateless && c.json_response);
+        assert_eq!(redis, None);
+        let with = parse(&["x", "--redis", "redis://127.0.0.1:6379"]);
+        if cfg!(feature = "redis") {
+            let (_, _, url) = with.unwrap_or_else(|e| unreachable!("{e}"));
+            assert_eq!(url.as_deref(), Some("redis://127.0.0.1:6379"));
+        } else {
+            assert!(with.is_err());
+        }
+        assert!(parse(&["x", "--redis"]).is_err());
         assert_eq!(c.allowed_hosts, Some(vec!["a:*".to_owned()]));
         assert_eq!(c.allowed_origins, Some(vec!["http://a:*".to_owned()]));
         assert!(parse(&[]).is_err());
