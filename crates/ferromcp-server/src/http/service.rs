@@ -25,6 +25,10 @@ use crate::server::Server;
 /// service records it (in the request's extensions). Handshake-era sessions are bound to the
 /// principal that created them: a request from another principal gets 404, as for an
 /// unknown session.
+///
+/// With the `auth` feature and `HttpConfig::auth` set, the service's own token check
+/// records it (replacing whatever an outer layer put there): the verified token's issuer,
+/// subject and client (`auth::Principal::binding_key`), next to the full `auth::Principal`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Principal(pub String);
 
