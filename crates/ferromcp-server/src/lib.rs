@@ -13,6 +13,8 @@
 pub mod auth;
 mod connection;
 mod context;
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(feature = "http")]
 pub mod http;
 mod in_process;

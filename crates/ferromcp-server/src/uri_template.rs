@@ -382,6 +382,11 @@ impl UriTemplate {
         let b = uri.as_bytes();
         let n = b.len();
         let mut slots: Vec<Option<String>> = vec![None; self.names.len()];
+        // Per variable: in how many expressions it appears, and in how many it was bound. A
+        // defined variable expands at every occurrence, so it must be bound at all of them or
+        // at none (`{/a}{x}{/a}` never matches `x/a`).
+        let mut occurs = vec![0usize; self.names.len()];
+        let mut bound = vec![0usize; self.names.len()];
         let mut pos = 0;
         for (idx, part) in self.parts.iter().enumerate() {
             match part {
@@ -428,12 +433,33 @@ impl UriTemplate {
                         }
                     };
                     let extent = uri.get(pos..end)?;
-                    self.capture(*op, vars, extent, &mut slots)?;
+                    let before: Vec<bool> = vars
+                        .iter()
+                        .map(|v| self.slot(v).is_some_and(|i| slots[i].is_some()))
+                        .collect();
+                    let mut local: Vec<Option<String>> = vec![None; self.names.len()];
+                    self.capture(*op, vars, extent, &mut local)?;
+                    let mut seen = Vec::with_capacity(vars.len());
+                    for (name, had) in vars.iter().zip(before) {
+                        let i = self.slot(name)?;
+                        if seen.contains(&i) {
+                            continue;
+                        }
+                        seen.push(i);
+                        occurs[i] += 1;
+                        if let Some(value) = local[i].take() {
+                            match &slots[i] {
+                                Some(prev) if had && *prev != value => return None,
+                                _ => slots[i] = Some(value),
+                            }
+                            bound[i] += 1;
+                        }
+                    }
                     pos = end;
                 }
             }
         }
-        if pos != n {
+        if pos != n || occurs.iter().zip(&bound).any(|(o, b)| *b > 0 && b != o) {
             return None;
         }
         let pairs = self
@@ -487,6 +513,11 @@ impl UriTemplate {
             }
         }
         Some(())
+    }
+
+    /// The index of a variable in `names`.
+    fn slot(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
     }
 
     fn bind(&self, name: &str, raw: &str, slots: &mut [Option<String>]) -> Option<()> {

@@ -325,6 +325,17 @@ fn values_are_percent_decoded() {
 fn repeated_variables_must_agree() {
     assert_eq!(caps("/{a}/{a}", "/x/x"), pairs(&[("a", "x")]));
     assert_eq!(caps("/{a}/{a}", "/x/y"), None);
+    // Defined at one occurrence and undefined at the other: no assignment expands to that
+    // (a fuzzing finding, `fuzz/corpus/uri_template/regression_repeated_var_defined_once`).
+    assert_eq!(caps("{/a}{x}{/a}", "x/a"), None);
+    assert_eq!(caps("{/a}{.x}{/a}", ".x/a"), None);
+    assert_eq!(
+        caps("{/a}{.x}{/a}", "/a.x/a"),
+        pairs(&[("a", "a"), ("x", "x")])
+    );
+    assert_eq!(caps("{/a}{.x}{/a}", ".x"), pairs(&[("x", "x")]));
+    assert_eq!(caps("{?a}/{;a}", "?a=1/;a=1"), pairs(&[("a", "1")]));
+    assert_eq!(caps("{?a}/{;a}", "/;a=1"), None);
 }
 
 #[test]

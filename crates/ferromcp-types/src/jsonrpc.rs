@@ -16,7 +16,7 @@ mod message;
 mod payload;
 
 pub use decode::{DEFAULT_MAX_DEPTH, DecodeError, Decoder, Frame, MAX_SETTABLE_DEPTH};
-pub use error::{ErrorCode, ErrorObject};
+pub use error::{ErrorCode, ErrorObject, MAX_ECHO_LEN, echo};
 pub use id::RequestId;
 pub use message::{ErrorResponse, Message, Notification, Request, Response};
 pub use payload::Payload;

@@ -161,7 +161,11 @@ pub(crate) async fn get(
     params: GetPromptRequestParams,
 ) -> Result<MaybeInputRequired<GetPromptResult>, HandlerError> {
     let Some(entry) = shared.prompts.get(&params.name) else {
-        return Err(ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name)).into());
+        return Err(ErrorObject::invalid_params(format!(
+            "Unknown prompt: {}",
+            ferromcp_types::jsonrpc::echo(&params.name)
+        ))
+        .into());
     };
     let given = params.arguments.unwrap_or_default();
     for arg in entry.prompt.arguments.iter().flatten() {

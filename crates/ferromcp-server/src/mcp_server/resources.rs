@@ -195,7 +195,7 @@ pub(crate) fn not_found(ctx: &RequestContext, uri: &str) -> ErrorObject {
     } else {
         ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "Resource not found")
     };
-    e.with_data(serde_json::json!({ "uri": uri }))
+    e.with_data(serde_json::json!({ "uri": ferromcp_types::jsonrpc::echo(uri) }))
 }
 
 /// `resources/read`: a static resource by exact URI first, then the templates in

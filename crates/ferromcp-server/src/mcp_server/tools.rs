@@ -214,11 +214,12 @@ pub(crate) async fn call(
     params: CallToolRequestParams,
 ) -> Result<MaybeInputRequired<CallToolResult>, HandlerError> {
     let Some(entry) = shared.tools.get(&params.name) else {
-        return Err(
-            ErrorObject::invalid_params(format!("Unknown tool: {}", params.name))
-                .with_data(serde_json::json!({ "name": params.name }))
-                .into(),
-        );
+        return Err(ErrorObject::invalid_params(format!(
+            "Unknown tool: {}",
+            ferromcp_types::jsonrpc::echo(&params.name)
+        ))
+        .with_data(serde_json::json!({ "name": ferromcp_types::jsonrpc::echo(&params.name) }))
+        .into());
     };
     let arguments = Value::Object(params.arguments.unwrap_or_default());
     // Arguments that do not fit the schema are a tool error the model can read and correct,

@@ -303,7 +303,12 @@ impl Envelope {
                 let params = match self.params {
                     None => None,
                     Some(raw) => match first_non_ws(raw.get().as_bytes()) {
-                        Some(b'{' | b'[') => Some(Payload::Raw(raw)),
+                        Some(b'{' | b'[') => {
+                            if let Some(key) = duplicate_key(raw.get()) {
+                                return fail(&format!("duplicate key {key:?} in params"));
+                            }
+                            Some(Payload::Raw(raw))
+                        }
                         Some(b'n') => None, // `"params": null` is read as absent.
                         _ => return fail(r#""params" must be an object"#),
                     },
@@ -320,12 +325,15 @@ impl Envelope {
                 (Some(_), Some(_)) => {
                     fail(r#"a response must not carry both "result" and "error""#)
                 }
-                (Some(result), None) => match known {
-                    Some(id) => Ok(Message::Response(Response {
-                        id,
-                        result: Payload::Raw(result),
-                    })),
-                    None => fail("a response needs a non-null id"),
+                (Some(result), None) => match duplicate_key(result.get()) {
+                    Some(key) => fail(&format!("duplicate key {key:?} in result")),
+                    None => match known {
+                        Some(id) => Ok(Message::Response(Response {
+                            id,
+                            result: Payload::Raw(result),
+                        })),
+                        None => fail("a response needs a non-null id"),
+                    },
                 },
                 (None, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
                     Ok(error) => Ok(Message::Error(ErrorResponse { id: known, error })),
@@ -335,6 +343,111 @@ impl Envelope {
             },
         }
     }
+}
+
+/// The first key that appears twice in one object anywhere in `text` (JSON whose depth is
+/// already bounded), so that `params` and `result` are never read first-wins by one parser
+/// and last-wins by another (the Go SDK's GHSA-wvj2-96wp-fq3f). Content serde_json cannot
+/// scan (a number beyond `f64`, a lone surrogate escape) ends the scan without a finding:
+/// reading it into a value fails later anyway.
+fn duplicate_key(text: &str) -> Option<String> {
+    use std::borrow::Cow;
+    use std::collections::HashSet;
+
+    use serde::de::{DeserializeSeed, SeqAccess};
+
+    const FOUND: &str = "\u{0}duplicate key";
+
+    struct Scan<'a>(&'a mut Option<String>);
+
+    impl<'de> DeserializeSeed<'de> for Scan<'_> {
+        type Value = ();
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    struct KeySeed;
+
+    impl<'de> DeserializeSeed<'de> for KeySeed {
+        type Value = Cow<'de, str>;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for KeySeed {
+        type Value = Cow<'de, str>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Cow<'de, str>, E> {
+            Ok(Cow::Borrowed(v))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Cow<'de, str>, E> {
+            Ok(Cow::Owned(v.to_owned()))
+        }
+    }
+
+    impl<'de> Visitor<'de> for Scan<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            let out = self.0;
+            while a.next_element_seed(Scan(&mut *out))?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            let out = self.0;
+            // Small objects (the usual case) are checked by a linear search.
+            let mut few: Vec<Cow<'de, str>> = Vec::new();
+            let mut many: HashSet<Cow<'de, str>> = HashSet::new();
+            while let Some(key) = a.next_key_seed(KeySeed)? {
+                let seen = if many.is_empty() && few.len() < 16 {
+                    let seen = few.contains(&key);
+                    few.push(key.clone());
+                    seen
+                } else {
+                    many.extend(few.drain(..));
+                    !many.insert(key.clone())
+                };
+                if seen {
+                    *out = Some(key.into_owned());
+                    return Err(de::Error::custom(FOUND));
+                }
+                a.next_value_seed(Scan(&mut *out))?;
+            }
+            Ok(())
+        }
+    }
+
+    if !text.contains('{') {
+        return None;
+    }
+    let mut found = None;
+    let mut d = serde_json::Deserializer::from_str(text);
+    let _ = Scan(&mut found).deserialize(&mut d);
+    found
 }
 
 /// Reads a JSON value of any kind, keeping what a field needs and remembering values of the

@@ -6,6 +6,33 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The most bytes of peer-supplied text (a method, tool or prompt name, a URI) an error
+/// message or its data echoes; longer text is cut (see [`echo`]), so a 1 MB name never comes
+/// back as a 2 MB error.
+pub const MAX_ECHO_LEN: usize = 256;
+
+/// `text` as an error may echo it: unchanged up to [`MAX_ECHO_LEN`] bytes, otherwise cut at a
+/// character boundary and marked with `…`.
+///
+/// ```
+/// use ferromcp_types::jsonrpc::{MAX_ECHO_LEN, echo};
+///
+/// assert_eq!(echo("tools/call"), "tools/call");
+/// let long = "é".repeat(1000);
+/// assert!(echo(&long).len() <= MAX_ECHO_LEN + '…'.len_utf8());
+/// assert!(echo(&long).ends_with('…'));
+/// ```
+pub fn echo(text: &str) -> Cow<'_, str> {
+    if text.len() <= MAX_ECHO_LEN {
+        return Cow::Borrowed(text);
+    }
+    let mut end = MAX_ECHO_LEN;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}…", &text[..end]))
+}
+
 /// A JSON-RPC error code. The set is open: any `i32` is a valid code, and the constants name
 /// the ones JSON-RPC and MCP define.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -117,9 +144,9 @@ impl ErrorObject {
         Self::new(ErrorCode::INVALID_REQUEST, message)
     }
 
-    /// -32601 Method not found, with the method name as data.
+    /// -32601 Method not found, with the method name as data (cut to [`MAX_ECHO_LEN`]).
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(ErrorCode::METHOD_NOT_FOUND, "Method not found").with_data(method)
+        Self::new(ErrorCode::METHOD_NOT_FOUND, "Method not found").with_data(echo(method))
     }
 
     /// -32602 Invalid params.

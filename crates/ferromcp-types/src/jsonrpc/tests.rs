@@ -71,6 +71,36 @@ fn keys_are_case_sensitive() {
 }
 
 #[test]
+fn duplicate_keys_inside_params_and_result_are_rejected() {
+    // B51 / GHSA-wvj2-96wp-fq3f: never first-wins in one layer and last-wins in another.
+    for text in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+        r#"{"jsonrpc":"2.0","method":"x","params":{"a":{"b":[{"c":1,"c":1}]}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"k":1,"\u006b":2}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"content":[]}}"#,
+    ] {
+        let e = invalid(text);
+        assert!(e.to_string().contains("duplicate key"), "{e}");
+        assert_eq!(e.to_error_object().code, ErrorCode::INVALID_REQUEST);
+    }
+    // Many keys (the set path), distinct: accepted; one repeated at the end: rejected.
+    let keys: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
+    let ok = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{}}}}}"#,
+        keys.join(",")
+    );
+    assert!(Decoder::new().decode(ok.as_bytes()).is_ok());
+    let dup = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{},"k3":0}}}}"#,
+        keys.join(",")
+    );
+    assert!(invalid(&dup).to_string().contains("\"k3\""));
+    // Same key in sibling objects, and case variants and NUL variants: not duplicates.
+    let ok = r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":{"k":1},"b":{"k":1},"K":1,"k\u0000":1,"k":2}}"#;
+    assert!(Decoder::new().decode(ok.as_bytes()).is_ok());
+}
+
+#[test]
 fn duplicate_envelope_keys_are_rejected() {
     for text in [
         r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}"#,

@@ -1,0 +1,50 @@
+//! Replays the fuzz corpora of this crate's targets (`fuzz/corpus/<target>/`) through the
+//! fuzz target bodies (`ferromcp_server::fuzzing`), so every seed and every regression found
+//! by fuzzing is checked on every test run, without a fuzzer.
+
+use std::path::PathBuf;
+
+use ferromcp_server::fuzzing;
+
+fn replay(target: &str, body: fn(&[u8])) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the corpus directory is readable")
+        .map(|entry| entry.expect("a corpus entry is readable").path())
+        .filter(|path| path.is_file())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no corpus in {}", dir.display());
+    for path in files {
+        let data = std::fs::read(&path).expect("a corpus file is readable");
+        let outcome = std::panic::catch_unwind(|| body(&data));
+        assert!(outcome.is_ok(), "{target}: {} fails", path.display());
+    }
+}
+
+// MCP 2026-07-28 "Streamable HTTP › Value Encoding" and "Custom Headers from Tool Parameters".
+#[cfg(feature = "http")]
+#[test]
+fn header_codec_corpus() {
+    replay("header_codec", fuzzing::header_codec);
+}
+
+// RFC 6570 levels 1–3 and the linear-time matcher (resources/read, V9 ReDoS).
+#[test]
+fn uri_template_corpus() {
+    replay("uri_template", fuzzing::uri_template);
+}
+
+// Sealed requestState (MCP 2026-07-28 multi-round requests, BP26 state handles).
+#[test]
+fn request_state_corpus() {
+    replay("request_state", fuzzing::request_state);
+}
+
+// Elicitation forms from Rust types and the check of the client's answer (E25).
+#[test]
+fn elicit_answer_corpus() {
+    replay("elicit_answer", fuzzing::elicit_answer);
+}
