@@ -227,6 +227,16 @@ async fn valid_token_reaches_the_tool() {
         let resp = modern(s.addr, &format!("bearer {tok}"), "ctx_whoami").await;
         assert_eq!(resp.status(), 200);
         assert_eq!(rpc(resp).await["result"]["content"][0]["text"], "alice");
+        // Within the clock-skew leeway (30 s): a token that expired 10 s ago still passes.
+        let skewed = s
+            .key
+            .sign(&claims("alice", "mcp", json!({"exp": now() - 10})));
+        assert_eq!(
+            modern(s.addr, &bearer(&skewed), "ctx_whoami")
+                .await
+                .status(),
+            200
+        );
     })
     .await
     .unwrap();

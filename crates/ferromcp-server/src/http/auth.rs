@@ -88,9 +88,12 @@ pub(crate) async fn authenticate(
             ));
         }
     };
+    // Expiry is the verifier's to check (with its clock-skew leeway); a principal more than
+    // a minute past its expiry is refused here too, whatever the verifier said.
+    let slack = std::time::Duration::from_secs(60);
     if principal
         .expires_at
-        .is_some_and(|e| e <= std::time::SystemTime::now())
+        .is_some_and(|e| e + slack <= std::time::SystemTime::now())
     {
         return Err(invalid_token(config, "token expired"));
     }
