@@ -56,8 +56,17 @@
 //!   request's HTTP headers other than `MCP-Protocol-Version` (and the [`Principal`]), and
 //!   they cannot close their SSE stream early (`SseStreamControl::close` returns false).
 //!   The standalone stream is not exclusive across nodes (no 409 for a second GET on
-//!   another node). JSON-response mode is answered from the tail as one JSON body. Redis
+//!   another node), and a GET stream held open on a node that does not own the session does
+//!   not keep the session alive (requests on any node do). JSON-response mode is answered from the tail as one JSON body. Redis
 //!   Cluster (multi-slot keys) is not supported; use one Redis (with replicas as you wish).
+//!
+//!
+//! # Deployment
+//!
+//! One Redis (5.0 or later, for streams) reachable by every node; no sticky routing needed.
+//! `ferromcp serve --http ADDR --redis URL` runs the demo server this way (the CLI's `redis`
+//! feature). Every node of a deployment uses the same [`RedisConfig::namespace`] and the
+//! same idle timeout.
 //!
 //! [`Principal`]: super::Principal
 

@@ -71,6 +71,7 @@ pub(crate) async fn intercept(
         if local.is_terminated() || local.principal.as_ref() != principal {
             return None;
         }
+        local.touch();
         let owner = store.node.id.clone();
         return Some(resume(shared, store, &sid, &owner, &last).await);
     }
