@@ -96,7 +96,11 @@ async fn auto(inner: &Inner) -> Result<SessionInfo, ClientError> {
                 Err(unsupported(&supported))
             }
         }
-        Err(ClientError::Protocol(e)) if e.code == ErrorCode::CONNECTION_CLOSED => {
+        // Our own "connection closed" fails the connect; the same code in a server's HTTP
+        // error answer (it carries the status) is a legacy server refusing the probe.
+        Err(ClientError::Protocol(e))
+            if e.code == ErrorCode::CONNECTION_CLOSED && !from_http_answer(&e) =>
+        {
             Err(ClientError::Protocol(e))
         }
         Err(ClientError::Protocol(e)) => {
@@ -241,4 +245,10 @@ async fn handshake(inner: &Inner) -> Result<SessionInfo, ClientError> {
     let session = SessionInfo::from_initialize(version, result);
     let _ = inner.session.set(session.clone());
     Ok(session)
+}
+
+/// Whether an error came in a server's HTTP error response (the HTTP transport records the
+/// status in `data.httpStatus`).
+fn from_http_answer(e: &ferromcp_types::jsonrpc::ErrorObject) -> bool {
+    e.data.as_ref().and_then(|d| d.get("httpStatus")).is_some()
 }

@@ -151,6 +151,25 @@ pub(super) fn with_id(msg: Message, id: &RequestId) -> Message {
     }
 }
 
+/// Records the HTTP status in an error's `data` (when `data` is absent or an object without
+/// one), so callers can tell a server's answer from a local failure that happens to share its
+/// code: some servers answer HTTP 400 with -32000, which is also our "connection closed".
+fn with_http_status(msg: Message, status: StatusCode) -> Message {
+    match msg {
+        Message::Error(mut e) => {
+            match &mut e.error.data {
+                None => e.error.data = Some(json!({"httpStatus": status.as_u16()})),
+                Some(Value::Object(map)) => {
+                    map.entry("httpStatus").or_insert(json!(status.as_u16()));
+                }
+                Some(_) => {}
+            }
+            Message::Error(e)
+        }
+        other => other,
+    }
+}
+
 /// Whether request params carry the 2026-07-28 envelope.
 fn modern_params(params: Option<&Value>) -> bool {
     params
@@ -553,7 +572,7 @@ impl Engine {
             if let Ok(Ok(body)) = body {
                 if let Ok(msg) = Message::from_slice(&body.to_bytes()) {
                     if matches!(msg, Message::Error(_)) && answers(&msg, id) {
-                        return with_id(msg, id);
+                        return with_http_status(with_id(msg, id), status);
                     }
                 }
             }

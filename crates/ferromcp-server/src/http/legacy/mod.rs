@@ -163,6 +163,10 @@ fn create(
     ));
     session.touch();
     c.session_store.insert(session.clone());
+    // List changes and resource updates reach the session (on its GET stream) once it is
+    // initialized, as on every other transport.
+    let changes = shared.server.subscribe_changes();
+    let forwarder = tokio::spawn(crate::stream::forward_changes(changes, connection.clone()));
     let runner = Arc::new(ServerRunner::handshake(shared.server.clone(), connection));
     let store = c.event_store.clone();
     let sid = session.id.clone();
@@ -170,6 +174,7 @@ fn create(
         if let Err(e) = dispatcher.run(runner.clone()).await {
             tracing::warn!(error = %e, "session dispatcher failed");
         }
+        forwarder.abort();
         runner.close().await;
         streams.close_all();
         if let Some(store) = store {
