@@ -77,7 +77,11 @@ struct Node {
 }
 
 async fn node(ns: &str, idle: Duration) -> Node {
-    let stores = RedisStores::connect(redis_config(ns, idle)).await.unwrap();
+    node_with(redis_config(ns, idle)).await
+}
+
+async fn node_with(config: RedisConfig) -> Node {
+    let stores = RedisStores::connect(config).await.unwrap();
     let config = stores.apply(HttpConfig::default());
     let srv = HttpServer::bind("127.0.0.1:0", server(), config)
         .await
@@ -351,6 +355,63 @@ async fn a_dead_owner_loses_its_sessions() {
         let h = [("mcp-session-id", sid.as_str())];
         let resp = post(b.addr, &h, &call(6, "echo", json!({}))).await;
         assert_eq!(resp.status(), 404);
+    })
+    .await;
+}
+
+/// Retention is bounded per stream (`XADD MAXLEN ~`): after many events, resuming from
+/// the first one fails (400) while a recent one still resumes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_is_bounded_per_stream() {
+    if !redis_up("retention_is_bounded_per_stream").await {
+        return;
+    }
+    within(async {
+        let ns = namespace("retention");
+        let a = node_with(redis_config(&ns, Duration::from_secs(60)).events_per_stream(10)).await;
+        let sid = open_session(a.addr, "2025-11-25").await;
+        let h = [("mcp-session-id", sid.as_str())];
+        let resp = post(
+            a.addr,
+            &h,
+            &call(2, "countdown", json!({"n": 400, "ms": 0})),
+        )
+        .await;
+        let mut sse = Sse::new(resp);
+        let first = sse.next_event().await.unwrap().id.unwrap();
+        let all = collect(&mut sse).await;
+        assert_eq!(ticks(&all).len(), 400);
+        let resp = send(a.addr, Method::GET, &resume_headers(&sid, &first), "").await;
+        assert_eq!(resp.status(), 400, "the priming event was trimmed");
+        let (recent, _) = &all[all.len() - 3];
+        let resp = send(a.addr, Method::GET, &resume_headers(&sid, recent), "").await;
+        assert_eq!(resp.status(), 200);
+        let rest = collect(&mut Sse::new(resp)).await;
+        assert_eq!(rest.len(), 2, "{rest:?}");
+        let client = redis::Client::open(redis_url()).unwrap();
+        let mut c = client.get_multiplexed_async_connection().await.unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{ns}:e:{sid}:*"))
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        for key in keys {
+            let len: usize = redis::cmd("XLEN")
+                .arg(&key)
+                .query_async(&mut c)
+                .await
+                .unwrap();
+            assert!(len < 400, "{key} holds {len} entries");
+            let ttl: i64 = redis::cmd("PTTL")
+                .arg(&key)
+                .query_async(&mut c)
+                .await
+                .unwrap();
+            assert!(
+                ttl > 0 && ttl <= 60_000,
+                "{key} expires with the session: {ttl}"
+            );
+        }
     })
     .await;
 }
