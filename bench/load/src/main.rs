@@ -1,0 +1,121 @@
+//! `ferromcp-bench`: an end-to-end load driver for MCP servers. It speaks raw JSON-RPC at
+//! protocol 2025-11-25 to any server command — newline-delimited over a child's stdio, and
+//! Streamable HTTP over keep-alive connections with `TCP_NODELAY` — calling the tools `add` and
+//! `echo`, and prints one table with every server's numbers and the ratio of the first to the
+//! second. Rounds are interleaved (every scenario runs against every server before the next
+//! scenario), and each number is the median over the rounds.
+//!
+//! ```text
+//! ferromcp-bench [--rounds N] [--quick] [--server-cpu CPU] [--callgrind N] [--callgrind-dir D]
+//!     --server NAME --stdio 'CMD…' --http 'CMD… {addr}' --http-stateless 'CMD… {addr}'
+//!     [--server NAME …]
+//! ```
+//!
+//! Command lines are split on whitespace; `{addr}` becomes `127.0.0.1:PORT`. `--server-cpu`
+//! pins every server with `taskset -c CPU` (pin the driver itself with `taskset` when starting
+//! it). `--callgrind N` also runs each server under `valgrind --tool=callgrind` for N sequential
+//! calls and for none, and reports (Ir(N) − Ir(0)) / N.
+
+mod http;
+mod msg;
+mod proc;
+mod report;
+mod scenarios;
+mod stdio;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use proc::ServerSpec;
+
+/// The driver's result type (a binary: errors are reported, not matched on).
+pub(crate) type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// How long a loop may run: at most `count` calls and at most `time`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    pub(crate) count: u64,
+    pub(crate) time: Duration,
+}
+
+/// Everything the command line says.
+#[derive(Debug, Clone)]
+pub(crate) struct Opts {
+    pub(crate) servers: Vec<ServerSpec>,
+    pub(crate) rounds: usize,
+    pub(crate) quick: bool,
+    pub(crate) server_cpu: Option<String>,
+    pub(crate) callgrind: Option<u64>,
+    pub(crate) callgrind_dir: String,
+}
+
+const USAGE: &str = "usage: ferromcp-bench [--rounds N] [--quick] [--server-cpu CPU] \
+[--callgrind N] [--callgrind-dir DIR] --server NAME --stdio 'CMD' --http 'CMD {addr}' \
+--http-stateless 'CMD {addr}' [--server NAME ...]";
+
+fn parse(args: &[String]) -> Res<Opts> {
+    let mut opts = Opts {
+        servers: Vec::new(),
+        rounds: 3,
+        quick: false,
+        server_cpu: None,
+        callgrind: None,
+        callgrind_dir: "target/bench-callgrind".to_owned(),
+    };
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().cloned().ok_or(format!("{flag} needs a value"));
+        let words = |s: String| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+        match flag.as_str() {
+            "--quick" => opts.quick = true,
+            "--rounds" => opts.rounds = value()?.parse()?,
+            "--server-cpu" => opts.server_cpu = Some(value()?),
+            "--callgrind" => opts.callgrind = Some(value()?.parse()?),
+            "--callgrind-dir" => opts.callgrind_dir = value()?,
+            "--server" => opts.servers.push(ServerSpec {
+                name: value()?,
+                ..ServerSpec::default()
+            }),
+            "--stdio" | "--http" | "--http-stateless" => {
+                let argv = words(value()?);
+                let spec = opts
+                    .servers
+                    .last_mut()
+                    .ok_or(format!("{flag} before any --server"))?;
+                match flag.as_str() {
+                    "--stdio" => spec.stdio = argv,
+                    "--http" => spec.http = argv,
+                    _ => spec.http_stateless = argv,
+                }
+            }
+            "--help" | "-h" => return Err(USAGE.into()),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}").into()),
+        }
+    }
+    if opts.servers.is_empty() {
+        return Err(USAGE.into());
+    }
+    Ok(opts)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opts = match parse(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("ferromcp-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match scenarios::run_all(&opts) {
+        Ok(results) => {
+            let table = report::table(&opts, &results);
+            report::print(&table);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("ferromcp-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Load benchmark: ferromcp's demo server against an rmcp 3.11 server with the same tools
+# (`add`, `echo`), every scenario interleaved in one run, medians of 3 rounds, ratios
+# ferromcp / rmcp, plus server instructions per call under callgrind. See bench/README.md.
+#
+#   bench/run.sh                 # full run (a few minutes)
+#   bench/run.sh --quick         # smoke run: small counts, 1 round, a few seconds
+#   bench/run.sh --rounds 5      # any other ferromcp-bench option is passed through
+#
+# Environment: CALLGRIND_CALLS (default 2000; 0 = skip callgrind), DRIVER_CPU / SERVER_CPU
+# (default 0 / 1 when there are two CPUs and taskset exists; empty = no pinning).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release -p ferromcp-cli -p ferromcp-bench
+cargo build --release --manifest-path bench/peers/rmcp-server/Cargo.toml --target-dir target/peers
+
+F=target/release/ferromcp
+R=target/peers/release/rmcp-bench-server
+OUT=target/bench-results
+mkdir -p "$OUT"
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+
+quick=0
+for a in "$@"; do [ "$a" = --quick ] && quick=1; done
+calls=${CALLGRIND_CALLS:-2000}
+[ "$quick" = 1 ] && calls=${CALLGRIND_CALLS:-100}
+
+driver=()
+pin=()
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+    DRIVER_CPU=${DRIVER_CPU-0}
+    SERVER_CPU=${SERVER_CPU-1}
+else
+    DRIVER_CPU=${DRIVER_CPU-}
+    SERVER_CPU=${SERVER_CPU-}
+fi
+[ -n "$DRIVER_CPU" ] && driver=(taskset -c "$DRIVER_CPU")
+[ -n "$SERVER_CPU" ] && pin=(--server-cpu "$SERVER_CPU")
+
+cg=()
+if [ "$calls" != 0 ] && command -v valgrind >/dev/null; then
+    cg=(--callgrind "$calls" --callgrind-dir "$OUT/callgrind-$STAMP")
+fi
+
+{
+    echo "# ferromcp-bench $STAMP on $(nproc) CPUs ($(uname -r)); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "ferromcp built from $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+        "($(git status --porcelain -- crates 2>/dev/null | wc -l) files under crates/ differ from it)"
+    echo
+    "${driver[@]}" target/release/ferromcp-bench "${pin[@]}" "${cg[@]}" "$@" \
+        --server ferromcp --stdio "$F serve" --http "$F serve --http {addr}" \
+        --http-stateless "$F serve --http {addr} --stateless" \
+        --server rmcp --stdio "$R stdio" --http "$R http {addr}" \
+        --http-stateless "$R http {addr} --stateless"
+} | tee "$OUT/$STAMP.md"
+
+if [ ${#cg[@]} -gt 0 ] && command -v callgrind_annotate >/dev/null; then
+    for side in stdio http; do
+        file="$OUT/callgrind-$STAMP/ferromcp-$side-$calls.out"
+        [ -f "$file" ] || continue
+        echo
+        echo "## ferromcp $side: top functions by own instructions ($calls calls + start-up)"
+        callgrind_annotate "$file" 2>/dev/null | sed -n '/file:function/,$p' | sed -n '2,16p'
+    done | tee -a "$OUT/$STAMP.md"
+fi
+echo "(saved in $OUT/$STAMP.md)" >&2
