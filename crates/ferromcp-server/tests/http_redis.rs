@@ -77,12 +77,12 @@ struct Node {
 }
 
 async fn node(ns: &str, idle: Duration) -> Node {
-    node_with(redis_config(ns, idle)).await
+    node_with(redis_config(ns, idle), HttpConfig::default()).await
 }
 
-async fn node_with(config: RedisConfig) -> Node {
+async fn node_with(config: RedisConfig, http: HttpConfig) -> Node {
     let stores = RedisStores::connect(config).await.unwrap();
-    let config = stores.apply(HttpConfig::default());
+    let config = stores.apply(http);
     let srv = HttpServer::bind("127.0.0.1:0", server(), config)
         .await
         .unwrap();
@@ -368,7 +368,8 @@ async fn retention_is_bounded_per_stream() {
     }
     within(async {
         let ns = namespace("retention");
-        let a = node_with(redis_config(&ns, Duration::from_secs(60)).events_per_stream(10)).await;
+        let config = redis_config(&ns, Duration::from_secs(60)).events_per_stream(10);
+        let a = node_with(config, HttpConfig::default()).await;
         let sid = open_session(a.addr, "2025-11-25").await;
         let h = [("mcp-session-id", sid.as_str())];
         let resp = post(
@@ -412,6 +413,33 @@ async fn retention_is_bounded_per_stream() {
                 "{key} expires with the session: {ttl}"
             );
         }
+    })
+    .await;
+}
+
+/// JSON-response mode: a request forwarded to the owner is answered with one JSON body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_response_mode_forwards_too() {
+    if !redis_up("json_response_mode_forwards_too").await {
+        return;
+    }
+    within(async {
+        let ns = namespace("json");
+        let idle = Duration::from_secs(60);
+        let json = || HttpConfig::default().json_response(true);
+        let a = node_with(redis_config(&ns, idle), json()).await;
+        let b = node_with(redis_config(&ns, idle), json()).await;
+        let resp = post(a.addr, &[], &http_support::initialize(1, "2025-11-25")).await;
+        assert_eq!(resp.status(), 200);
+        let sid = header(&resp, "mcp-session-id").unwrap();
+        let h = [("mcp-session-id", sid.as_str())];
+        let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+        assert_eq!(post(b.addr, &h, &note).await.status(), 202);
+        let resp = post(b.addr, &h, &call(2, "countdown", json!({"n": 3, "ms": 10}))).await;
+        assert_eq!(resp.status(), 200);
+        let v = http_support::json_body(resp).await;
+        assert_eq!(v["id"], 2);
+        assert_eq!(v["result"]["content"][0]["text"], "liftoff");
     })
     .await;
 }
