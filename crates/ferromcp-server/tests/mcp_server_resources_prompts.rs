@@ -3,18 +3,18 @@
 //! "› Prompts", "Utilities › Completion").
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use std::sync::{Arc, Mutex};
+mod in_process_support;
+use in_process_support::{Client, run};
+
 use std::time::Duration;
 
-use ferromcp_dispatch::{CallOptions, DirectDispatcher, Dispatcher, Outbound, handler_fn};
 use ferromcp_server::McpServer;
 use ferromcp_server::mcp_server::{Args, Blob, CompletionRequest, PromptSpec, ResourceSpec};
 use ferromcp_types::Era;
-use ferromcp_types::jsonrpc::{ErrorObject, Payload};
 use ferromcp_types::mcp::{ContentBlock, PromptMessage, Role};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[derive(Deserialize, JsonSchema)]
 struct ItemVars {
@@ -67,72 +67,6 @@ fn server() -> McpServer {
         })
         .build()
         .unwrap()
-}
-
-struct Client {
-    peer: DirectDispatcher,
-    era: Era,
-    notes: Arc<Mutex<Vec<(String, Value)>>>,
-}
-
-impl Client {
-    async fn connect(server: &McpServer, era: Era) -> Self {
-        let peer = server.server().in_process(era);
-        let notes = Arc::new(Mutex::new(Vec::new()));
-        let seen = notes.clone();
-        let handler =
-            handler_fn(
-                |_, method, _| async move { Err(ErrorObject::method_not_found(&method).into()) },
-            )
-            .on_notify(move |_, method, params: Option<Payload>| {
-                let seen = seen.clone();
-                async move {
-                    let params = params
-                        .map(|p| p.into_value().unwrap())
-                        .unwrap_or(Value::Null);
-                    seen.lock().unwrap().push((method, params));
-                }
-            })
-            .into_arc();
-        let runner = peer.clone();
-        tokio::spawn(async move { runner.run(handler).await });
-        let client = Self { peer, era, notes };
-        if era == Era::Handshake {
-            let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                              "clientInfo": {"name": "t", "version": "1"}});
-            client.raw("initialize", init).await.unwrap();
-            client.peer.notify("notifications/initialized", None).await;
-        }
-        client
-    }
-
-    async fn raw(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
-        let r = self
-            .peer
-            .send_request(
-                method,
-                Some(Payload::from_value(params)),
-                CallOptions::new(),
-            )
-            .await?;
-        Ok(r.into_value().unwrap())
-    }
-
-    async fn request(&self, method: &str, mut params: Value) -> Result<Value, ErrorObject> {
-        if self.era == Era::Modern {
-            params["_meta"] = json!({
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            });
-        }
-        self.raw(method, params).await
-    }
-}
-
-async fn run(test: impl std::future::Future<Output = ()>) {
-    tokio::time::timeout(Duration::from_secs(10), test)
-        .await
-        .expect("timed out");
 }
 
 #[tokio::test]

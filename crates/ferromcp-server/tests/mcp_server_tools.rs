@@ -3,17 +3,20 @@
 //! structured output, list-changed; "Utilities › Pagination").
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod in_process_support;
+use in_process_support::{Client, run};
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ferromcp_dispatch::{CallOptions, DirectDispatcher, Dispatcher, Outbound, handler_fn};
+use ferromcp_dispatch::{CallOptions, Outbound};
 use ferromcp_server::mcp_server::{Args, Json, Progress, State, ToolError, ToolSpec};
 use ferromcp_server::{McpServer, RequestContext};
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorObject, Payload};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Two numbers.
 #[derive(Deserialize, JsonSchema)]
@@ -75,81 +78,6 @@ fn server() -> McpServer {
         .tool("slow", slow)
         .build()
         .unwrap()
-}
-
-fn envelope() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    })
-}
-
-struct Client {
-    peer: DirectDispatcher,
-    era: Era,
-    notes: Arc<Mutex<Vec<(String, Value)>>>,
-}
-
-impl Client {
-    async fn connect(server: &McpServer, era: Era) -> Self {
-        let peer = server.server().in_process(era);
-        let notes = Arc::new(Mutex::new(Vec::new()));
-        let seen = notes.clone();
-        let handler =
-            handler_fn(
-                |_, method, _| async move { Err(ErrorObject::method_not_found(&method).into()) },
-            )
-            .on_notify(move |_, method, params: Option<Payload>| {
-                let seen = seen.clone();
-                async move {
-                    let params = params
-                        .map(|p| p.into_value().unwrap())
-                        .unwrap_or(Value::Null);
-                    seen.lock().unwrap().push((method, params));
-                }
-            })
-            .into_arc();
-        let runner = peer.clone();
-        tokio::spawn(async move { runner.run(handler).await });
-        let client = Self { peer, era, notes };
-        if era == Era::Handshake {
-            let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                              "clientInfo": {"name": "t", "version": "1"}});
-            client.raw("initialize", init).await.unwrap();
-            client.peer.notify("notifications/initialized", None).await;
-        }
-        client
-    }
-
-    async fn raw(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
-        let r = self
-            .peer
-            .send_request(
-                method,
-                Some(Payload::from_value(params)),
-                CallOptions::new(),
-            )
-            .await?;
-        Ok(r.into_value().unwrap())
-    }
-
-    async fn request(&self, method: &str, mut params: Value) -> Result<Value, ErrorObject> {
-        if self.era == Era::Modern {
-            params["_meta"] = envelope();
-        }
-        self.raw(method, params).await
-    }
-
-    async fn call(&self, name: &str, args: Value) -> Result<Value, ErrorObject> {
-        self.request("tools/call", json!({"name": name, "arguments": args}))
-            .await
-    }
-}
-
-async fn run(test: impl std::future::Future<Output = ()>) {
-    tokio::time::timeout(Duration::from_secs(10), test)
-        .await
-        .expect("timed out");
 }
 
 #[tokio::test]
