@@ -36,6 +36,8 @@ mod error;
 pub mod handlers;
 pub mod lifecycle;
 pub mod multiround;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod options;
 mod pagination;
 pub mod transport;

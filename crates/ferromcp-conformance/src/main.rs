@@ -15,8 +15,9 @@
 //! with a message on stderr otherwise; logs go to stderr only (`RUST_LOG`-style level in
 //! `CONFORMANCE_CLIENT_LOG`, default `info`).
 //!
-//! The OAuth scenarios (`auth/*`) run the plain flow: ferromcp has no OAuth client yet, so
-//! they fail on the server's 401.
+//! The OAuth scenarios (`auth/*`) first run ferromcp-client's OAuth flow (`oauth` feature:
+//! discovery, registration, PKCE authorization through a hook that reads the mock's
+//! immediate redirect, token request), then the plain flow with the access token.
 
 mod scenarios;
 
@@ -39,6 +40,8 @@ pub(crate) struct Invocation {
     pub(crate) protocol_version: Option<String>,
     /// `MCP_CONFORMANCE_CONTEXT`, parsed.
     pub(crate) context: Option<Value>,
+    /// The access token the OAuth flow got (auth scenarios), sent on every request.
+    pub(crate) bearer: Option<String>,
 }
 
 impl Invocation {
@@ -64,6 +67,7 @@ impl Invocation {
             scenario,
             protocol_version,
             context,
+            bearer: None,
         })
     }
 }

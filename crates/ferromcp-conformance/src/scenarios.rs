@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use ferromcp_client::{Client, ClientError, HttpTransport, Lifecycle};
+use ferromcp_client::{Client, ClientError, HttpTransport, Lifecycle, oauth};
 use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{
@@ -34,13 +34,49 @@ pub(crate) async fn run(inv: &Invocation) -> Result<(), String> {
         // MCP_CONFORMANCE_PROTOCOL_VERSION says (it answers a 2026-07-28 request with 400);
         // the auto lifecycle's probe sees a legacy server and falls back to `initialize`.
         "json-schema-ref-no-deref" => list_only(inv, Lifecycle::Auto).await,
-        auth if auth.starts_with("auth/") => basic(inv, lifecycle)
-            .await
-            .map_err(|e| format!("{e} (ferromcp-client has no OAuth client yet: issue 7 point 8)")),
+        auth if auth.starts_with("auth/") => {
+            let bearer = oauth_flow(inv).await?;
+            let inv = Invocation {
+                url: inv.url.clone(),
+                scenario: inv.scenario.clone(),
+                protocol_version: inv.protocol_version.clone(),
+                context: inv.context.clone(),
+                bearer,
+            };
+            basic(&inv, lifecycle).await
+        }
         // initialize, tools_call, request-metadata, http-standard-headers and anything new:
         // connect, list the tools, call add_numbers.
         _ => basic(inv, lifecycle).await,
     }
+}
+
+/// The OAuth flow against the scenario's mock: pre-registered credentials from
+/// `MCP_CONFORMANCE_CONTEXT` (`client_id`, `client_secret`) when given, else dynamic
+/// registration; the mock's authorization endpoint redirects at once, so the hook reads the
+/// redirect's `Location`. `None` when the server asked for no authorization.
+async fn oauth_flow(inv: &Invocation) -> Result<Option<String>, String> {
+    let ctx = inv.context.as_ref();
+    let text = |key: &str| {
+        ctx.and_then(|c| c.get(key))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let credentials = text("client_id").map(|client_id| oauth::ClientCredentials {
+        client_id,
+        client_secret: text("client_secret"),
+    });
+    let cfg = oauth::OAuthConfig {
+        redirect_uri: "http://localhost:3000/callback".to_owned(),
+        client_name: "ferromcp-conformance-client".to_owned(),
+        credentials,
+        handler: Box::new(oauth::RedirectReadingHandler),
+        store: Box::new(oauth::MemoryTokenStore::default()),
+    };
+    let tokens = oauth::authorize(&inv.url, &cfg)
+        .await
+        .map_err(|e| format!("OAuth: {e}"))?;
+    Ok(tokens.map(|t| t.access_token))
 }
 
 /// 2026-07-28 (and later) → the stateless lifecycle; otherwise the handshake.
@@ -57,7 +93,12 @@ fn fail(what: &str, e: &ClientError) -> String {
 
 /// Connects to the mock with an elicitation handler (accepts forms; see [`answer_form`]).
 async fn connect(inv: &Invocation, lifecycle: Lifecycle) -> Result<Client, String> {
-    let transport = HttpTransport::new(&inv.url).map_err(|e| fail("bad server URL", &e))?;
+    let mut transport = HttpTransport::new(&inv.url).map_err(|e| fail("bad server URL", &e))?;
+    if let Some(token) = &inv.bearer {
+        transport = transport
+            .bearer_token(token)
+            .map_err(|e| fail("access token", &e))?;
+    }
     let client = Client::builder()
         .client_info(Implementation::new(
             "ferromcp-conformance-client",

@@ -64,7 +64,7 @@
 //! # Ok(()) }
 //! ```
 
-mod client;
+pub(crate) mod client;
 mod engine;
 mod headers;
 mod stream;
