@@ -10,11 +10,18 @@
 //! runs the authorization-code flow with PKCE S256 through an [`AuthorizationHandler`] (a
 //! server without S256 in `code_challenge_methods_supported` is refused), sends `resource`
 //! on both requests, and exchanges the code (`client_secret_basic`, `client_secret_post` or
-//! `none`). The tokens go to a [`TokenStore`]; hand the access token to
-//! [`HttpTransport::bearer_token`](crate::HttpTransport::bearer_token).
+//! `none`). The tokens go to a [`TokenStore`].
 //!
-//! Endpoints must be `https` except on loopback hosts. Not built yet: refreshing on expiry
-//! or a later 401, and stepping up on a 403 `insufficient_scope` mid-session.
+//! [`OAuthProvider`] is the usual entry: attached with
+//! [`HttpTransport::auth`](crate::HttpTransport::auth), it sends `Authorization: Bearer` on
+//! every request, runs the flow on a 401 and retries, and steps up on a 403
+//! `insufficient_scope` (bounded by [`MAX_AUTH_RETRIES`](crate::transport::http::MAX_AUTH_RETRIES)
+//! per request, and never for scopes already granted). [`authorize`] runs the flow up front
+//! instead, from an `initialize` probe.
+//!
+//! Endpoints must be `https` except on loopback hosts. Not built yet: the `refresh_token`
+//! grant (a 401 with a token re-runs the whole flow), client ID metadata documents, the
+//! client-credentials, token-exchange and JWT-bearer grants, and DPoP.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,14 +31,14 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use bytes::Bytes;
-use http::{Method, Request, StatusCode, header};
+use http::{HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use url::Url;
 
-use crate::transport::http::HttpConfig;
 use crate::transport::http::client::{HttpClient, build};
+use crate::transport::http::{AuthProvider, HttpConfig};
 
 /// The largest metadata or token response read.
 const MAX_BODY: usize = 256 * 1024;
@@ -224,6 +231,20 @@ pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tok
         return Ok(None);
     }
     let challenge = www.as_deref().map(parse_challenge).unwrap_or_default();
+    flow(&http, &server, &challenge, cfg)
+        .await
+        .map(|(t, _)| Some(t))
+}
+
+/// The flow after a challenge: the tokens and the scope requested.
+async fn flow(
+    http: &HttpClient,
+    server: &Url,
+    challenge: &Challenge,
+    cfg: &OAuthConfig,
+) -> Result<(Tokens, Option<String>), OAuthError> {
+    let http = http.clone();
+    let server = server.clone();
 
     // Protected-resource metadata (RFC 9728).
     let prm = discover_prm(&http, &server, challenge.resource_metadata.as_deref()).await?;
@@ -400,35 +421,39 @@ pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tok
         (Some(_), None) if auth_methods.iter().any(|m| m == "none") => "none".to_owned(),
         (Some(_), None) => "client_secret_basic".to_owned(),
     };
-    let mut form = url::form_urlencoded::Serializer::new(String::new());
-    form.append_pair("grant_type", "authorization_code")
-        .append_pair("code", &answer.code)
-        .append_pair("redirect_uri", &cfg.redirect_uri)
-        .append_pair("code_verifier", &verifier)
-        .append_pair("resource", &resource);
     let mut basic = None;
-    match (method.as_str(), &client_secret) {
-        ("client_secret_basic", Some(secret)) => {
-            let enc =
-                |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-            basic = Some(format!(
-                "Basic {}",
-                STANDARD.encode(format!("{}:{}", enc(&client_id), enc(secret)))
-            ));
+    let form_body = {
+        let mut form = url::form_urlencoded::Serializer::new(String::new());
+        form.append_pair("grant_type", "authorization_code")
+            .append_pair("code", &answer.code)
+            .append_pair("redirect_uri", &cfg.redirect_uri)
+            .append_pair("code_verifier", &verifier)
+            .append_pair("resource", &resource);
+        match (method.as_str(), &client_secret) {
+            ("client_secret_basic", Some(secret)) => {
+                let enc = |s: &str| {
+                    url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
+                };
+                basic = Some(format!(
+                    "Basic {}",
+                    STANDARD.encode(format!("{}:{}", enc(&client_id), enc(secret)))
+                ));
+            }
+            ("client_secret_post", Some(secret)) => {
+                form.append_pair("client_id", &client_id)
+                    .append_pair("client_secret", secret);
+            }
+            _ => {
+                form.append_pair("client_id", &client_id);
+            }
         }
-        ("client_secret_post", Some(secret)) => {
-            form.append_pair("client_id", &client_id)
-                .append_pair("client_secret", secret);
-        }
-        _ => {
-            form.append_pair("client_id", &client_id);
-        }
-    }
+        form.finish()
+    };
     let (status, body) = send(
         &http,
         Method::POST,
         &token_endpoint,
-        Some(("application/x-www-form-urlencoded", form.finish())),
+        Some(("application/x-www-form-urlencoded", form_body)),
         basic,
     )
     .await?;
@@ -454,7 +479,111 @@ pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tok
         scope: v.get("scope").and_then(Value::as_str).map(str::to_owned),
     };
     cfg.store.save(&resource, &tokens);
-    Ok(Some(tokens))
+    Ok((tokens, scope))
+}
+
+/// The OAuth client as the HTTP transport's [`AuthProvider`]: runs the flow on a 401 (the
+/// challenge's `scope`, else `scopes_supported`), and again on a 403 `insufficient_scope`
+/// with the union of the granted and the challenged scopes (step-up) — unless that union
+/// adds nothing, so a server that keeps refusing is not re-authorized in a loop. Attach it
+/// with [`HttpTransport::auth`](crate::HttpTransport::auth).
+pub struct OAuthProvider {
+    server: Url,
+    http: HttpClient,
+    cfg: OAuthConfig,
+    current: Mutex<Option<(HeaderValue, Option<String>)>>,
+    flow_lock: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for OAuthProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthProvider")
+            .field("server", &self.server.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthProvider {
+    /// A provider for the MCP server at `server_url` (the transport's URL).
+    pub fn new(server_url: &str, cfg: OAuthConfig) -> Result<Self, OAuthError> {
+        let server = parse_url(server_url)?;
+        let http = build(&HttpConfig::default(), server.scheme())
+            .map_err(|e| OAuthError::Http(e.to_string()))?;
+        Ok(Self {
+            server,
+            http,
+            cfg,
+            current: Mutex::new(None),
+            flow_lock: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    fn granted_scope(&self) -> Option<Option<String>> {
+        let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        cur.as_ref().map(|(_, s)| s.clone())
+    }
+
+    async fn handle(&self, status: StatusCode, www: Option<&str>) -> Result<bool, OAuthError> {
+        let _one_at_a_time = self.flow_lock.lock().await;
+        let mut challenge = www.map(parse_challenge).unwrap_or_default();
+        if status == StatusCode::FORBIDDEN {
+            if challenge.error.as_deref() != Some("insufficient_scope") {
+                return Ok(false);
+            }
+            // Step-up: the union of what was granted and what is asked for.
+            let granted = self.granted_scope().flatten().unwrap_or_default();
+            let mut scopes: Vec<&str> = granted.split_whitespace().collect();
+            let before = scopes.len();
+            for s in challenge
+                .scope
+                .as_deref()
+                .unwrap_or_default()
+                .split_whitespace()
+            {
+                if !scopes.contains(&s) {
+                    scopes.push(s);
+                }
+            }
+            if scopes.len() == before && self.granted_scope().is_some() {
+                tracing::debug!("403 insufficient_scope for scopes already granted: giving up");
+                return Ok(false);
+            }
+            challenge.scope = Some(scopes.join(" "));
+        } else if status != StatusCode::UNAUTHORIZED {
+            return Ok(false);
+        }
+        let (tokens, scope) = flow(&self.http, &self.server, &challenge, &self.cfg).await?;
+        let value =
+            HeaderValue::from_str(&format!("Bearer {}", tokens.access_token)).map_err(|_| {
+                OAuthError::Authorization("the access token is not a header value".into())
+            })?;
+        let scope = tokens.scope.clone().or(scope);
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some((value, scope));
+        Ok(true)
+    }
+}
+
+impl AuthProvider for OAuthProvider {
+    fn authorization(&self) -> Option<HeaderValue> {
+        let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        cur.as_ref().map(|(v, _)| v.clone())
+    }
+
+    fn on_challenge<'a>(
+        &'a self,
+        status: StatusCode,
+        www_authenticate: Option<&'a str>,
+    ) -> ferromcp_dispatch::BoxFuture<'a, bool> {
+        Box::pin(async move {
+            match self.handle(status, www_authenticate).await {
+                Ok(retry) => retry,
+                Err(e) => {
+                    tracing::warn!(error = %e, "OAuth authorization failed");
+                    false
+                }
+            }
+        })
+    }
 }
 
 /// Parses a URL and requires `https` unless the host is loopback.
@@ -501,6 +630,7 @@ fn resource_matches(resource: &str, server: &Url) -> bool {
 
 #[derive(Debug, Default)]
 struct Challenge {
+    error: Option<String>,
     resource_metadata: Option<String>,
     scope: Option<String>,
 }
@@ -546,6 +676,7 @@ fn parse_challenge(header: &str) -> Challenge {
         match key.as_str() {
             "resource_metadata" => out.resource_metadata = Some(value),
             "scope" => out.scope = Some(value),
+            "error" => out.error = Some(value),
             _ => {}
         }
     }

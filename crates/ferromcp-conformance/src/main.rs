@@ -15,9 +15,10 @@
 //! with a message on stderr otherwise; logs go to stderr only (`RUST_LOG`-style level in
 //! `CONFORMANCE_CLIENT_LOG`, default `info`).
 //!
-//! The OAuth scenarios (`auth/*`) first run ferromcp-client's OAuth flow (`oauth` feature:
-//! discovery, registration, PKCE authorization through a hook that reads the mock's
-//! immediate redirect, token request), then the plain flow with the access token.
+//! The OAuth scenarios (`auth/*`) run the plain flow with ferromcp-client's OAuth client
+//! (`oauth` feature) on the transport: on a 401 it runs discovery, registration, PKCE
+//! authorization (through a hook that reads the mock's immediate redirect) and the token
+//! request, then retries; on a 403 `insufficient_scope` it steps up.
 
 mod scenarios;
 
@@ -40,8 +41,8 @@ pub(crate) struct Invocation {
     pub(crate) protocol_version: Option<String>,
     /// `MCP_CONFORMANCE_CONTEXT`, parsed.
     pub(crate) context: Option<Value>,
-    /// The access token the OAuth flow got (auth scenarios), sent on every request.
-    pub(crate) bearer: Option<String>,
+    /// The OAuth client (auth scenarios), attached to the transport.
+    pub(crate) oauth: Option<std::sync::Arc<ferromcp_client::oauth::OAuthProvider>>,
 }
 
 impl Invocation {
@@ -67,7 +68,7 @@ impl Invocation {
             scenario,
             protocol_version,
             context,
-            bearer: None,
+            oauth: None,
         })
     }
 }

@@ -35,13 +35,13 @@ pub(crate) async fn run(inv: &Invocation) -> Result<(), String> {
         // the auto lifecycle's probe sees a legacy server and falls back to `initialize`.
         "json-schema-ref-no-deref" => list_only(inv, Lifecycle::Auto).await,
         auth if auth.starts_with("auth/") => {
-            let bearer = oauth_flow(inv).await?;
+            let provider = oauth_provider(inv)?;
             let inv = Invocation {
                 url: inv.url.clone(),
                 scenario: inv.scenario.clone(),
                 protocol_version: inv.protocol_version.clone(),
                 context: inv.context.clone(),
-                bearer,
+                oauth: Some(std::sync::Arc::new(provider)),
             };
             basic(&inv, lifecycle).await
         }
@@ -54,8 +54,8 @@ pub(crate) async fn run(inv: &Invocation) -> Result<(), String> {
 /// The OAuth flow against the scenario's mock: pre-registered credentials from
 /// `MCP_CONFORMANCE_CONTEXT` (`client_id`, `client_secret`) when given, else dynamic
 /// registration; the mock's authorization endpoint redirects at once, so the hook reads the
-/// redirect's `Location`. `None` when the server asked for no authorization.
-async fn oauth_flow(inv: &Invocation) -> Result<Option<String>, String> {
+/// redirect's `Location`.
+fn oauth_provider(inv: &Invocation) -> Result<oauth::OAuthProvider, String> {
     let ctx = inv.context.as_ref();
     let text = |key: &str| {
         ctx.and_then(|c| c.get(key))
@@ -73,10 +73,7 @@ async fn oauth_flow(inv: &Invocation) -> Result<Option<String>, String> {
         handler: Box::new(oauth::RedirectReadingHandler),
         store: Box::new(oauth::MemoryTokenStore::default()),
     };
-    let tokens = oauth::authorize(&inv.url, &cfg)
-        .await
-        .map_err(|e| format!("OAuth: {e}"))?;
-    Ok(tokens.map(|t| t.access_token))
+    oauth::OAuthProvider::new(&inv.url, cfg).map_err(|e| format!("OAuth: {e}"))
 }
 
 /// 2026-07-28 (and later) → the stateless lifecycle; otherwise the handshake.
@@ -94,10 +91,8 @@ fn fail(what: &str, e: &ClientError) -> String {
 /// Connects to the mock with an elicitation handler (accepts forms; see [`answer_form`]).
 async fn connect(inv: &Invocation, lifecycle: Lifecycle) -> Result<Client, String> {
     let mut transport = HttpTransport::new(&inv.url).map_err(|e| fail("bad server URL", &e))?;
-    if let Some(token) = &inv.bearer {
-        transport = transport
-            .bearer_token(token)
-            .map_err(|e| fail("access token", &e))?;
+    if let Some(provider) = &inv.oauth {
+        transport = transport.auth(provider.clone());
     }
     let client = Client::builder()
         .client_info(Implementation::new(

@@ -14,7 +14,7 @@ use ferromcp_types::jsonrpc::{
     Decoder, ErrorCode, ErrorObject, Frame, Message, Notification, Payload, Request, RequestId,
 };
 use ferromcp_types::mcp::{META_PROTOCOL_VERSION, methods};
-use http::header::{ACCEPT, CONTENT_TYPE};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -22,10 +22,10 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 
-use super::HttpConfig;
 use super::client::HttpClient;
 use super::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ToolHeaders, modern_headers};
 use super::stream::drain;
+use super::{HttpConfig, MAX_AUTH_RETRIES};
 
 const ACCEPT_BOTH: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
 pub(super) const ACCEPT_SSE: HeaderValue = HeaderValue::from_static("text/event-stream");
@@ -305,6 +305,11 @@ impl Engine {
         extra: Option<&HeaderMap>,
     ) -> (HeaderMap, Sent, bool) {
         let mut h = self.cfg.headers.clone();
+        if let Some(v) = self.cfg.auth.as_ref().and_then(|a| a.0.authorization()) {
+            let mut v = v;
+            v.set_sensitive(true);
+            h.insert(AUTHORIZATION, v);
+        }
         h.insert(ACCEPT, ACCEPT_BOTH);
         h.insert(CONTENT_TYPE, JSON);
         let mut modern = false;
@@ -430,6 +435,7 @@ impl Engine {
         }
         let mut retried = false;
         let mut relisted = false;
+        let mut challenges = 0;
         loop {
             let resp = match self
                 .send_http(Method::POST, headers.clone(), body.clone())
@@ -438,6 +444,22 @@ impl Engine {
                 Ok(r) => r,
                 Err(e) => return transport_error(id, e),
             };
+            let status = resp.status();
+            if let Some(auth) = &self.cfg.auth
+                && (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
+                && challenges < MAX_AUTH_RETRIES
+            {
+                let www = resp
+                    .headers()
+                    .get(WWW_AUTHENTICATE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                if auth.0.on_challenge(status, www.as_deref()).await {
+                    challenges += 1;
+                    (headers, sent, _) = self.headers(Some((method, params)), extra.as_ref());
+                    continue;
+                }
+            }
             if resp.status() == StatusCode::NOT_FOUND
                 && sent.with_session
                 && method != methods::INITIALIZE

@@ -146,6 +146,36 @@ pub struct HttpConfig {
     pub tcp_keepalive: Duration,
     /// The bound on the session DELETE at shutdown (default 5 s).
     pub shutdown_timeout: Duration,
+    /// The authorization hook ([`HttpTransport::auth`]).
+    pub(crate) auth: Option<AuthHook>,
+}
+
+/// At most this many challenges (401, or 403 `insufficient_scope`) are handed to the
+/// [`AuthProvider`] per request, so a server that never accepts cannot loop the client.
+pub const MAX_AUTH_RETRIES: u32 = 3;
+
+/// Supplies the `Authorization` header and answers the server's challenges: the OAuth
+/// client (`oauth` feature, [`crate::oauth::OAuthProvider`]) or an application's own.
+pub trait AuthProvider: Send + Sync {
+    /// The `Authorization` value for the next request, if any.
+    fn authorization(&self) -> Option<HeaderValue>;
+    /// Handles a 401, or a 403 (`www_authenticate` carries its `WWW-Authenticate`):
+    /// `true` when new credentials are ready and the request should be retried.
+    fn on_challenge<'a>(
+        &'a self,
+        status: http::StatusCode,
+        www_authenticate: Option<&'a str>,
+    ) -> BoxFuture<'a, bool>;
+}
+
+/// An [`AuthProvider`] in the config (its `Debug` hides the provider).
+#[derive(Clone)]
+pub(crate) struct AuthHook(pub(crate) Arc<dyn AuthProvider>);
+
+impl fmt::Debug for AuthHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AuthProvider")
+    }
 }
 
 impl Default for HttpConfig {
@@ -164,6 +194,7 @@ impl Default for HttpConfig {
             pool_idle_timeout: Duration::from_secs(90),
             tcp_keepalive: Duration::from_secs(60),
             shutdown_timeout: Duration::from_secs(5),
+            auth: None,
         }
     }
 }
@@ -306,6 +337,14 @@ impl HttpTransport {
         let value = HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| invalid("the bearer token is not a valid header value".into()))?;
         Ok(self.header(http::header::AUTHORIZATION, value))
+    }
+
+    /// Takes `Authorization` from `provider` on every request, and hands it a 401 or 403
+    /// before retrying the request (at most [`MAX_AUTH_RETRIES`] times).
+    #[must_use]
+    pub fn auth(mut self, provider: Arc<dyn AuthProvider>) -> Self {
+        self.config.auth = Some(AuthHook(provider));
+        self
     }
 
     /// The endpoint URL.
