@@ -3,7 +3,8 @@
 //!
 //! [`authorize`] probes the server with an unauthenticated `initialize` POST; on a 401 it
 //! discovers the protected-resource metadata (RFC 9728: `resource_metadata` from
-//! `WWW-Authenticate`, else the path-suffixed then the root well-known URL), checks its
+//! `WWW-Authenticate`, else the path-suffixed then the root well-known URL; a server with
+//! none, and none named in the challenge, gets the 2025-03-26 discovery), checks its
 //! `resource` against the server URL, discovers the authorization server's metadata
 //! (RFC 8414 then OpenID Connect discovery, in the spec's order) and checks its `issuer`,
 //! registers the client (pre-registered credentials, else dynamic client registration),
@@ -247,29 +248,41 @@ async fn flow(
     let server = server.clone();
 
     // Protected-resource metadata (RFC 9728).
-    let prm = discover_prm(&http, &server, challenge.resource_metadata.as_deref()).await?;
-    let resource = prm
-        .get("resource")
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            OAuthError::Discovery("protected-resource metadata has no `resource`".into())
-        })?
-        .to_owned();
-    if !resource_matches(&resource, &server) {
-        return Err(OAuthError::Discovery(format!(
-            "protected-resource metadata is for {resource}, not {server}"
-        )));
-    }
-    let issuer = prm
-        .get("authorization_servers")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-        .and_then(Value::as_str)
-        .ok_or_else(|| OAuthError::Discovery("no `authorization_servers`".into()))?
-        .to_owned();
-
-    // Authorization-server metadata (RFC 8414, then OIDC).
-    let asm = discover_as(&http, &issuer).await?;
+    let found = discover_prm(&http, &server, challenge.resource_metadata.as_deref()).await?;
+    let (prm, resource, asm) = match found {
+        Some(prm) => {
+            let resource = prm
+                .get("resource")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    OAuthError::Discovery("protected-resource metadata has no `resource`".into())
+                })?
+                .to_owned();
+            if !resource_matches(&resource, &server) {
+                return Err(OAuthError::Discovery(format!(
+                    "protected-resource metadata is for {resource}, not {server}"
+                )));
+            }
+            let issuer = prm
+                .get("authorization_servers")
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
+                .and_then(Value::as_str)
+                .ok_or_else(|| OAuthError::Discovery("no `authorization_servers`".into()))?
+                .to_owned();
+            // Authorization-server metadata (RFC 8414, then OIDC).
+            let asm = discover_as(&http, &issuer).await?;
+            (prm, resource, asm)
+        }
+        // A 2025-03-26 server (no protected-resource metadata, and none named in the
+        // challenge): the authorization server is the MCP server's origin, its metadata at
+        // the root well-known path, else the default endpoints /authorize, /token, /register.
+        None => (
+            json!({}),
+            server.to_string(),
+            legacy_as(&http, &server).await?,
+        ),
+    };
     let methods = asm
         .get("code_challenge_methods_supported")
         .and_then(Value::as_array);
@@ -782,8 +795,9 @@ async fn discover_prm(
     http: &HttpClient,
     server: &Url,
     from_header: Option<&str>,
-) -> Result<Value, OAuthError> {
+) -> Result<Option<Value>, OAuthError> {
     let mut candidates = Vec::new();
+    let named = from_header.is_some();
     if let Some(h) = from_header {
         let u = parse_url(h)?;
         if u.origin() != server.origin() {
@@ -802,12 +816,32 @@ async fn discover_prm(
     }
     for url in candidates {
         if let Some(v) = get_json(http, &url).await? {
-            return Ok(v);
+            return Ok(Some(v));
         }
     }
-    Err(OAuthError::Discovery(
-        "no protected-resource metadata found".into(),
-    ))
+    if named {
+        return Err(OAuthError::Discovery(
+            "the challenge's resource_metadata could not be fetched".into(),
+        ));
+    }
+    Ok(None)
+}
+
+/// The 2025-03-26 discovery: metadata at the server origin's root well-known path (its
+/// `issuer` is not checked: there is no recorded issuer to compare with), else the default
+/// endpoints, which the 2025-03-26 revision implies support PKCE S256.
+async fn legacy_as(http: &HttpClient, server: &Url) -> Result<Value, OAuthError> {
+    let url = with_path(server, "/.well-known/oauth-authorization-server");
+    if let Some(v) = get_json(http, &url).await? {
+        return Ok(v);
+    }
+    let at = |p: &str| with_path(server, p).to_string();
+    Ok(json!({
+        "authorization_endpoint": at("/authorize"),
+        "token_endpoint": at("/token"),
+        "registration_endpoint": at("/register"),
+        "code_challenge_methods_supported": ["S256"],
+    }))
 }
 
 async fn discover_as(http: &HttpClient, issuer: &str) -> Result<Value, OAuthError> {
