@@ -20,8 +20,11 @@
 //! per request, and never for scopes already granted). [`authorize`] runs the flow up front
 //! instead, from an `initialize` probe.
 //!
-//! Endpoints must be `https` except on loopback hosts. Not built yet: the `refresh_token`
-//! grant (a 401 with a token re-runs the whole flow), client ID metadata documents, the
+//! On a 401 with a refresh token from the full flow, the provider first tries the
+//! `refresh_token` grant (once: a 401 right after a refresh runs the whole flow).
+//!
+//! Endpoints must be `https` except on loopback hosts. Not built yet: refreshing ahead of
+//! `expires_in` (expiry is noticed by the 401), client ID metadata documents, the
 //! client-credentials, token-exchange and JWT-bearer grants, and DPoP.
 
 use std::future::Future;
@@ -234,7 +237,7 @@ pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tok
     let challenge = www.as_deref().map(parse_challenge).unwrap_or_default();
     flow(&http, &server, &challenge, cfg)
         .await
-        .map(|(t, _)| Some(t))
+        .map(|(t, _, _)| Some(t))
 }
 
 /// The flow after a challenge: the tokens and the scope requested.
@@ -243,7 +246,7 @@ async fn flow(
     server: &Url,
     challenge: &Challenge,
     cfg: &OAuthConfig,
-) -> Result<(Tokens, Option<String>), OAuthError> {
+) -> Result<(Tokens, Option<String>, TokenGrant), OAuthError> {
     let http = http.clone();
     let server = server.clone();
 
@@ -434,65 +437,104 @@ async fn flow(
         (Some(_), None) if auth_methods.iter().any(|m| m == "none") => "none".to_owned(),
         (Some(_), None) => "client_secret_basic".to_owned(),
     };
-    let mut basic = None;
-    let form_body = {
-        let mut form = url::form_urlencoded::Serializer::new(String::new());
-        form.append_pair("grant_type", "authorization_code")
-            .append_pair("code", &answer.code)
-            .append_pair("redirect_uri", &cfg.redirect_uri)
-            .append_pair("code_verifier", &verifier)
-            .append_pair("resource", &resource);
-        match (method.as_str(), &client_secret) {
-            ("client_secret_basic", Some(secret)) => {
-                let enc = |s: &str| {
-                    url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
-                };
-                basic = Some(format!(
-                    "Basic {}",
-                    STANDARD.encode(format!("{}:{}", enc(&client_id), enc(secret)))
-                ));
-            }
-            ("client_secret_post", Some(secret)) => {
-                form.append_pair("client_id", &client_id)
-                    .append_pair("client_secret", secret);
-            }
-            _ => {
-                form.append_pair("client_id", &client_id);
-            }
-        }
-        form.finish()
+    let grant = TokenGrant {
+        token_endpoint,
+        client_id,
+        client_secret,
+        method,
+        resource: resource.clone(),
     };
-    let (status, body) = send(
-        &http,
-        Method::POST,
-        &token_endpoint,
-        Some(("application/x-www-form-urlencoded", form_body)),
-        basic,
-    )
-    .await?;
-    if !status.is_success() {
-        return Err(OAuthError::Authorization(format!(
-            "token endpoint answered {status}: {}",
-            String::from_utf8_lossy(&body)
-        )));
-    }
-    let v: Value = serde_json::from_slice(&body)
-        .map_err(|e| OAuthError::Authorization(format!("token answer: {e}")))?;
-    let tokens = Tokens {
-        access_token: v
-            .get("access_token")
-            .and_then(Value::as_str)
-            .ok_or_else(|| OAuthError::Authorization("token answer without access_token".into()))?
-            .to_owned(),
-        refresh_token: v
-            .get("refresh_token")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        expires_in: v.get("expires_in").and_then(Value::as_u64),
-        scope: v.get("scope").and_then(Value::as_str).map(str::to_owned),
-    };
+    let tokens = grant
+        .request(
+            &http,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &answer.code),
+                ("redirect_uri", &cfg.redirect_uri),
+                ("code_verifier", &verifier),
+            ],
+        )
+        .await?;
     cfg.store.save(&resource, &tokens);
-    Ok((tokens, scope))
+    Ok((tokens, scope, grant))
+}
+
+/// What a token request needs besides its grant: the endpoint, the client and how it
+/// authenticates, and the resource.
+#[derive(Clone)]
+struct TokenGrant {
+    token_endpoint: Url,
+    client_id: String,
+    client_secret: Option<String>,
+    method: String,
+    resource: String,
+}
+
+impl TokenGrant {
+    async fn request(
+        &self,
+        http: &HttpClient,
+        params: &[(&str, &str)],
+    ) -> Result<Tokens, OAuthError> {
+        let mut basic = None;
+        let form_body = {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            for (k, v) in params {
+                form.append_pair(k, v);
+            }
+            form.append_pair("resource", &self.resource);
+            match (self.method.as_str(), &self.client_secret) {
+                ("client_secret_basic", Some(secret)) => {
+                    let enc = |s: &str| {
+                        url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
+                    };
+                    basic = Some(format!(
+                        "Basic {}",
+                        STANDARD.encode(format!("{}:{}", enc(&self.client_id), enc(secret)))
+                    ));
+                }
+                ("client_secret_post", Some(secret)) => {
+                    form.append_pair("client_id", &self.client_id)
+                        .append_pair("client_secret", secret);
+                }
+                _ => {
+                    form.append_pair("client_id", &self.client_id);
+                }
+            }
+            form.finish()
+        };
+        let (status, body) = send(
+            http,
+            Method::POST,
+            &self.token_endpoint,
+            Some(("application/x-www-form-urlencoded", form_body)),
+            basic,
+        )
+        .await?;
+        if !status.is_success() {
+            return Err(OAuthError::Authorization(format!(
+                "token endpoint answered {status}: {}",
+                String::from_utf8_lossy(&body)
+            )));
+        }
+        let v: Value = serde_json::from_slice(&body)
+            .map_err(|e| OAuthError::Authorization(format!("token answer: {e}")))?;
+        Ok(Tokens {
+            access_token: v
+                .get("access_token")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    OAuthError::Authorization("token answer without access_token".into())
+                })?
+                .to_owned(),
+            refresh_token: v
+                .get("refresh_token")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            expires_in: v.get("expires_in").and_then(Value::as_u64),
+            scope: v.get("scope").and_then(Value::as_str).map(str::to_owned),
+        })
+    }
 }
 
 /// The OAuth client as the HTTP transport's [`AuthProvider`]: runs the flow on a 401 (the
@@ -505,6 +547,9 @@ pub struct OAuthProvider {
     http: HttpClient,
     cfg: OAuthConfig,
     current: Mutex<Option<(HeaderValue, Option<String>)>>,
+    /// The grant and refresh token for a 401, and whether the last token came from a
+    /// refresh (a 401 right after one runs the whole flow instead).
+    refresh: Mutex<(Option<(TokenGrant, String)>, bool)>,
     flow_lock: tokio::sync::Mutex<()>,
 }
 
@@ -527,6 +572,7 @@ impl OAuthProvider {
             http,
             cfg,
             current: Mutex::new(None),
+            refresh: Mutex::new((None, false)),
             flow_lock: tokio::sync::Mutex::new(()),
         })
     }
@@ -564,8 +610,12 @@ impl OAuthProvider {
             challenge.scope = Some(scopes.join(" "));
         } else if status != StatusCode::UNAUTHORIZED {
             return Ok(false);
+        } else if let Some(refreshed) = self.try_refresh().await {
+            return Ok(refreshed);
         }
-        let (tokens, scope) = flow(&self.http, &self.server, &challenge, &self.cfg).await?;
+        let (tokens, scope, grant) = flow(&self.http, &self.server, &challenge, &self.cfg).await?;
+        *self.refresh.lock().unwrap_or_else(|p| p.into_inner()) =
+            (tokens.refresh_token.clone().map(|rt| (grant, rt)), false);
         let value =
             HeaderValue::from_str(&format!("Bearer {}", tokens.access_token)).map_err(|_| {
                 OAuthError::Authorization("the access token is not a header value".into())
@@ -573,6 +623,44 @@ impl OAuthProvider {
         let scope = tokens.scope.clone().or(scope);
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some((value, scope));
         Ok(true)
+    }
+}
+
+impl OAuthProvider {
+    /// On a 401: the `refresh_token` grant, once per token from the full flow. `None` when
+    /// there is nothing to refresh (or it failed): run the flow.
+    async fn try_refresh(&self) -> Option<bool> {
+        let (grant, refresh_token) = {
+            let mut r = self.refresh.lock().unwrap_or_else(|p| p.into_inner());
+            if r.1 {
+                return None;
+            }
+            r.0.take()?
+        };
+        let tokens = match grant
+            .request(
+                &self.http,
+                &[
+                    ("grant_type", "refresh_token"),
+                    ("refresh_token", &refresh_token),
+                ],
+            )
+            .await
+        {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::debug!(error = %e, "refresh failed: authorizing again");
+                return None;
+            }
+        };
+        let value = HeaderValue::from_str(&format!("Bearer {}", tokens.access_token)).ok()?;
+        self.cfg.store.save(&grant.resource, &tokens);
+        let granted = self.granted_scope().flatten();
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((value, tokens.scope.clone().or(granted)));
+        *self.refresh.lock().unwrap_or_else(|p| p.into_inner()) =
+            (tokens.refresh_token.map(|rt| (grant, rt)), true);
+        Some(true)
     }
 }
 

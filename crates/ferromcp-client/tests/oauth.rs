@@ -148,10 +148,14 @@ async fn handle(
         (Method::POST, "/token") => {
             let form: Vec<(String, String)> =
                 url::form_urlencoded::parse(&body).into_owned().collect();
+            let refresh = value(&form, "grant_type") == Some("refresh_token")
+                && value(&form, "refresh_token") == Some("rt");
             seen.lock().unwrap().token_form = form;
+            let token = if refresh { "tok2" } else { "tok" };
             json_response(
                 StatusCode::OK,
-                &json!({"access_token": "tok", "token_type": "Bearer", "expires_in": 3600}),
+                &json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600,
+                        "refresh_token": "rt"}),
             )
         }
         _ => json_response(StatusCode::NOT_FOUND, &json!({})),
@@ -262,4 +266,29 @@ async fn provider_steps_up_once_per_new_scope() {
     );
     let s = seen.lock().unwrap();
     assert_eq!(s.scopes, ["mcp:read", "mcp:read mcp:write"]);
+}
+
+#[tokio::test]
+async fn provider_refreshes_once_on_401_then_authorizes_again() {
+    let (addr, seen) = start(Mock {
+        s256: true,
+        resource: None,
+    })
+    .await;
+    let provider = OAuthProvider::new(&format!("http://{addr}/mcp"), config()).unwrap();
+    assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+    assert_eq!(provider.authorization().unwrap(), "Bearer tok");
+    // Expired: the refresh_token grant, with the resource.
+    assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+    assert_eq!(provider.authorization().unwrap(), "Bearer tok2");
+    {
+        let s = seen.lock().unwrap();
+        assert_eq!(value(&s.token_form, "grant_type"), Some("refresh_token"));
+        assert!(value(&s.token_form, "resource").is_some());
+        assert_eq!(s.scopes.len(), 1, "no second authorization request yet");
+    }
+    // A 401 right after a refresh: the whole flow again.
+    assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+    assert_eq!(provider.authorization().unwrap(), "Bearer tok");
+    assert_eq!(seen.lock().unwrap().scopes.len(), 2);
 }
