@@ -13,6 +13,8 @@
 //! - Transports ([`transport`]): [`StdioTransport`], [`StreamTransport`], or any ready
 //!   dispatcher as [`Connected`]; Streamable HTTP in both eras with `HttpTransport` (feature
 //!   `http`, on by default; `https` adds rustls).
+//! - OAuth 2.1 authorization for the HTTP transport (feature `oauth`, off by default):
+//!   `oauth::OAuthProvider`, attached with `HttpTransport::auth`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), ferromcp_client::ClientError> {

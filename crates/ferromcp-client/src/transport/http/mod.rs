@@ -155,7 +155,7 @@ pub struct HttpConfig {
 pub const MAX_AUTH_RETRIES: u32 = 3;
 
 /// Supplies the `Authorization` header and answers the server's challenges: the OAuth
-/// client (`oauth` feature, [`crate::oauth::OAuthProvider`]) or an application's own.
+/// client (`oauth` feature, `oauth::OAuthProvider`) or an application's own.
 pub trait AuthProvider: Send + Sync {
     /// The `Authorization` value for the next request, if any.
     fn authorization(&self) -> Option<HeaderValue>;
