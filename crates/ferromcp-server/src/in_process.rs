@@ -4,12 +4,10 @@
 use std::sync::Arc;
 
 use ferromcp_dispatch::{DirectDispatcher, Dispatcher, Outbound, TransportInfo, TransportKind};
-use ferromcp_types::{Era, ProtocolVersion};
+use ferromcp_types::Era;
 
-use crate::connection::Connection;
-use crate::runner::ServerRunner;
 use crate::server::Server;
-use crate::stream::forward_changes;
+use crate::stream::run_connection;
 
 impl Server {
     /// Starts serving this server in-process, in the given era, and returns the client's end
@@ -28,34 +26,11 @@ impl Server {
         let outbound: Arc<dyn Outbound> = Arc::new(server_end.clone());
         let server = self.clone();
         tokio::spawn(async move {
-            let mut forwarder = None;
-            let runner = match era {
-                Era::Handshake => {
-                    let connection = Connection::for_handshake(
-                        outbound,
-                        true,
-                        ProtocolVersion::LATEST_HANDSHAKE,
-                    );
-                    let changes = server.subscribe_changes();
-                    forwarder = Some(tokio::spawn(forward_changes(changes, connection.clone())));
-                    ServerRunner::handshake(server.clone(), connection)
-                }
-                Era::Modern => ServerRunner::modern(server.clone(), outbound),
-            };
-            if let Err(e) = server.enter_lifespan().await {
-                tracing::error!(error = %e, "server set-up failed");
-                server_end.close();
-                return;
-            }
-            let runner = Arc::new(runner);
-            if let Err(e) = server_end.run(runner.clone()).await {
+            let served = run_connection(&server, &server_end, outbound, era, can_send).await;
+            if let Err(e) = served {
                 tracing::error!(error = %e, "in-process server stopped");
+                server_end.close();
             }
-            if let Some(task) = forwarder {
-                task.abort();
-            }
-            runner.close().await;
-            server.exit_lifespan().await;
         });
         client
     }

@@ -353,13 +353,19 @@ fn shape(
     if version.is_modern() {
         stamp_server_info(server, &mut result);
     }
-    if tables::is_spec_method(method) {
-        if let Err(e) = tables::validate_result(method, version, &Value::Object(result.clone())) {
-            tracing::error!(method, %version, error = %e, "the handler returned an invalid result");
-            return Err(ErrorObject::internal_error("Handler returned an invalid result").into());
-        }
+    if !tables::is_spec_method(method) {
+        return Ok(result);
     }
-    Ok(result)
+    // Validate the result as a value without copying it (this runs on every request).
+    let value = Value::Object(result);
+    if let Err(e) = tables::validate_result(method, version, &value) {
+        tracing::error!(method, %version, error = %e, "the handler returned an invalid result");
+        return Err(ErrorObject::internal_error("Handler returned an invalid result").into());
+    }
+    match value {
+        Value::Object(result) => Ok(result),
+        _ => Err(ErrorObject::internal_error("Internal error").into()),
+    }
 }
 
 fn stamp_server_info(server: &Server, result: &mut JsonObject) {

@@ -220,6 +220,21 @@ where
         .transport(TransportInfo::new(config.kind, can_send));
     let dispatcher = JsonRpcDispatcher::new(source, sink, dispatcher_config);
     let outbound: Arc<dyn Outbound> = Arc::new(dispatcher.clone());
+    tracing::debug!(?era, "stream era locked");
+    run_connection(server, &dispatcher, outbound, era, can_send).await
+}
+
+/// Serves one connection of `era` on a dispatcher, inside the server's lifespan: a
+/// handshake-era connection (told about list changes and subscribed resource updates), or a
+/// modern-era runner (change notifications travel only on `subscriptions/listen` streams).
+/// `outbound` is the dispatcher as the connection's standalone channel.
+pub(crate) async fn run_connection<D: Dispatcher>(
+    server: &Server,
+    dispatcher: &D,
+    outbound: Arc<dyn Outbound>,
+    era: Era,
+    can_send: bool,
+) -> Result<(), ServeError> {
     let mut forwarder = None;
     let runner = match era {
         Era::Handshake => {
@@ -229,11 +244,14 @@ where
             forwarder = Some(tokio::spawn(forward_changes(changes, connection.clone())));
             ServerRunner::handshake(server.clone(), connection)
         }
-        // At 2026-07-28 change notifications travel only on `subscriptions/listen` streams.
         Era::Modern => ServerRunner::modern(server.clone(), outbound),
     };
-    tracing::debug!(?era, "stream era locked");
-    server.enter_lifespan().await.map_err(ServeError::Setup)?;
+    if let Err(e) = server.enter_lifespan().await {
+        if let Some(task) = forwarder {
+            task.abort();
+        }
+        return Err(ServeError::Setup(e));
+    }
     let runner = Arc::new(runner);
     let result = dispatcher.run(runner.clone()).await;
     if let Some(task) = forwarder {
