@@ -14,7 +14,7 @@ use ferromcp_types::jsonrpc::{
     Decoder, ErrorCode, ErrorObject, Frame, Message, Notification, Payload, Request, RequestId,
 };
 use ferromcp_types::mcp::{META_PROTOCOL_VERSION, methods};
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -305,11 +305,6 @@ impl Engine {
         extra: Option<&HeaderMap>,
     ) -> (HeaderMap, Sent, bool) {
         let mut h = self.cfg.headers.clone();
-        if let Some(v) = self.cfg.auth.as_ref().and_then(|a| a.0.authorization()) {
-            let mut v = v;
-            v.set_sensitive(true);
-            h.insert(AUTHORIZATION, v);
-        }
         h.insert(ACCEPT, ACCEPT_BOTH);
         h.insert(CONTENT_TYPE, JSON);
         let mut modern = false;
@@ -350,20 +345,45 @@ impl Engine {
         (h, sent, modern)
     }
 
+    /// Sends one HTTP request. With an auth provider, every request (POST, GET stream,
+    /// DELETE) carries its credentials, and a 401 or 403 it answers is retried
+    /// ([`MAX_AUTH_RETRIES`] at most).
     pub(super) async fn send_http(
         &self,
         method: Method,
-        headers: HeaderMap,
+        mut headers: HeaderMap,
         body: Bytes,
     ) -> Result<http::Response<Incoming>, String> {
-        let mut req = http::Request::new(Full::new(body));
-        *req.method_mut() = method;
-        *req.uri_mut() = self.uri.clone();
-        *req.headers_mut() = headers;
-        self.client
-            .request(req)
-            .await
-            .map_err(|e| describe(&e as &(dyn std::error::Error + 'static)))
+        let mut challenges = 0;
+        loop {
+            if let Some(auth) = &self.cfg.auth {
+                auth.0.prepare().await;
+                auth.0.apply(&method, &self.uri, &mut headers);
+            }
+            let mut req = http::Request::new(Full::new(body.clone()));
+            *req.method_mut() = method.clone();
+            *req.uri_mut() = self.uri.clone();
+            *req.headers_mut() = headers.clone();
+            let resp = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| describe(&e as &(dyn std::error::Error + 'static)))?;
+            let Some(auth) = &self.cfg.auth else {
+                return Ok(resp);
+            };
+            let status = resp.status();
+            auth.0.observe(status, resp.headers());
+            if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
+                && challenges < MAX_AUTH_RETRIES
+                && auth.0.on_challenge_response(status, resp.headers()).await
+            {
+                challenges += 1;
+                drain(resp.into_body());
+                continue;
+            }
+            return Ok(resp);
+        }
     }
 
     fn start_request(
@@ -435,7 +455,6 @@ impl Engine {
         }
         let mut retried = false;
         let mut relisted = false;
-        let mut challenges = 0;
         loop {
             let resp = match self
                 .send_http(Method::POST, headers.clone(), body.clone())
@@ -444,22 +463,6 @@ impl Engine {
                 Ok(r) => r,
                 Err(e) => return transport_error(id, e),
             };
-            let status = resp.status();
-            if let Some(auth) = &self.cfg.auth
-                && (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
-                && challenges < MAX_AUTH_RETRIES
-            {
-                let www = resp
-                    .headers()
-                    .get(WWW_AUTHENTICATE)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_owned);
-                if auth.0.on_challenge(status, www.as_deref()).await {
-                    challenges += 1;
-                    (headers, sent, _) = self.headers(Some((method, params)), extra.as_ref());
-                    continue;
-                }
-            }
             if resp.status() == StatusCode::NOT_FOUND
                 && sent.with_session
                 && method != methods::INITIALIZE

@@ -166,6 +166,43 @@ pub trait AuthProvider: Send + Sync {
         status: http::StatusCode,
         www_authenticate: Option<&'a str>,
     ) -> BoxFuture<'a, bool>;
+
+    /// Runs before every request (POSTs, the GET streams, the session DELETE): a provider
+    /// refreshes credentials that are about to expire here. The default does nothing.
+    fn prepare(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    /// Puts the credentials of one request, `method` on `uri`, into `headers`. The default
+    /// sets `Authorization` from [`authorization`](Self::authorization) (marked sensitive); a
+    /// provider that binds tokens to requests (DPoP, RFC 9449) adds a fresh proof here.
+    fn apply(&self, method: &http::Method, uri: &Uri, headers: &mut HeaderMap) {
+        let _ = (method, uri);
+        if let Some(mut v) = self.authorization() {
+            v.set_sensitive(true);
+            headers.insert(http::header::AUTHORIZATION, v);
+        }
+    }
+
+    /// Handles a 401 or 403 with all of the response's headers (a DPoP server's
+    /// `DPoP-Nonce`, several `WWW-Authenticate` challenges). The default hands the first
+    /// `WWW-Authenticate` to [`on_challenge`](Self::on_challenge).
+    fn on_challenge_response<'a>(
+        &'a self,
+        status: http::StatusCode,
+        headers: &'a HeaderMap,
+    ) -> BoxFuture<'a, bool> {
+        let www = headers
+            .get(http::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok());
+        self.on_challenge(status, www)
+    }
+
+    /// Sees the status and headers of every response (a server may hand out a new DPoP
+    /// nonce on any of them). The default ignores them.
+    fn observe(&self, status: http::StatusCode, headers: &HeaderMap) {
+        let _ = (status, headers);
+    }
 }
 
 /// An [`AuthProvider`] in the config (its `Debug` hides the provider).
@@ -339,8 +376,9 @@ impl HttpTransport {
         Ok(self.header(http::header::AUTHORIZATION, value))
     }
 
-    /// Takes `Authorization` from `provider` on every request, and hands it a 401 or 403
-    /// before retrying the request (at most [`MAX_AUTH_RETRIES`] times).
+    /// Takes the credentials from `provider` on every request (POSTs, GET streams, the session
+    /// DELETE), and hands it a 401 or 403 before retrying that request (at most
+    /// [`MAX_AUTH_RETRIES`] times per request).
     #[must_use]
     pub fn auth(mut self, provider: Arc<dyn AuthProvider>) -> Self {
         self.config.auth = Some(AuthHook(provider));
