@@ -48,3 +48,9 @@ fn request_state_corpus() {
 fn elicit_answer_corpus() {
     replay("elicit_answer", fuzzing::elicit_answer);
 }
+
+// The elicitation-schema builder on arbitrary schemas (E25 §Requested Schema).
+#[test]
+fn elicit_schema_corpus() {
+    replay("elicit_schema", fuzzing::elicit_schema);
+}

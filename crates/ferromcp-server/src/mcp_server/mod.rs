@@ -52,6 +52,9 @@ use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequ
 pub use crate::auth::Principal;
 pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
 pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_answer};
+/// The schema → form builder and the answer check, for the `elicit_schema` fuzz target
+/// (`crate::fuzzing`).
+pub(crate) use elicit::{form_from_schema, validate::check_content as elicit_check_content};
 pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolCall};
 pub use handler::{PromptHandler, ResourceHandler, ToolHandler};
 pub use local::LocalExecutor;

@@ -15,7 +15,7 @@ use super::FormSchemaError;
 type Object = Map<String, Value>;
 
 /// Converts a schemars root schema (an object schema) into an elicitation form.
-pub(super) fn form_from_schema(root: &Object) -> Result<ElicitationSchema, FormSchemaError> {
+pub(crate) fn form_from_schema(root: &Object) -> Result<ElicitationSchema, FormSchemaError> {
     let defs = root.get("$defs").and_then(Value::as_object);
     let root = resolve(root, defs, "the form")?;
     if type_of(root).as_deref() != Some("object") {
