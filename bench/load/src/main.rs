@@ -6,15 +6,18 @@
 //! scenario), and each number is the median over the rounds.
 //!
 //! ```text
-//! ferromcp-bench [--rounds N] [--quick] [--server-cpu CPU] [--callgrind N] [--callgrind-dir D]
-//!     --server NAME --stdio 'CMD…' --http 'CMD… {addr}' --http-stateless 'CMD… {addr}'
+//! ferromcp-bench [--rounds N] [--quick] [--only S,S…] [--server-cpu CPU] [--callgrind N]
+//!     [--callgrind-dir D] --server NAME --stdio 'CMD…' --http 'CMD… {addr}' --http-stateless 'CMD… {addr}'
 //!     [--server NAME …]
 //! ```
 //!
 //! Command lines are split on whitespace; `{addr}` becomes `127.0.0.1:PORT`. `--server-cpu`
 //! pins every server with `taskset -c CPU` (pin the driver itself with `taskset` when starting
 //! it). `--callgrind N` also runs each server under `valgrind --tool=callgrind` for N sequential
-//! calls and for none, and reports (Ir(N) − Ir(0)) / N.
+//! calls and for none, and reports (Ir(N) − Ir(0)) / N. `--only` runs only the named scenarios
+//! (`stdio-seq`, `stdio-pipe`, `http-stateful`, `http-stateless`, `http-seq`, `sessions`,
+//! `idle-memory`, `cold-start`; `none` for just the callgrind counts). `--check` makes every
+//! failed measurement an error (exit status 1), for CI's smoke run.
 
 mod http;
 mod msg;
@@ -44,13 +47,17 @@ pub(crate) struct Opts {
     pub(crate) servers: Vec<ServerSpec>,
     pub(crate) rounds: usize,
     pub(crate) quick: bool,
+    /// Scenario names to run (`None`: all).
+    pub(crate) only: Option<Vec<String>>,
+    /// Fail (exit 1) when any measurement failed.
+    pub(crate) check: bool,
     pub(crate) server_cpu: Option<String>,
     pub(crate) callgrind: Option<u64>,
     pub(crate) callgrind_dir: String,
 }
 
-const USAGE: &str = "usage: ferromcp-bench [--rounds N] [--quick] [--server-cpu CPU] \
-[--callgrind N] [--callgrind-dir DIR] --server NAME --stdio 'CMD' --http 'CMD {addr}' \
+const USAGE: &str = "usage: ferromcp-bench [--rounds N] [--quick] [--only S,S...] [--check] \
+[--server-cpu CPU] [--callgrind N] [--callgrind-dir DIR] --server NAME --stdio 'CMD' --http 'CMD {addr}' \
 --http-stateless 'CMD {addr}' [--server NAME ...]";
 
 fn parse(args: &[String]) -> Res<Opts> {
@@ -58,6 +65,8 @@ fn parse(args: &[String]) -> Res<Opts> {
         servers: Vec::new(),
         rounds: 3,
         quick: false,
+        only: None,
+        check: false,
         server_cpu: None,
         callgrind: None,
         callgrind_dir: "target/bench-callgrind".to_owned(),
@@ -68,6 +77,20 @@ fn parse(args: &[String]) -> Res<Opts> {
         let words = |s: String| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
         match flag.as_str() {
             "--quick" => opts.quick = true,
+            "--check" => opts.check = true,
+            "--only" => {
+                let names: Vec<String> = value()?.split(',').map(str::to_owned).collect();
+                for n in &names {
+                    if n != "none" && !scenarios::NAMES.contains(&n.as_str()) {
+                        return Err(format!(
+                            "unknown scenario {n:?} (one of {}, none)",
+                            scenarios::NAMES.join(", ")
+                        )
+                        .into());
+                    }
+                }
+                opts.only = Some(names);
+            }
             "--rounds" => opts.rounds = value()?.parse()?,
             "--server-cpu" => opts.server_cpu = Some(value()?),
             "--callgrind" => opts.callgrind = Some(value()?.parse()?),
@@ -111,6 +134,10 @@ fn main() -> ExitCode {
         Ok(results) => {
             let table = report::table(&opts, &results);
             report::print(&table);
+            if opts.check && results.failed() {
+                eprintln!("ferromcp-bench: some measurements failed (see the table)");
+                return ExitCode::FAILURE;
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

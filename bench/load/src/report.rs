@@ -126,6 +126,11 @@ impl Results {
         }
     }
 
+    /// Whether any measurement failed.
+    pub(crate) fn failed(&self) -> bool {
+        self.errors.iter().flatten().any(Option::is_some)
+    }
+
     fn median(&self, metric: Metric, server: usize) -> Option<f64> {
         let mut v = self.values[metric.index()].get(server)?.clone();
         if v.is_empty() {
@@ -163,14 +168,18 @@ fn fmt(v: f64) -> String {
 /// server to the second (with which way is better).
 pub(crate) fn table(opts: &Opts, results: &Results) -> String {
     let names: Vec<&str> = opts.servers.iter().map(|s| s.name.as_str()).collect();
+    // One ratio column per server after the first: first / that one.
+    let others = names.len().saturating_sub(1);
     let mut out = String::new();
     out.push_str(&format!("| scenario | {} |", names.join(" | ")));
-    let ratio = names.len() >= 2;
-    if ratio {
-        out.push_str(&format!(" {} / {} | better |", names[0], names[1]));
+    for other in names.iter().skip(1) {
+        out.push_str(&format!(" {} / {other} |", names[0]));
+    }
+    if others > 0 {
+        out.push_str(" better |");
     }
     out.push('\n');
-    out.push_str(&"|---".repeat(names.len() + 1 + if ratio { 2 } else { 0 }));
+    out.push_str(&"|---".repeat(names.len() + 1 + others + usize::from(others > 0)));
     out.push_str("|\n");
     for metric in Metric::ALL {
         let (label, better) = metric.label();
@@ -190,17 +199,20 @@ pub(crate) fn table(opts: &Opts, results: &Results) -> String {
             continue;
         }
         out.push_str(&format!("| {label} | {} |", cells.join(" | ")));
-        if ratio {
-            let r = match (results.median(metric, 0), results.median(metric, 1)) {
+        for other in 1..names.len() {
+            let r = match (results.median(metric, 0), results.median(metric, other)) {
                 (Some(a), Some(b)) if b != 0.0 => format!("{:.2}×", a / b),
                 _ => "–".to_owned(),
             };
+            out.push_str(&format!(" {r} |"));
+        }
+        if others > 0 {
             let b = if better == Better::Lower {
                 "lower"
             } else {
                 "higher"
             };
-            out.push_str(&format!(" {r} | {b} |"));
+            out.push_str(&format!(" {b} |"));
         }
         out.push('\n');
     }
@@ -235,6 +247,8 @@ mod tests {
             ],
             rounds: 3,
             quick: false,
+            only: None,
+            check: false,
             server_cpu: None,
             callgrind: None,
             callgrind_dir: String::new(),
@@ -251,5 +265,35 @@ mod tests {
         );
         assert!(t.contains("| – | error | – | lower |"));
         assert!(!t.contains("RSS at rest"));
+    }
+
+    #[test]
+    fn a_third_server_gets_its_own_ratio_column_and_failures_are_seen() {
+        let server = |name: &str| ServerSpec {
+            name: name.into(),
+            ..ServerSpec::default()
+        };
+        let opts = Opts {
+            servers: vec![server("ferromcp"), server("rmcp"), server("raw")],
+            rounds: 1,
+            quick: true,
+            only: None,
+            check: true,
+            server_cpu: None,
+            callgrind: None,
+            callgrind_dir: String::new(),
+        };
+        let mut r = Results::new(3);
+        r.push(Metric::StdioPipeRate, 0, 100.0);
+        r.push(Metric::StdioPipeRate, 1, 50.0);
+        r.push(Metric::StdioPipeRate, 2, 200.0);
+        assert!(!r.failed());
+        let t = table(&opts, &r);
+        assert!(t.starts_with("| scenario | ferromcp | rmcp | raw | ferromcp / rmcp | ferromcp / raw | better |\n|---|---|---|---|---|---|---|\n"));
+        assert!(t.contains(
+            "| stdio 32 in flight, calls/s | 100.0 | 50.0 | 200.0 | 2.00× | 0.50× | higher |"
+        ));
+        r.error(&[Metric::HttpSeqP50], 2, "raw", "boom");
+        assert!(r.failed());
     }
 }

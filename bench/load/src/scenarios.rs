@@ -60,6 +60,18 @@ fn runtime() -> Res<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// The scenarios' names, for `--only`, in the order they run.
+pub(crate) const NAMES: [&str; 8] = [
+    "stdio-seq",
+    "stdio-pipe",
+    "http-stateful",
+    "http-stateless",
+    "http-seq",
+    "sessions",
+    "idle-memory",
+    "cold-start",
+];
+
 /// Runs every scenario for `opts.rounds` rounds, then the callgrind counts if asked.
 pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
     let plan = Plan::new(opts.quick);
@@ -74,12 +86,17 @@ pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
         &tokio::runtime::Runtime,
         &mut Vec<(Metric, f64)>,
     ) -> Res<()>;
-    let scenarios: [(&[Metric], Scenario); 8] = [
+    // (name, needs an HTTP command, metrics, scenario)
+    let scenarios: [(&str, bool, &[Metric], Scenario); 8] = [
         (
+            NAMES[0],
+            false,
             &[Metric::StdioSeqP50, Metric::StdioSeqP99, Metric::RssStdio],
             stdio_sequential,
         ),
         (
+            NAMES[1],
+            false,
             &[
                 Metric::StdioPipeRate,
                 Metric::StdioPipeCpu,
@@ -89,19 +106,48 @@ pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
             stdio_pipelined,
         ),
         (
+            NAMES[2],
+            true,
             &[Metric::HttpStatefulRate, Metric::HttpStatefulDriver],
             http_stateful,
         ),
-        (&[Metric::HttpStatelessRate], http_stateless),
-        (&[Metric::HttpSeqP50, Metric::HttpSeqP99], http_sequential),
-        (&[Metric::SessionsRate], http_session_rate),
-        (&[Metric::IdleSessionMem, Metric::RssHttp], http_idle_memory),
-        (&[Metric::ColdStdio, Metric::ColdHttp], cold_starts),
+        (NAMES[3], true, &[Metric::HttpStatelessRate], http_stateless),
+        (
+            NAMES[4],
+            true,
+            &[Metric::HttpSeqP50, Metric::HttpSeqP99],
+            http_sequential,
+        ),
+        (NAMES[5], true, &[Metric::SessionsRate], http_session_rate),
+        (
+            NAMES[6],
+            true,
+            &[Metric::IdleSessionMem, Metric::RssHttp],
+            http_idle_memory,
+        ),
+        (
+            NAMES[7],
+            false,
+            &[Metric::ColdStdio, Metric::ColdHttp],
+            cold_starts,
+        ),
     ];
+    let wanted = |name: &str| {
+        opts.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|n| n == name))
+    };
     for round in 0..rounds {
         eprintln!("ferromcp-bench: round {}/{rounds}", round + 1);
-        for (metrics, scenario) in &scenarios {
+        for (name, needs_http, metrics, scenario) in &scenarios {
+            if !wanted(name) {
+                continue;
+            }
             for (i, spec) in opts.servers.iter().enumerate() {
+                // A server without an HTTP command (the raw floor) has no HTTP rows.
+                if *needs_http && spec.http.is_empty() {
+                    continue;
+                }
                 let mut got = Vec::new();
                 match scenario(&plan, &pin, spec, &rt, &mut got) {
                     Ok(()) => {
@@ -121,6 +167,9 @@ pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
             match instructions_stdio(spec, n, &opts.callgrind_dir) {
                 Ok(v) => results.push(Metric::InstrStdio, i, v),
                 Err(e) => results.error(&[Metric::InstrStdio], i, &spec.name, &e.to_string()),
+            }
+            if spec.http.is_empty() {
+                continue;
             }
             match instructions_http(spec, n, &opts.callgrind_dir, &rt) {
                 Ok(v) => results.push(Metric::InstrHttp, i, v),

@@ -1,0 +1,126 @@
+//! `ferromcp-raw-floor`: the wire's floor for the load benchmark. A minimal, hand-written
+//! newline-delimited JSON-RPC loop over stdio with no SDK and no async runtime: it answers
+//! `initialize`, `ping` and `tools/call` of `add` and `echo` (the same answers as the servers
+//! under test), ignores notifications, and answers anything else with -32601. Output is
+//! flushed whenever no more input is buffered, so pipelined requests share writes.
+//!
+//! Not a server anyone should use: it checks nothing beyond what it needs to answer. It shows
+//! how close an SDK gets to the cost of reading, parsing and writing the messages themselves.
+
+use std::borrow::Cow;
+use std::io::{self, BufRead, BufWriter, Write};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Call<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<Args<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+struct Args<'a> {
+    #[serde(default)]
+    a: Option<f64>,
+    #[serde(default)]
+    b: Option<f64>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Init<'a> {
+    #[serde(borrow, rename = "protocolVersion")]
+    protocol_version: Cow<'a, str>,
+}
+
+fn main() -> io::Result<()> {
+    let mut input = io::BufReader::with_capacity(64 * 1024, io::stdin().lock());
+    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        answer(&line, &mut out)?;
+        if input.buffer().is_empty() {
+            out.flush()?;
+        }
+    }
+    out.flush()
+}
+
+fn answer(line: &[u8], out: &mut impl Write) -> io::Result<()> {
+    let Ok(msg) = serde_json::from_slice::<Message<'_>>(line) else {
+        return out.write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}\n",
+        );
+    };
+    let (Some(id), Some(method)) = (msg.id, msg.method) else {
+        return Ok(()); // a notification (or a response): nothing to answer
+    };
+    let id = id.get();
+    let params = msg.params.map_or("{}", RawValue::get);
+    match &*method {
+        "tools/call" => match serde_json::from_str::<Call<'_>>(params) {
+            Ok(call) => {
+                let args = call.arguments.unwrap_or_default();
+                let text = match (&*call.name, args) {
+                    (
+                        "add",
+                        Args {
+                            a: Some(a),
+                            b: Some(b),
+                            ..
+                        },
+                    ) => Cow::Owned((a + b).to_string()),
+                    ("echo", Args { text: Some(t), .. }) => t,
+                    _ => return error(out, id, -32602, "unknown tool or bad arguments"),
+                };
+                write!(
+                    out,
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":"
+                )?;
+                serde_json::to_writer(&mut *out, &*text)?;
+                out.write_all(b"}]}}\n")
+            }
+            Err(_) => error(out, id, -32602, "invalid params"),
+        },
+        "initialize" => {
+            let version = serde_json::from_str::<Init<'_>>(params)
+                .map(|i| i.protocol_version.into_owned())
+                .unwrap_or_else(|_| "2025-11-25".to_owned());
+            write!(
+                out,
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"protocolVersion\":"
+            )?;
+            serde_json::to_writer(&mut *out, &version)?;
+            out.write_all(
+                b",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"raw-floor\",\"version\":\"0.1.0\"}}}\n",
+            )
+        }
+        "ping" => writeln!(out, "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}"),
+        _ => error(out, id, -32601, "Method not found"),
+    }
+}
+
+fn error(out: &mut impl Write, id: &str, code: i32, message: &str) -> io::Result<()> {
+    writeln!(
+        out,
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{code},\"message\":\"{message}\"}}}}"
+    )
+}
