@@ -27,6 +27,7 @@ use super::subscriptions::{
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
     SubscriptionsListenResult,
 };
+use super::tasks::ext::{DetailedTask, TaskAck, UpdateTaskRequestParams};
 use super::tasks::{GetTaskPayloadResult, ListTasksResult, Task, TaskIdParams};
 use super::tools::{CallToolRequestParams, CallToolResult, ListToolsResult};
 
@@ -74,6 +75,8 @@ pub const TASKS_RESULT: &str = "tasks/result";
 pub const TASKS_LIST: &str = "tasks/list";
 /// `tasks/cancel`.
 pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// `tasks/update` (the 2026-07-28 tasks extension).
+pub const TASKS_UPDATE: &str = "tasks/update";
 
 /// `notifications/initialized`.
 pub const NOTIFICATION_INITIALIZED: &str = "notifications/initialized";
@@ -97,6 +100,8 @@ pub const NOTIFICATION_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_chan
 pub const NOTIFICATION_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// `notifications/tasks/status`.
 pub const NOTIFICATION_TASKS_STATUS: &str = "notifications/tasks/status";
+/// `notifications/tasks` (the 2026-07-28 tasks extension).
+pub const NOTIFICATION_TASKS: &str = "notifications/tasks";
 /// `notifications/subscriptions/acknowledged`.
 pub const NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED: &str =
     "notifications/subscriptions/acknowledged";
@@ -194,6 +199,12 @@ requests! {
     ListTasks = TASKS_LIST, PaginatedRequestParams => ListTasksResult;
     /// `tasks/cancel` (2025-11-25).
     CancelTask = TASKS_CANCEL, TaskIdParams => Task;
+    /// `tasks/get` (the 2026-07-28 tasks extension): the task with its payload inlined.
+    GetTaskExt = TASKS_GET, TaskIdParams => DetailedTask;
+    /// `tasks/update` (the 2026-07-28 tasks extension): answers to input requests.
+    UpdateTask = TASKS_UPDATE, UpdateTaskRequestParams => TaskAck;
+    /// `tasks/cancel` (the 2026-07-28 tasks extension): an acknowledgement only.
+    CancelTaskExt = TASKS_CANCEL, TaskIdParams => TaskAck;
 }
 
 notifications! {
@@ -219,6 +230,8 @@ notifications! {
     ElicitationComplete = NOTIFICATION_ELICITATION_COMPLETE, ElicitationCompleteNotificationParams;
     /// `notifications/tasks/status` (either direction, 2025-11-25).
     TaskStatusNotification = NOTIFICATION_TASKS_STATUS, Task;
+    /// `notifications/tasks` (server → client, the 2026-07-28 tasks extension).
+    TasksNotification = NOTIFICATION_TASKS, DetailedTask;
     /// `notifications/subscriptions/acknowledged` (server → client, 2026-07-28).
     SubscriptionsAcknowledged = NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED, SubscriptionsAcknowledgedNotificationParams;
 }

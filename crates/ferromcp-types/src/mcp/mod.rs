@@ -107,6 +107,8 @@ pub use subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
     SubscriptionsListenRequestParams, SubscriptionsListenResult,
 };
+/// The 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663).
+pub use tasks::ext as tasks_ext;
 pub use tasks::{
     CancelTaskRequestParams, CancelTaskResult, CreateTaskResult, GetTaskPayloadRequestParams,
     GetTaskPayloadResult, GetTaskRequestParams, GetTaskResult, ListTasksResult,
