@@ -11,6 +11,8 @@
 
 #[cfg(feature = "auth")]
 pub mod auth;
+#[cfg(feature = "auth-server")]
+pub mod auth_server;
 mod connection;
 mod context;
 #[doc(hidden)]

@@ -1,0 +1,139 @@
+//! Signing keys (ES256, P-256): the current key signs, the previous one stays in the JWKS
+//! after a rotation so tokens it signed keep verifying until they expire.
+
+use std::sync::RwLock;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use p256::ecdsa::SigningKey;
+use p256::pkcs8::EncodePrivateKey;
+use serde_json::{Value, json};
+
+/// One ES256 key pair.
+struct KeyPair {
+    kid: String,
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    x: String,
+    y: String,
+}
+
+impl KeyPair {
+    fn generate() -> Result<Self, String> {
+        // A random scalar; the (astronomically rare) invalid one is retried.
+        let sk = loop {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).map_err(|e| format!("OS random source: {e}"))?;
+            if let Ok(k) = SigningKey::from_bytes(&bytes.into()) {
+                break k;
+            }
+        };
+        let der = sk
+            .to_pkcs8_der()
+            .map_err(|e| format!("encoding the signing key: {e}"))?;
+        let point = sk.verifying_key().to_encoded_point(false);
+        let (Some(x), Some(y)) = (point.x(), point.y()) else {
+            return Err("the public key has no affine coordinates".to_owned());
+        };
+        let (x, y) = (URL_SAFE_NO_PAD.encode(x), URL_SAFE_NO_PAD.encode(y));
+        let decoding =
+            DecodingKey::from_ec_components(&x, &y).map_err(|e| format!("decoding key: {e}"))?;
+        Ok(Self {
+            kid: super::random_token(12)?,
+            encoding: EncodingKey::from_ec_der(der.as_bytes()),
+            decoding,
+            x,
+            y,
+        })
+    }
+
+    fn jwk(&self) -> Value {
+        json!({
+            "kty": "EC", "crv": "P-256", "x": self.x, "y": self.y,
+            "kid": self.kid, "alg": "ES256", "use": "sig",
+        })
+    }
+}
+
+/// The current and previous signing keys.
+pub(crate) struct Keys {
+    inner: RwLock<(KeyPair, Option<KeyPair>)>,
+}
+
+impl Keys {
+    pub(crate) fn generate() -> Result<Self, String> {
+        Ok(Self {
+            inner: RwLock::new((KeyPair::generate()?, None)),
+        })
+    }
+
+    /// A new current key; the old current becomes the previous one (the one before is
+    /// dropped: tokens it signed no longer verify).
+    pub(crate) fn rotate(&self) -> Result<(), String> {
+        let fresh = KeyPair::generate()?;
+        let mut g = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let old = std::mem::replace(&mut g.0, fresh);
+        g.1 = Some(old);
+        Ok(())
+    }
+
+    /// The JWKS document: current key first, then the previous.
+    pub(crate) fn jwks(&self) -> Value {
+        let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        let keys: Vec<Value> = std::iter::once(&g.0)
+            .chain(g.1.as_ref())
+            .map(KeyPair::jwk)
+            .collect();
+        json!({ "keys": keys })
+    }
+
+    /// Signs `claims` as an RFC 9068 access token (`typ: at+jwt`) with the current key.
+    pub(crate) fn sign(&self, claims: &Value) -> Result<String, String> {
+        let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        let mut header = Header::new(Algorithm::ES256);
+        header.typ = Some("at+jwt".to_owned());
+        header.kid = Some(g.0.kid.clone());
+        jsonwebtoken::encode(&header, claims, &g.0.encoding).map_err(|e| format!("signing: {e}"))
+    }
+
+    /// Checks the signature of a token this server signed (by `kid`, current or previous
+    /// key) and its `exp`, and returns its claims. Audience and issuer are the caller's.
+    pub(crate) fn verify(&self, token: &str) -> Result<serde_json::Map<String, Value>, String> {
+        let header = jsonwebtoken::decode_header(token).map_err(|e| format!("malformed: {e}"))?;
+        if header.alg != Algorithm::ES256 {
+            return Err("unexpected algorithm".to_owned());
+        }
+        let kid = header.kid.ok_or("no kid")?;
+        let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        let key = std::iter::once(&g.0)
+            .chain(g.1.as_ref())
+            .find(|k| k.kid == kid)
+            .ok_or("unknown kid")?;
+        let mut v = Validation::new(Algorithm::ES256);
+        v.validate_aud = false;
+        v.leeway = 0;
+        v.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
+        jsonwebtoken::decode::<serde_json::Map<String, Value>>(token, &key.decoding, &v)
+            .map(|d| d.claims)
+            .map_err(|e| format!("{e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotation_keeps_the_previous_key_verifiable() {
+        let keys = Keys::generate().unwrap();
+        let claims = json!({"iss": "i", "sub": "s", "aud": "a", "exp": 4_000_000_000u64});
+        let old = keys.sign(&claims).unwrap();
+        keys.rotate().unwrap();
+        assert_eq!(keys.jwks()["keys"].as_array().unwrap().len(), 2);
+        assert!(keys.verify(&old).is_ok());
+        keys.rotate().unwrap();
+        assert!(keys.verify(&old).is_err(), "two rotations drop the key");
+        assert!(keys.verify(&keys.sign(&claims).unwrap()).is_ok());
+    }
+}
