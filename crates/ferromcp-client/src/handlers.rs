@@ -138,6 +138,8 @@ pub(crate) struct Handlers {
     pub(crate) elicitation_modes: (bool, bool),
     pub(crate) roots: Option<Arc<dyn RootsHandler>>,
     pub(crate) notifications: Vec<Arc<dyn NotificationHandler>>,
+    /// The open change subscriptions (`crate::listen`), routed from the notifications.
+    pub(crate) listeners: Arc<crate::listen::Registry>,
 }
 
 impl Handlers {
@@ -310,7 +312,10 @@ impl Handler for ClientHandler {
             }
             _ => {}
         }
-        ControlFlow::Continue(())
+        // Then to the change subscriptions (which consume their acknowledgments).
+        self.handlers
+            .listeners
+            .route(method, params, &self.cache)
     }
 }
 

@@ -10,6 +10,9 @@
 //!   requests and the input requests of 2026-07-28 multi-round calls, which the client drives
 //!   to completion (see [`multiround`]).
 //! - A response cache honouring the 2026-07-28 cache hints ([`CacheConfig`], [`CacheMode`]).
+//! - Change subscriptions ([`Client::listen`], [`listen`]): `subscriptions/listen` at
+//!   2026-07-28, `resources/subscribe` and the session's notifications at 2025-11-25; their
+//!   events evict the cache.
 //! - Transports ([`transport`]): [`StdioTransport`], [`StreamTransport`], or any ready
 //!   dispatcher as [`Connected`]; Streamable HTTP in both eras with `HttpTransport` (feature
 //!   `http`, on by default; `https` adds rustls).
@@ -37,6 +40,7 @@ mod client;
 mod error;
 pub mod handlers;
 pub mod lifecycle;
+pub mod listen;
 pub mod multiround;
 #[cfg(feature = "oauth")]
 pub mod oauth;
@@ -52,6 +56,7 @@ pub use handlers::{
     ElicitationHandler, NotificationHandler, RootsHandler, SamplingHandler, ServerNotification,
 };
 pub use lifecycle::Lifecycle;
+pub use listen::{ListenEnd, ListenEvent, ListenOptions, Subscription};
 pub use multiround::DEFAULT_MAX_ROUNDS;
 pub use options::RequestOptions;
 pub use pagination::DEFAULT_MAX_PAGES;
