@@ -60,6 +60,7 @@ pub struct ClientBuilder {
     partition: Option<String>,
     log_level: Option<LoggingLevel>,
     handlers: Handlers,
+    tasks: Option<crate::tasks::TaskConfig>,
 }
 
 impl Default for ClientBuilder {
@@ -78,6 +79,7 @@ impl Default for ClientBuilder {
                 elicitation_modes: (true, true),
                 ..Handlers::default()
             },
+            tasks: None,
         }
     }
 }
@@ -158,6 +160,14 @@ impl ClientBuilder {
     /// 2026-07-28.
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
         self.log_level = Some(level);
+        self
+    }
+
+    /// Enables tasks (see [`tasks`](crate::tasks)): declares task support (the 2025-11-25
+    /// `tasks` capability; the `io.modelcontextprotocol/tasks` extension at 2026-07-28),
+    /// accepts task handles for `tools/call` and waits for them with these polling settings.
+    pub fn tasks(mut self, config: crate::tasks::TaskConfig) -> Self {
+        self.tasks = Some(config);
         self
     }
 
@@ -266,11 +276,21 @@ impl ClientBuilder {
         }
         let settings = Settings {
             client_info: self.client_info,
-            capabilities: handlers.capabilities(),
+            capabilities: crate::tasks::declare(
+                handlers.capabilities(),
+                self.tasks.is_some(),
+                false,
+            ),
+            modern_capabilities: crate::tasks::declare(
+                handlers.capabilities(),
+                self.tasks.is_some(),
+                true,
+            ),
             request_timeout: self.request_timeout,
             probe_timeout: self.probe_timeout,
             max_rounds: self.max_rounds,
             max_pages: self.max_pages,
+            tasks: self.tasks,
         };
         let dispatcher = connected.dispatcher.clone();
         let handler = Arc::new(ClientHandler {
@@ -278,13 +298,10 @@ impl ClientBuilder {
             cache: cache.clone(),
         });
         let run = dispatcher.clone();
-        let listeners = handlers.listeners.clone();
         let task = tokio::spawn(async move {
             if let Err(e) = run.run(handler).await {
                 tracing::warn!(error = %e, "the client's dispatcher could not run");
             }
-            // The connection is gone: change subscriptions end (src/listen.rs).
-            listeners.connection_ended();
         });
         let inner = Inner {
             dispatcher,

@@ -18,7 +18,7 @@ use crate::client::{Client, lock};
 use crate::error::ClientError;
 use crate::options::RequestOptions;
 
-fn to_object<T: Serialize>(method: &str, params: &T) -> Result<JsonObject, ClientError> {
+pub(crate) fn to_object<T: Serialize>(method: &str, params: &T) -> Result<JsonObject, ClientError> {
     match serde_json::to_value(params) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(Value::Null) => Ok(JsonObject::new()),
@@ -51,6 +51,7 @@ impl Client {
     ) -> Result<R::Result, ClientError> {
         let params = to_object(R::METHOD, &params)?;
         let value = self.inner.execute(R::METHOD, params, &opts, true).await?;
+        let value = crate::tasks::settle(&self.inner, R::METHOD, value).await?;
         serde_json::from_value(value).map_err(|e| ClientError::decode(R::METHOD, e))
     }
 
@@ -64,6 +65,7 @@ impl Client {
     ) -> Result<MaybeInputRequired<R::Result>, ClientError> {
         let params = to_object(R::METHOD, &params)?;
         let value = self.inner.execute(R::METHOD, params, &opts, false).await?;
+        let value = crate::tasks::settle(&self.inner, R::METHOD, value).await?;
         serde_json::from_value(value).map_err(|e| ClientError::decode(R::METHOD, e))
     }
 
@@ -76,7 +78,8 @@ impl Client {
         opts: RequestOptions,
     ) -> Result<Value, ClientError> {
         let params = to_object(method, &params)?;
-        self.inner.execute(method, params, &opts, true).await
+        let value = self.inner.execute(method, params, &opts, true).await?;
+        crate::tasks::settle(&self.inner, method, value).await
     }
 
     /// Sends a notification by name.
@@ -150,6 +153,11 @@ impl Client {
         arguments: Value,
         opts: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
+        // A 2025-11-25 tool declared `taskSupport: required` runs as a task.
+        if self.must_run_as_task(name)? {
+            let call = self.call_tool_as_task_with(name, arguments, None, opts);
+            return call.await?.result().await;
+        }
         let mut params = CallToolRequestParams::new(name);
         params.arguments = match arguments {
             Value::Null => None,

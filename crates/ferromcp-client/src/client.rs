@@ -84,6 +84,11 @@ pub(crate) struct Settings {
     pub(crate) probe_timeout: Duration,
     pub(crate) max_rounds: u32,
     pub(crate) max_pages: usize,
+    /// The capabilities sent in the 2026-07-28 envelope (the tasks extension instead of the
+    /// 2025-11-25 `tasks` capability).
+    pub(crate) modern_capabilities: ClientCapabilities,
+    /// Task settings, when tasks are enabled.
+    pub(crate) tasks: Option<crate::tasks::TaskConfig>,
 }
 
 pub(crate) struct Inner {
@@ -159,7 +164,7 @@ impl Inner {
             Value::String(ProtocolVersion::LATEST_MODERN.as_str().into()),
         );
         let s = &self.settings;
-        if let Ok(caps) = serde_json::to_value(&s.capabilities) {
+        if let Ok(caps) = serde_json::to_value(&s.modern_capabilities) {
             meta.insert(META_CLIENT_CAPABILITIES.into(), caps);
         }
         if let Ok(info) = serde_json::to_value(&s.client_info) {
@@ -216,7 +221,9 @@ impl Inner {
             .map_err(|e| ClientError::decode(method, e))?;
         // Be lenient where servers are known to be sloppy: a tool result without `content`
         // is an empty one (rmcp rejected these until 3.11, #1434).
-        if method == methods::TOOLS_CALL && result_type(&value) != Some("input_required") {
+        if method == methods::TOOLS_CALL
+            && !matches!(result_type(&value), Some("input_required" | "task"))
+        {
             if let Value::Object(map) = &mut value {
                 map.entry("content")
                     .or_insert_with(|| Value::Array(Vec::new()));
@@ -225,6 +232,10 @@ impl Inner {
         match result_type(&value) {
             None | Some("complete") => Ok(value),
             Some("input_required") if INPUT_REQUIRED_METHODS.contains(&method) => Ok(value),
+            // A task handle (2026-07-28 tasks extension), only when this client declared it.
+            Some("task") if method == methods::TOOLS_CALL && self.settings.tasks.is_some() => {
+                Ok(value)
+            }
             Some(other) => Err(ClientError::UnexpectedResultType {
                 method: method.to_owned(),
                 result_type: other.to_owned(),
@@ -282,6 +293,7 @@ impl Inner {
         let Some(tools) = value.get("tools").and_then(Value::as_array) else {
             return;
         };
+        self.handlers.tasks.observe_tools(tools);
         let mut schemas = lock(&self.output_schemas);
         for tool in tools {
             if let Some(name) = tool.get("name").and_then(Value::as_str) {
@@ -294,7 +306,6 @@ impl Inner {
     /// Closes the connection and ends the transport (bounded).
     pub(crate) async fn shutdown(&self) {
         self.dispatcher.close();
-        self.handlers.listeners.connection_ended();
         let hook = self.shutdown.lock().await.take();
         if let Some(hook) = hook {
             hook.shutdown().await;
@@ -328,9 +339,13 @@ impl Client {
         })
     }
 
-    /// The capabilities this client declares (derived from the handlers it was built with).
+    /// The capabilities this client declares in the session's era (derived from the handlers
+    /// and settings it was built with).
     pub fn capabilities(&self) -> &ClientCapabilities {
-        &self.inner.settings.capabilities
+        match self.inner.era() {
+            Era::Modern => &self.inner.settings.modern_capabilities,
+            _ => &self.inner.settings.capabilities,
+        }
     }
 
     /// The dispatcher the client runs on (for sending custom messages).

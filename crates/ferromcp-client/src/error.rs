@@ -77,6 +77,26 @@ pub enum ClientError {
         /// Why.
         detail: String,
     },
+    /// A tool call cannot run the way it was asked to: a task for a tool whose
+    /// `execution.taskSupport` forbids it, or a plain call of a tool that requires a task
+    /// when this client cannot run one (2025-11-25). Nothing was sent.
+    #[error("tool `{tool}` cannot be called that way: {detail}")]
+    TaskRefused {
+        /// The tool.
+        tool: String,
+        /// Why.
+        detail: String,
+    },
+    /// A task ended without a result to give: cancelled, or failed without a JSON-RPC error.
+    #[error("task {task_id} ended without a result ({status:?}): {detail}")]
+    TaskEnded {
+        /// The task's id.
+        task_id: String,
+        /// Its last status, when known.
+        status: Option<ferromcp_types::mcp::TaskStatus>,
+        /// The server's status message, or why.
+        detail: String,
+    },
     /// Starting or talking to the transport failed.
     #[error("transport: {0}")]
     Transport(#[from] std::io::Error),

@@ -138,8 +138,8 @@ pub(crate) struct Handlers {
     pub(crate) elicitation_modes: (bool, bool),
     pub(crate) roots: Option<Arc<dyn RootsHandler>>,
     pub(crate) notifications: Vec<Arc<dyn NotificationHandler>>,
-    /// The open change subscriptions (`crate::listen`), routed from the notifications.
-    pub(crate) listeners: Arc<crate::listen::Registry>,
+    /// Tasks: the tools' declared task support, the waiters status notifications wake.
+    pub(crate) tasks: Arc<crate::tasks::TaskRuntime>,
 }
 
 impl Handlers {
@@ -295,6 +295,9 @@ impl Handler for ClientHandler {
     }
 
     fn intercept_notification(&self, method: &str, params: Option<&Payload>) -> ControlFlow<()> {
+        if method == methods::NOTIFICATION_TASKS_STATUS || method == methods::NOTIFICATION_TASKS {
+            self.handlers.tasks.on_status_notification(params);
+        }
         // Evict in arrival order, before any later response is read.
         match method {
             methods::NOTIFICATION_TOOLS_LIST_CHANGED => self.cache.evict_list(methods::TOOLS_LIST),
@@ -312,10 +315,7 @@ impl Handler for ClientHandler {
             }
             _ => {}
         }
-        // Then to the change subscriptions (which consume their acknowledgments).
-        self.handlers
-            .listeners
-            .route(method, params, &self.cache)
+        ControlFlow::Continue(())
     }
 }
 

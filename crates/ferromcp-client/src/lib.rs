@@ -10,9 +10,9 @@
 //!   requests and the input requests of 2026-07-28 multi-round calls, which the client drives
 //!   to completion (see [`multiround`]).
 //! - A response cache honouring the 2026-07-28 cache hints ([`CacheConfig`], [`CacheMode`]).
-//! - Change subscriptions ([`Client::listen`], [`listen`]): `subscriptions/listen` at
-//!   2026-07-28, `resources/subscribe` and the session's notifications at 2025-11-25; their
-//!   events evict the cache.
+//! - Tasks ([`tasks`], [`ClientBuilder::tasks`]): tool calls that run as tasks in both eras
+//!   (2025-11-25 core tasks, the 2026-07-28 `io.modelcontextprotocol/tasks` extension),
+//!   awaited by polling with backoff, with input answered by the handlers; [`TaskHandle`].
 //! - Transports ([`transport`]): [`StdioTransport`], [`StreamTransport`], or any ready
 //!   dispatcher as [`Connected`]; Streamable HTTP in both eras with `HttpTransport` (feature
 //!   `http`, on by default; `https` adds rustls).
@@ -40,12 +40,12 @@ mod client;
 mod error;
 pub mod handlers;
 pub mod lifecycle;
-pub mod listen;
 pub mod multiround;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod options;
 mod pagination;
+pub mod tasks;
 pub mod transport;
 
 pub use builder::{ClientBuilder, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
@@ -56,10 +56,10 @@ pub use handlers::{
     ElicitationHandler, NotificationHandler, RootsHandler, SamplingHandler, ServerNotification,
 };
 pub use lifecycle::Lifecycle;
-pub use listen::{ListenEnd, ListenEvent, ListenOptions, Subscription};
 pub use multiround::DEFAULT_MAX_ROUNDS;
 pub use options::RequestOptions;
 pub use pagination::DEFAULT_MAX_PAGES;
+pub use tasks::{TaskConfig, TaskHandle, TaskInfo, TaskState, ToolCall};
 #[cfg(feature = "http")]
 pub use transport::HttpTransport;
 pub use transport::{

@@ -82,7 +82,7 @@ pub(crate) async fn drive(
 }
 
 /// Runs every input request's handler concurrently; the first error aborts the rest.
-async fn answer_all(
+pub(crate) async fn answer_all(
     handlers: &Arc<Handlers>,
     requests: InputRequests,
 ) -> Result<InputResponses, ClientError> {

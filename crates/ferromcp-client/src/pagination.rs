@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use ferromcp_types::jsonrpc::ErrorCode;
 use ferromcp_types::mcp::methods::{self, Request};
 use ferromcp_types::mcp::{
-    Cursor, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool,
+    Cursor, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListTasksResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Task, Tool,
 };
 
 use crate::client::Client;
@@ -15,7 +15,7 @@ use crate::error::ClientError;
 use crate::options::RequestOptions;
 
 /// A page of a list result.
-trait Page {
+pub(crate) trait Page {
     type Item;
     fn into_parts(self) -> (Vec<Self::Item>, Option<Cursor>);
 }
@@ -33,6 +33,7 @@ macro_rules! page {
 
 page!(ListToolsResult, Tool, tools);
 page!(ListPromptsResult, Prompt, prompts);
+page!(ListTasksResult, Task, tasks);
 page!(ListResourcesResult, Resource, resources);
 page!(
     ListResourceTemplatesResult,
@@ -44,7 +45,7 @@ page!(
 pub const DEFAULT_MAX_PAGES: usize = 1000;
 
 impl Client {
-    async fn list_all<R>(&self) -> Result<Vec<<R::Result as Page>::Item>, ClientError>
+    pub(crate) async fn list_all<R>(&self) -> Result<Vec<<R::Result as Page>::Item>, ClientError>
     where
         R: Request<Params = PaginatedRequestParams>,
         R::Result: Page,

@@ -291,6 +291,8 @@ pub(crate) fn modern_headers(
     let name_key = match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        // The tasks extension (SEP-2663): route by task.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     };
     facts.name = name_key
