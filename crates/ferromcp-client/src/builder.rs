@@ -298,10 +298,13 @@ impl ClientBuilder {
             cache: cache.clone(),
         });
         let run = dispatcher.clone();
+        let listeners = handlers.listeners.clone();
         let task = tokio::spawn(async move {
             if let Err(e) = run.run(handler).await {
                 tracing::warn!(error = %e, "the client's dispatcher could not run");
             }
+            // The connection is gone: change subscriptions end (src/listen.rs).
+            listeners.connection_ended();
         });
         let inner = Inner {
             dispatcher,

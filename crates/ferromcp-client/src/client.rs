@@ -306,6 +306,7 @@ impl Inner {
     /// Closes the connection and ends the transport (bounded).
     pub(crate) async fn shutdown(&self) {
         self.dispatcher.close();
+        self.handlers.listeners.connection_ended();
         let hook = self.shutdown.lock().await.take();
         if let Some(hook) = hook {
             hook.shutdown().await;

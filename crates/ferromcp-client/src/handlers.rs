@@ -140,6 +140,8 @@ pub(crate) struct Handlers {
     pub(crate) notifications: Vec<Arc<dyn NotificationHandler>>,
     /// Tasks: the tools' declared task support, the waiters status notifications wake.
     pub(crate) tasks: Arc<crate::tasks::TaskRuntime>,
+    /// The open change subscriptions (`crate::listen`), routed from the notifications.
+    pub(crate) listeners: Arc<crate::listen::Registry>,
 }
 
 impl Handlers {
@@ -315,7 +317,10 @@ impl Handler for ClientHandler {
             }
             _ => {}
         }
-        ControlFlow::Continue(())
+        // Then to the change subscriptions (which consume their acknowledgments).
+        self.handlers
+            .listeners
+            .route(method, params, &self.cache)
     }
 }
 

@@ -10,6 +10,9 @@
 //!   requests and the input requests of 2026-07-28 multi-round calls, which the client drives
 //!   to completion (see [`multiround`]).
 //! - A response cache honouring the 2026-07-28 cache hints ([`CacheConfig`], [`CacheMode`]).
+//! - Change subscriptions ([`Client::listen`], [`listen`]): `subscriptions/listen` at
+//!   2026-07-28, `resources/subscribe` and the session's notifications at 2025-11-25; their
+//!   events evict the cache.
 //! - Tasks ([`tasks`], [`ClientBuilder::tasks`]): tool calls that run as tasks in both eras
 //!   (2025-11-25 core tasks, the 2026-07-28 `io.modelcontextprotocol/tasks` extension),
 //!   awaited by polling with backoff, with input answered by the handlers; [`TaskHandle`].
@@ -40,6 +43,7 @@ mod client;
 mod error;
 pub mod handlers;
 pub mod lifecycle;
+pub mod listen;
 pub mod multiround;
 #[cfg(feature = "oauth")]
 pub mod oauth;
@@ -56,6 +60,7 @@ pub use handlers::{
     ElicitationHandler, NotificationHandler, RootsHandler, SamplingHandler, ServerNotification,
 };
 pub use lifecycle::Lifecycle;
+pub use listen::{ListenEnd, ListenEvent, ListenOptions, Subscription};
 pub use multiround::DEFAULT_MAX_ROUNDS;
 pub use options::RequestOptions;
 pub use pagination::DEFAULT_MAX_PAGES;
