@@ -91,6 +91,11 @@ pub(crate) fn progress_token_of(params: Option<&Payload>) -> Option<RequestId> {
     }
     let token = match params? {
         Payload::Value(v) => v.get("_meta")?.get("progressToken")?.clone(),
+        // Most requests carry no `_meta`: skip the parse when the text cannot hold one (the
+        // key may only hide behind a `\u` escape).
+        Payload::Raw(raw) if !raw.get().contains("_meta") && !raw.get().contains("\\u") => {
+            return None;
+        }
         raw @ Payload::Raw(_) => raw.parse::<P>().ok()?.meta?.token?,
     };
     serde_json::from_value(token).ok()
@@ -141,6 +146,15 @@ mod tests {
         assert_eq!(progress_token_of(Some(&raw)), Some(RequestId::from(5)));
         let v = Payload::from(json!({"_meta": {"progressToken": true}}));
         assert_eq!(progress_token_of(Some(&v)), None);
+        // The fast path for params without `_meta` still sees an escaped key.
+        let none: Payload = serde_json::from_str(r#"{"name":"x","arguments":{}}"#).unwrap();
+        assert_eq!(progress_token_of(Some(&none)), None);
+        let escaped: Payload =
+            serde_json::from_str(r#"{"\u005fmeta":{"progressToken":"p"}}"#).unwrap();
+        assert_eq!(
+            progress_token_of(Some(&escaped)),
+            Some(RequestId::from("p"))
+        );
         let p = progress_params(&RequestId::from(3), 0.5, None, Some("half"));
         let (t, pr) = parse_progress(Some(&p)).unwrap();
         assert_eq!(t, RequestId::from(3));

@@ -419,16 +419,22 @@ fn duplicate_key(text: &str) -> Option<String> {
         }
         fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
             let out = self.0;
-            // Small objects (the usual case) are checked by a linear search.
-            let mut few: Vec<Cow<'de, str>> = Vec::new();
+            // Small objects (the usual case) are checked by a linear search over keys kept on
+            // the stack; past 16 keys, a hash set.
+            const FEW: usize = 16;
+            let mut few: [Option<Cow<'de, str>>; FEW] = Default::default();
+            let mut len = 0;
             let mut many: HashSet<Cow<'de, str>> = HashSet::new();
             while let Some(key) = a.next_key_seed(KeySeed)? {
-                let seen = if many.is_empty() && few.len() < 16 {
-                    let seen = few.contains(&key);
-                    few.push(key.clone());
+                let seen = if len < FEW {
+                    let seen = few[..len].iter().flatten().any(|k| *k == key);
+                    few[len] = Some(key.clone());
+                    len += 1;
                     seen
                 } else {
-                    many.extend(few.drain(..));
+                    if many.is_empty() {
+                        many.extend(few.iter_mut().filter_map(Option::take));
+                    }
                     !many.insert(key.clone())
                 };
                 if seen {

@@ -15,6 +15,9 @@ use serde_json::{Map, Value};
 use super::generated::VERSIONS;
 use crate::ProtocolVersion;
 
+/// How many `$ref`s in a row [`Compiled::constant_of`] follows.
+const MAX_REF_CHAIN: u32 = 256;
+
 /// Index of a node in [`Compiled::nodes`].
 pub(super) type NodeId = u32;
 
@@ -64,6 +67,10 @@ pub(super) struct Node {
     /// Sorted by name.
     pub(super) properties: Vec<(Box<str>, NodeId)>,
     pub(super) required: Vec<Box<str>>,
+    /// The properties whose schema pins a constant (following `$ref`s), such as
+    /// `"type": "text"`, with that constant and whether the property is required: what tells
+    /// the branches of a union apart. Computed once, after every node is built.
+    pub(super) discriminators: Vec<(Box<str>, Value, bool)>,
     pub(super) additional: Additional,
     pub(super) items: Option<NodeId>,
     /// `anyOf` and `oneOf` branches.
@@ -87,6 +94,7 @@ const EMPTY: Node = Node {
     has_properties: false,
     properties: Vec::new(),
     required: Vec::new(),
+    discriminators: Vec::new(),
     additional: Additional::Absent,
     items: None,
     any_of: Vec::new(),
@@ -166,11 +174,40 @@ impl Compiled {
         }
         let params = builder.table(section("params")?)?;
         let results = builder.table(section("results")?)?;
-        Ok(Compiled {
+        let mut compiled = Compiled {
             nodes: builder.nodes,
             params,
             results,
-        })
+        };
+        compiled.find_discriminators();
+        Ok(compiled)
+    }
+
+    /// Fills every node's [`Node::discriminators`].
+    fn find_discriminators(&mut self) {
+        for i in 0..self.nodes.len() {
+            let node = &self.nodes[i];
+            let found: Vec<(Box<str>, Value, bool)> = node
+                .properties
+                .iter()
+                .filter_map(|(name, prop)| {
+                    let constant = self.constant_of(*prop, 0)?.clone();
+                    let required = node.required.contains(name);
+                    Some((name.clone(), constant, required))
+                })
+                .collect();
+            self.nodes[i].discriminators = found;
+        }
+    }
+
+    /// The constant a schema pins its value to, following references.
+    pub(super) fn constant_of(&self, id: NodeId, depth: u32) -> Option<&Value> {
+        let node = self.node(id);
+        match (&node.constant, node.reference) {
+            (Some(k), _) => Some(k),
+            (None, Some(target)) if depth < MAX_REF_CHAIN => self.constant_of(target, depth + 1),
+            _ => None,
+        }
     }
 
     /// The node with this id.

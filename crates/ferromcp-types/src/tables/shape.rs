@@ -65,11 +65,54 @@ fn set_result_type(result: &mut Map<String, Value>) {
         .or_insert_with(|| Value::String(COMPLETE.to_owned()));
 }
 
+/// Node ids, the first [`Ids::INLINE`] without allocating: shaping a usual result touches the
+/// heap only for what it removes.
+#[derive(Default)]
+struct Ids {
+    len: usize,
+    inline: [NodeId; Ids::INLINE],
+    /// Every id, once there are more than fit inline.
+    spilled: Vec<NodeId>,
+}
+
+impl Ids {
+    const INLINE: usize = 8;
+
+    fn push(&mut self, id: NodeId) {
+        if self.spilled.is_empty() && self.len < Self::INLINE {
+            self.inline[self.len] = id;
+            self.len += 1;
+        } else {
+            if self.spilled.is_empty() {
+                self.spilled.extend_from_slice(&self.inline[..self.len]);
+            }
+            self.spilled.push(id);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+        self.spilled.clear();
+    }
+
+    fn as_slice(&self) -> &[NodeId] {
+        if self.spilled.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.spilled
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.as_slice().is_empty()
+    }
+}
+
 /// What the applicable schemas say about an object value.
 #[derive(Default)]
 struct ObjectView {
     /// Object schemas with explicit properties that apply.
-    described: Vec<NodeId>,
+    described: Ids,
     /// Some applicable schema leaves the object open.
     open: bool,
 }
@@ -88,25 +131,26 @@ fn shape_object(c: &Compiled, schemas: &[NodeId], map: &mut Map<String, Value>, 
     if view.open || view.described.is_empty() {
         return;
     }
+    let described = view.described.as_slice();
     map.retain(|key, _| {
-        key == META
-            || view
-                .described
-                .iter()
-                .any(|&n| c.node(n).property(key).is_some())
+        key == META || described.iter().any(|&n| c.node(n).property(key).is_some())
     });
-    let mut children = Vec::new();
+    let mut children = Ids::default();
     for (key, child) in map.iter_mut() {
         if key == META {
             continue;
         }
+        // Scalars have nothing to shape.
+        if !matches!(child, Value::Object(_) | Value::Array(_)) {
+            continue;
+        }
         children.clear();
-        children.extend(
-            view.described
-                .iter()
-                .filter_map(|&n| c.node(n).property(key)),
-        );
-        shape_value(c, &children, child, depth + 1);
+        for &n in described {
+            if let Some(p) = c.node(n).property(key) {
+                children.push(p);
+            }
+        }
+        shape_value(c, children.as_slice(), child, depth + 1);
     }
 }
 
@@ -114,7 +158,7 @@ fn shape_value(c: &Compiled, schemas: &[NodeId], value: &mut Value, depth: u32) 
     match value {
         Value::Object(map) => shape_object(c, schemas, map, depth),
         Value::Array(items) => {
-            let mut item_schemas = Vec::new();
+            let mut item_schemas = Ids::default();
             let mut open = false;
             for &id in schemas {
                 collect_items(c, id, &mut item_schemas, &mut open, depth);
@@ -123,7 +167,7 @@ fn shape_value(c: &Compiled, schemas: &[NodeId], value: &mut Value, depth: u32) 
                 return;
             }
             for item in items {
-                shape_value(c, &item_schemas, item, depth + 1);
+                shape_value(c, item_schemas.as_slice(), item, depth + 1);
             }
         }
         _ => {}
@@ -148,19 +192,18 @@ fn collect_object(c: &Compiled, id: NodeId, value: &Value, view: &mut ObjectView
         collect_object(c, part, value, view, depth + 1);
     }
     if !node.any_of.is_empty() {
-        let fitting: Vec<NodeId> = node
-            .any_of
-            .iter()
-            .copied()
-            .filter(|&b| plausible(c, b, value, depth + 1))
-            .collect();
-        let chosen = if fitting.is_empty() {
-            &node.any_of
-        } else {
-            &fitting
-        };
-        for &branch in chosen {
-            collect_object(c, branch, value, view, depth + 1);
+        // The plausible branches, or every branch when none is.
+        let mut any_fits = false;
+        for &branch in &node.any_of {
+            if plausible(c, branch, value, depth + 1) {
+                any_fits = true;
+                collect_object(c, branch, value, view, depth + 1);
+            }
+        }
+        if !any_fits {
+            for &branch in &node.any_of {
+                collect_object(c, branch, value, view, depth + 1);
+            }
         }
     }
     let composite = node.reference.is_some() || !node.all_of.is_empty() || !node.any_of.is_empty();
@@ -174,7 +217,7 @@ fn collect_object(c: &Compiled, id: NodeId, value: &Value, view: &mut ObjectView
 }
 
 /// Gathers the `items` schemas of the array schemas among `id` and what it references.
-fn collect_items(c: &Compiled, id: NodeId, out: &mut Vec<NodeId>, open: &mut bool, depth: u32) {
+fn collect_items(c: &Compiled, id: NodeId, out: &mut Ids, open: &mut bool, depth: u32) {
     if depth > MAX_DEPTH {
         *open = true;
         return;

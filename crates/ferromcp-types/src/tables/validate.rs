@@ -337,10 +337,12 @@ impl Checker<'_> {
         }
         match value {
             Value::Number(n) => self.check_number(node, n.as_f64())?,
-            Value::String(s) => {
+            // Counting characters walks the string: only when there is a bound to check.
+            Value::String(s) if node.min_length.is_some() || node.max_length.is_some() => {
                 let len = s.chars().count() as u64;
                 self.check_len("characters", len, node.min_length, node.max_length)?;
             }
+            Value::String(_) => {}
             Value::Array(items) => {
                 let len = items.len() as u64;
                 self.check_len("items", len, node.min_items, node.max_items)?;
@@ -509,13 +511,10 @@ pub(super) fn plausible(c: &Compiled, id: NodeId, value: &Value, depth: u32) -> 
         return false;
     }
     if let Value::Object(map) = value {
-        for (name, prop) in &node.properties {
-            let Some(constant) = constant_of(c, *prop, depth + 1) else {
-                continue;
-            };
+        for (name, constant, required) in &node.discriminators {
             match map.get(&**name) {
                 Some(found) if found != constant => return false,
-                None if node.required.contains(name) => return false,
+                None if *required => return false,
                 _ => {}
             }
         }
@@ -525,14 +524,4 @@ pub(super) fn plausible(c: &Compiled, id: NodeId, value: &Value, depth: u32) -> 
             .any_of
             .iter()
             .any(|&b| plausible(c, b, value, depth + 1))
-}
-
-/// The constant a schema pins its value to, following references.
-fn constant_of(c: &Compiled, id: NodeId, depth: u32) -> Option<&Value> {
-    let node = c.node(id);
-    match (&node.constant, node.reference) {
-        (Some(k), _) => Some(k),
-        (None, Some(target)) if depth < MAX_DEPTH => constant_of(c, target, depth + 1),
-        _ => None,
-    }
 }
