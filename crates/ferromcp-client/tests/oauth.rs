@@ -1,27 +1,57 @@
-//! The OAuth client against a tiny loopback mock: one hyper server playing the MCP resource
-//! (401 with `resource_metadata`), its protected-resource metadata, and the authorization
-//! server (metadata, registration, an authorization endpoint that redirects at once, token).
+//! The OAuth client against a loopback mock: one hyper server playing the MCP resource (a
+//! minimal JSON-answering MCP endpoint behind a 401 with `resource_metadata`), its
+//! protected-resource metadata, the authorization server (metadata, registration, an
+//! authorization endpoint that redirects at once, token) and an enterprise IdP's token
+//! endpoint. Each test names the spec section it covers.
 #![cfg(feature = "oauth")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use bytes::Bytes;
 use ferromcp_client::oauth::{
-    self, MemoryTokenStore, OAuthConfig, OAuthError, OAuthProvider, RedirectReadingHandler,
+    self, ClientCredentials, ClientKey, EnterpriseGrant, Grant, MemoryTokenStore, OAuthConfig,
+    OAuthError, OAuthProvider, RedirectReadingHandler, SigningAlgorithm, TokenStore, Tokens,
 };
-use ferromcp_client::transport::http::AuthProvider;
-use http::{Method, Request, Response, StatusCode};
+use ferromcp_client::transport::http::{AuthProvider, MAX_AUTH_RETRIES};
+use ferromcp_client::{Client, HttpTransport, Lifecycle};
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use p256::ecdsa::signature::Verifier as _;
+use p256::ecdsa::{Signature, VerifyingKey};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// Runs `f`, failing the test if it hangs.
+async fn within<F: Future>(f: F) -> F::Output {
+    match tokio::time::timeout(LIMIT, f).await {
+        Ok(v) => v,
+        Err(_) => panic!("timed out after {LIMIT:?}"),
+    }
+}
+
+/// How the mock resource treats DPoP nonces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum RsNonce {
+    /// Never asks for one.
+    #[default]
+    No,
+    /// Asks once for `rs-n`, then accepts proofs carrying it.
+    Once,
+    /// Asks for a new nonce on every request.
+    Always,
+}
 
 #[derive(Debug, Clone)]
 struct Mock {
@@ -29,14 +59,82 @@ struct Mock {
     s256: bool,
     /// Override the protected resource's `resource`.
     resource: Option<String>,
+    /// Override the challenge's `resource_metadata`.
+    resource_metadata: Option<String>,
+    /// Advertise `client_id_metadata_document_supported`.
+    cimd: bool,
+    /// Advertise ES256 DPoP proofs, and issue DPoP-bound tokens for proofs.
+    dpop: bool,
+    /// The token endpoint asks for the DPoP nonce `as-n` first.
+    as_nonce: bool,
+    /// The resource's DPoP nonce behaviour.
+    rs_nonce: RsNonce,
+    /// `token_endpoint_auth_methods_supported`.
+    auth_methods: Vec<&'static str>,
+    /// `expires_in` of issued tokens.
+    expires_in: u64,
+    /// The token endpoint refuses with this error.
+    token_error: Option<&'static str>,
+    /// The first notification POST with `Bearer tok` gets a 401 `invalid_token`.
+    notification_401: bool,
 }
 
-#[derive(Debug, Default)]
-struct Seen {
-    challenge: Option<String>,
-    auth_query: Vec<(String, String)>,
-    token_form: Vec<(String, String)>,
-    scopes: Vec<String>,
+impl Default for Mock {
+    fn default() -> Self {
+        Self {
+            s256: true,
+            resource: None,
+            resource_metadata: None,
+            cimd: false,
+            dpop: false,
+            as_nonce: false,
+            rs_nonce: RsNonce::No,
+            auth_methods: vec!["none"],
+            expires_in: 3600,
+            token_error: None,
+            notification_401: false,
+        }
+    }
+}
+
+/// One request the mock saw.
+#[derive(Debug, Clone)]
+struct Hit {
+    method: Method,
+    path: String,
+    query: Vec<(String, String)>,
+    headers: HeaderMap,
+    form: Vec<(String, String)>,
+}
+
+impl Hit {
+    fn q(&self, key: &str) -> Option<&str> {
+        value(&self.query, key)
+    }
+    fn f(&self, key: &str) -> Option<&str> {
+        value(&self.form, key)
+    }
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+type Seen = Arc<Mutex<Vec<Hit>>>;
+
+fn hits(seen: &Seen, method: &Method, path: &str) -> Vec<Hit> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .filter(|h| h.method == method && h.path == path)
+        .cloned()
+        .collect()
+}
+
+fn value<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
 }
 
 fn json_response(status: StatusCode, v: &Value) -> Response<Full<Bytes>> {
@@ -47,10 +145,10 @@ fn json_response(status: StatusCode, v: &Value) -> Response<Full<Bytes>> {
         .unwrap()
 }
 
-async fn start(mock: Mock) -> (SocketAddr, Arc<Mutex<Seen>>) {
+async fn start(mock: Mock) -> (SocketAddr, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let seen = Arc::new(Mutex::new(Seen::default()));
+    let seen: Seen = Arc::default();
     let state = seen.clone();
     tokio::spawn(async move {
         loop {
@@ -72,26 +170,168 @@ async fn start(mock: Mock) -> (SocketAddr, Arc<Mutex<Seen>>) {
     (addr, seen)
 }
 
+/// The claims of a compact JWT (no verification).
+fn claims(jwt: &str, part: usize) -> Value {
+    let seg = jwt.split('.').nth(part).unwrap();
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(seg).unwrap()).unwrap()
+}
+
+/// Verifies an ES256 JWT with `key`.
+fn verify_es256(jwt: &str, key: &VerifyingKey) {
+    let (input, sig) = jwt.rsplit_once('.').unwrap();
+    let sig = Signature::from_slice(&URL_SAFE_NO_PAD.decode(sig).unwrap()).unwrap();
+    key.verify(input.as_bytes(), &sig).unwrap();
+}
+
+/// The public key of a DPoP proof's `jwk` header; the proof must verify with it.
+fn dpop_key(proof: &str) -> VerifyingKey {
+    let h = claims(proof, 0);
+    assert_eq!(h["typ"], "dpop+jwt");
+    assert!(h["jwk"].get("d").is_none(), "no private key in the jwk");
+    let mut sec1 = vec![4u8];
+    sec1.extend(
+        URL_SAFE_NO_PAD
+            .decode(h["jwk"]["x"].as_str().unwrap())
+            .unwrap(),
+    );
+    sec1.extend(
+        URL_SAFE_NO_PAD
+            .decode(h["jwk"]["y"].as_str().unwrap())
+            .unwrap(),
+    );
+    let key = VerifyingKey::from_sec1_bytes(&sec1).unwrap();
+    verify_es256(proof, &key);
+    key
+}
+
+fn mcp_answer(body: &[u8]) -> Response<Full<Bytes>> {
+    let msg: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let Some(id) = msg.get("id").cloned() else {
+        return Response::builder()
+            .status(StatusCode::ACCEPTED)
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+    };
+    let result = match msg.get("method").and_then(Value::as_str) {
+        Some("initialize") => json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "oauth-mock", "version": "1"},
+        }),
+        _ => json!({"tools": []}),
+    };
+    let mut resp = json_response(
+        StatusCode::OK,
+        &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+    );
+    resp.headers_mut()
+        .insert("mcp-session-id", HeaderValue::from_static("session-1"));
+    resp
+}
+
 async fn handle(
     req: Request<Incoming>,
     addr: SocketAddr,
     mock: &Mock,
-    seen: &Mutex<Seen>,
+    seen: &Seen,
 ) -> Response<Full<Bytes>> {
     let base = format!("http://{addr}");
     let path = req.uri().path().to_owned();
-    let query = req.uri().query().unwrap_or_default().to_owned();
+    let query: Vec<(String, String)> =
+        url::form_urlencoded::parse(req.uri().query().unwrap_or_default().as_bytes())
+            .into_owned()
+            .collect();
     let method = req.method().clone();
+    let headers = req.headers().clone();
     let body = req.into_body().collect().await.unwrap().to_bytes();
+    let form: Vec<(String, String)> = url::form_urlencoded::parse(&body).into_owned().collect();
+    let hit = Hit {
+        method: method.clone(),
+        path: path.clone(),
+        query: query.clone(),
+        headers: headers.clone(),
+        form: form.clone(),
+    };
+    let earlier = {
+        let mut s = seen.lock().unwrap();
+        let earlier = s
+            .iter()
+            .filter(|h| h.method == method && h.path == path)
+            .count();
+        s.push(hit);
+        earlier
+    };
+    let prm = mock
+        .resource_metadata
+        .clone()
+        .unwrap_or(format!("{base}/.well-known/oauth-protected-resource/mcp"));
+    let scheme = if mock.dpop { "DPoP" } else { "Bearer" };
+    let proof_nonce = || {
+        headers
+            .get("dpop")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|p| {
+                claims(p, 1)
+                    .get("nonce")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+    };
     match (method, path.as_str()) {
-        (Method::POST, "/mcp") => Response::builder()
+        (_, "/mcp") if !headers.contains_key("authorization") => Response::builder()
             .status(StatusCode::UNAUTHORIZED)
             .header(
                 "www-authenticate",
-                format!(
-                    r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", scope="mcp:read""#
-                ),
+                format!(r#"{scheme} resource_metadata="{prm}", scope="mcp:read""#),
             )
+            .body(Full::new(Bytes::new()))
+            .unwrap(),
+        (_, "/mcp")
+            if mock.rs_nonce == RsNonce::Always
+                || (mock.rs_nonce == RsNonce::Once && proof_nonce().as_deref() != Some("rs-n")) =>
+        {
+            let nonce = match mock.rs_nonce {
+                RsNonce::Always => format!("rs-{earlier}"),
+                _ => "rs-n".to_owned(),
+            };
+            Response::builder()
+                .status(StatusCode::UNAUTHORIZED)
+                .header(
+                    "www-authenticate",
+                    format!(r#"DPoP error="use_dpop_nonce", resource_metadata="{prm}""#),
+                )
+                .header("dpop-nonce", nonce)
+                .body(Full::new(Bytes::new()))
+                .unwrap()
+        }
+        (Method::POST, "/mcp")
+            if mock.notification_401
+                && !body.windows(5).any(|w| w == b"\"id\":")
+                && headers
+                    .get("authorization")
+                    .is_some_and(|v| v == "Bearer tok")
+                && !seen.lock().unwrap().iter().any(|h| h.path == "/refused") =>
+        {
+            seen.lock().unwrap().push(Hit {
+                method: Method::POST,
+                path: "/refused".to_owned(),
+                query: Vec::new(),
+                headers: HeaderMap::new(),
+                form: Vec::new(),
+            });
+            Response::builder()
+                .status(StatusCode::UNAUTHORIZED)
+                .header("www-authenticate", r#"Bearer error="invalid_token""#)
+                .body(Full::new(Bytes::new()))
+                .unwrap()
+        }
+        (Method::POST, "/mcp") => mcp_answer(&body),
+        (Method::DELETE, "/mcp") => Response::builder()
+            .status(StatusCode::OK)
+            .body(Full::new(Bytes::new()))
+            .unwrap(),
+        (_, "/mcp") => Response::builder()
+            .status(StatusCode::METHOD_NOT_ALLOWED)
             .body(Full::new(Bytes::new()))
             .unwrap(),
         (Method::GET, "/.well-known/oauth-protected-resource/mcp") => json_response(
@@ -108,37 +348,30 @@ async fn handle(
                 "token_endpoint": format!("{base}/token"),
                 "registration_endpoint": format!("{base}/register"),
                 "response_types_supported": ["code"],
-                "token_endpoint_auth_methods_supported": ["none"],
+                "token_endpoint_auth_methods_supported": mock.auth_methods,
             });
             if mock.s256 {
                 meta["code_challenge_methods_supported"] = json!(["S256"]);
             }
+            if mock.cimd {
+                meta["client_id_metadata_document_supported"] = json!(true);
+            }
+            if mock.dpop {
+                meta["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+            }
             json_response(StatusCode::OK, &meta)
         }
-        (Method::POST, "/register") => {
-            json_response(StatusCode::CREATED, &json!({"client_id": "registered-client"}))
-        }
+        (Method::POST, "/register") => json_response(
+            StatusCode::CREATED,
+            &json!({"client_id": "registered-client"}),
+        ),
         (Method::GET, "/authorize") => {
-            let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
-                .into_owned()
-                .collect();
-            let get = |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            };
             let location = format!(
                 "{}?code=the-code&state={}&iss={}",
-                get("redirect_uri"),
-                get("state"),
+                value(&query, "redirect_uri").unwrap_or_default(),
+                value(&query, "state").unwrap_or_default(),
                 url::form_urlencoded::byte_serialize(base.as_bytes()).collect::<String>()
             );
-            let mut s = seen.lock().unwrap();
-            s.challenge = Some(get("code_challenge"));
-            s.scopes.push(get("scope"));
-            s.auth_query = pairs;
             Response::builder()
                 .status(StatusCode::FOUND)
                 .header("location", location)
@@ -146,149 +379,718 @@ async fn handle(
                 .unwrap()
         }
         (Method::POST, "/token") => {
-            let form: Vec<(String, String)> =
-                url::form_urlencoded::parse(&body).into_owned().collect();
+            if let Some(e) = mock.token_error {
+                return json_response(StatusCode::BAD_REQUEST, &json!({"error": e}));
+            }
+            let proof = headers.get("dpop").is_some();
+            if mock.dpop && mock.as_nonce && proof_nonce().as_deref() != Some("as-n") {
+                return Response::builder()
+                    .status(StatusCode::BAD_REQUEST)
+                    .header("content-type", "application/json")
+                    .header("dpop-nonce", "as-n")
+                    .body(Full::new(Bytes::from(r#"{"error":"use_dpop_nonce"}"#)))
+                    .unwrap();
+            }
             let refresh = value(&form, "grant_type") == Some("refresh_token")
                 && value(&form, "refresh_token") == Some("rt");
-            seen.lock().unwrap().token_form = form;
             let token = if refresh { "tok2" } else { "tok" };
+            let token_type = if mock.dpop && proof { "DPoP" } else { "Bearer" };
             json_response(
                 StatusCode::OK,
-                &json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600,
-                        "refresh_token": "rt"}),
+                &json!({"access_token": token, "token_type": token_type,
+                        "expires_in": mock.expires_in, "refresh_token": "rt"}),
             )
         }
+        (Method::POST, "/idp/token") => json_response(
+            StatusCode::OK,
+            &json!({"access_token": "the-id-jag", "token_type": "N_A",
+                    "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"}),
+        ),
         _ => json_response(StatusCode::NOT_FOUND, &json!({})),
     }
 }
 
 fn config() -> OAuthConfig {
-    OAuthConfig {
-        redirect_uri: "http://127.0.0.1:1/callback".to_owned(),
-        client_name: "oauth-test".to_owned(),
-        credentials: None,
-        handler: Box::new(RedirectReadingHandler),
-        store: Box::new(MemoryTokenStore::default()),
-    }
+    OAuthConfig::new("http://127.0.0.1:1/callback", RedirectReadingHandler)
+        .with_client_name("oauth-test")
 }
 
-fn value<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
+/// A fixed P-256 test key, as PKCS#8 PEM, and its public key.
+fn es256_key() -> (String, VerifyingKey) {
+    use p256::pkcs8::{EncodePrivateKey, LineEnding};
+    let secret = p256::SecretKey::from_slice(&[7u8; 32]).unwrap();
+    let pem = secret.to_pkcs8_pem(LineEnding::LF).unwrap().to_string();
+    let public = VerifyingKey::from(p256::ecdsa::SigningKey::from(&secret));
+    (pem, public)
 }
 
+/// 2025-11-25 "Authorization Flow": PKCE S256 (the verifier matches the challenge),
+/// `resource` (RFC 8707) on both requests, the challenge's scope, dynamic registration.
 #[tokio::test]
 async fn full_flow_with_pkce_resource_and_scope() {
-    let (addr, seen) = start(Mock {
-        s256: true,
-        resource: None,
+    within(async {
+        let (addr, seen) = start(Mock::default()).await;
+        let url = format!("http://{addr}/mcp");
+        let tokens = oauth::authorize(&url, &config()).await.unwrap().unwrap();
+        assert_eq!(tokens.access_token, "tok");
+        let auth = &hits(&seen, &Method::GET, "/authorize")[0];
+        let token = &hits(&seen, &Method::POST, "/token")[0];
+        assert_eq!(auth.q("code_challenge_method"), Some("S256"));
+        assert_eq!(auth.q("client_id"), Some("registered-client"));
+        assert_eq!(auth.q("resource"), Some(url.as_str()));
+        assert_eq!(auth.q("scope"), Some("mcp:read"));
+        assert_eq!(token.f("resource"), Some(url.as_str()));
+        assert_eq!(token.f("code"), Some("the-code"));
+        let verifier = token.f("code_verifier").unwrap();
+        let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+        assert_eq!(auth.q("code_challenge"), Some(challenge.as_str()));
     })
     .await;
-    let url = format!("http://{addr}/mcp");
-    let tokens = oauth::authorize(&url, &config()).await.unwrap().unwrap();
-    assert_eq!(tokens.access_token, "tok");
-    let s = seen.lock().unwrap();
-    assert_eq!(value(&s.auth_query, "code_challenge_method"), Some("S256"));
-    assert_eq!(value(&s.auth_query, "client_id"), Some("registered-client"));
-    assert_eq!(value(&s.auth_query, "resource"), Some(url.as_str()));
-    assert_eq!(value(&s.auth_query, "scope"), Some("mcp:read"));
-    assert_eq!(value(&s.token_form, "resource"), Some(url.as_str()));
-    assert_eq!(value(&s.token_form, "code"), Some("the-code"));
-    let verifier = value(&s.token_form, "code_verifier").unwrap();
-    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
-    assert_eq!(s.challenge.as_deref(), Some(challenge.as_str()));
 }
 
+/// 2025-11-25 "Authorization Code Protection": a server that does not advertise S256 is
+/// refused before any authorization request.
 #[tokio::test]
 async fn refuses_a_server_without_s256() {
-    let (addr, _) = start(Mock {
-        s256: false,
-        resource: None,
+    within(async {
+        let (addr, seen) = start(Mock {
+            s256: false,
+            ..Mock::default()
+        })
+        .await;
+        let err = oauth::authorize(&format!("http://{addr}/mcp"), &config())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OAuthError::Discovery(_)), "{err}");
+        assert!(hits(&seen, &Method::GET, "/authorize").is_empty());
     })
     .await;
-    let err = oauth::authorize(&format!("http://{addr}/mcp"), &config())
-        .await
-        .unwrap_err();
-    assert!(matches!(err, OAuthError::Discovery(_)), "{err}");
 }
 
+/// RFC 8707 / RFC 9728 §3.3: metadata naming another resource stops the flow.
 #[tokio::test]
 async fn refuses_a_mismatched_resource() {
-    let (addr, seen) = start(Mock {
-        s256: true,
-        resource: Some("http://127.0.0.1:1/other".to_owned()),
+    within(async {
+        let (addr, seen) = start(Mock {
+            resource: Some("http://127.0.0.1:1/other".to_owned()),
+            ..Mock::default()
+        })
+        .await;
+        let err = oauth::authorize(&format!("http://{addr}/mcp"), &config())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OAuthError::Discovery(_)), "{err}");
+        assert!(hits(&seen, &Method::GET, "/authorize").is_empty());
     })
     .await;
-    let err = oauth::authorize(&format!("http://{addr}/mcp"), &config())
-        .await
-        .unwrap_err();
-    assert!(matches!(err, OAuthError::Discovery(_)), "{err}");
-    assert!(
-        seen.lock().unwrap().scopes.is_empty(),
-        "no authorization request"
-    );
 }
 
+/// RFC 9728 §5.1 and the MCP security considerations: a `resource_metadata` on another
+/// origin than the MCP server's is refused, and never fetched (no SSRF through the
+/// challenge).
+#[tokio::test]
+async fn refuses_cross_origin_resource_metadata() {
+    within(async {
+        let (elsewhere, elsewhere_seen) = start(Mock::default()).await;
+        let (addr, seen) = start(Mock {
+            resource_metadata: Some(format!(
+                "http://{elsewhere}/.well-known/oauth-protected-resource/mcp"
+            )),
+            ..Mock::default()
+        })
+        .await;
+        let err = oauth::authorize(&format!("http://{addr}/mcp"), &config())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OAuthError::Url(_)), "{err}");
+        assert!(elsewhere_seen.lock().unwrap().is_empty(), "nothing fetched");
+        assert!(hits(&seen, &Method::GET, "/authorize").is_empty());
+    })
+    .await;
+}
+
+/// 2025-11-25 "Client Registration Approaches": with `client_id_metadata_document_supported`
+/// the client ID metadata document URL is the `client_id` (no dynamic registration); a
+/// pre-registered client comes first; without support, dynamic registration.
+#[tokio::test]
+async fn client_id_metadata_document_in_the_spec_order() {
+    within(async {
+        const CIMD: &str = "https://client.example/oauth/metadata.json";
+        let (addr, seen) = start(Mock {
+            cimd: true,
+            ..Mock::default()
+        })
+        .await;
+        let url = format!("http://{addr}/mcp");
+        oauth::authorize(&url, &config().with_client_metadata_url(CIMD))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            hits(&seen, &Method::GET, "/authorize")[0].q("client_id"),
+            Some(CIMD)
+        );
+        assert_eq!(
+            hits(&seen, &Method::POST, "/token")[0].f("client_id"),
+            Some(CIMD)
+        );
+        assert!(hits(&seen, &Method::POST, "/register").is_empty());
+
+        let pre = config()
+            .with_client_metadata_url(CIMD)
+            .with_credentials(ClientCredentials::new("pre-registered"));
+        oauth::authorize(&url, &pre).await.unwrap().unwrap();
+        assert_eq!(
+            hits(&seen, &Method::GET, "/authorize")[1].q("client_id"),
+            Some("pre-registered")
+        );
+
+        let (plain, plain_seen) = start(Mock::default()).await;
+        oauth::authorize(
+            &format!("http://{plain}/mcp"),
+            &config().with_client_metadata_url(CIMD),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(hits(&plain_seen, &Method::POST, "/register").len(), 1);
+        assert_eq!(
+            hits(&plain_seen, &Method::GET, "/authorize")[0].q("client_id"),
+            Some("registered-client")
+        );
+    })
+    .await;
+}
+
+/// OAuth 2.1 §4.2 (SEP-1046) with `client_secret_basic` (RFC 6749 §2.3.1) and
+/// `client_secret_post`: no authorization request, the challenge's scope, `resource`.
+#[tokio::test]
+async fn client_credentials_with_a_secret() {
+    within(async {
+        let (addr, seen) = start(Mock {
+            auth_methods: vec!["client_secret_basic"],
+            ..Mock::default()
+        })
+        .await;
+        let url = format!("http://{addr}/mcp");
+        let cfg = OAuthConfig::with_grant(Grant::ClientCredentials)
+            .with_credentials(ClientCredentials::new("svc").with_secret("s3cret"));
+        let tokens = oauth::authorize(&url, &cfg).await.unwrap().unwrap();
+        assert_eq!(tokens.access_token, "tok");
+        let t = &hits(&seen, &Method::POST, "/token")[0];
+        assert_eq!(t.f("grant_type"), Some("client_credentials"));
+        assert_eq!(t.f("scope"), Some("mcp:read"));
+        assert_eq!(t.f("resource"), Some(url.as_str()));
+        assert_eq!(t.f("client_secret"), None);
+        let basic = t
+            .header("authorization")
+            .unwrap()
+            .strip_prefix("Basic ")
+            .unwrap();
+        assert_eq!(STANDARD.decode(basic).unwrap(), b"svc:s3cret");
+        assert!(hits(&seen, &Method::GET, "/authorize").is_empty());
+
+        let (addr, seen) = start(Mock {
+            auth_methods: vec!["client_secret_post"],
+            ..Mock::default()
+        })
+        .await;
+        oauth::authorize(&format!("http://{addr}/mcp"), &cfg)
+            .await
+            .unwrap()
+            .unwrap();
+        let t = &hits(&seen, &Method::POST, "/token")[0];
+        assert_eq!(t.f("client_id"), Some("svc"));
+        assert_eq!(t.f("client_secret"), Some("s3cret"));
+        assert!(t.header("authorization").is_none());
+    })
+    .await;
+}
+
+/// RFC 7523 §2.2 / §3 (`private_key_jwt`): the client assertion is an ES256 JWT with
+/// `iss` = `sub` = the client id, `aud` the issuer, `jti`, `exp` after `iat`, verifying
+/// with the client's public key.
+#[tokio::test]
+async fn client_credentials_with_private_key_jwt() {
+    within(async {
+        let (addr, seen) = start(Mock {
+            auth_methods: vec!["private_key_jwt"],
+            ..Mock::default()
+        })
+        .await;
+        let (pem, public) = es256_key();
+        let key = ClientKey::from_pem(&pem, SigningAlgorithm::Es256).unwrap();
+        let cfg = OAuthConfig::with_grant(Grant::ClientCredentials)
+            .with_credentials(ClientCredentials::new("svc").with_private_key(key));
+        oauth::authorize(&format!("http://{addr}/mcp"), &cfg)
+            .await
+            .unwrap()
+            .unwrap();
+        let t = &hits(&seen, &Method::POST, "/token")[0];
+        assert_eq!(t.f("grant_type"), Some("client_credentials"));
+        assert_eq!(
+            t.f("client_assertion_type"),
+            Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+        );
+        let jwt = t.f("client_assertion").unwrap();
+        verify_es256(jwt, &public);
+        let (h, c) = (claims(jwt, 0), claims(jwt, 1));
+        assert_eq!(h["alg"], "ES256");
+        assert_eq!(c["iss"], "svc");
+        assert_eq!(c["sub"], "svc");
+        assert_eq!(c["aud"], format!("http://{addr}"));
+        assert!(c["jti"].is_string());
+        assert!(c["exp"].as_u64().unwrap() > c["iat"].as_u64().unwrap());
+        assert!(t.header("authorization").is_none());
+    })
+    .await;
+}
+
+/// A client-credentials configuration without a secret or key is a configuration error,
+/// not a token request.
+#[tokio::test]
+async fn client_credentials_need_a_credential() {
+    within(async {
+        let (addr, seen) = start(Mock::default()).await;
+        let cfg = OAuthConfig::with_grant(Grant::ClientCredentials)
+            .with_credentials(ClientCredentials::new("svc"));
+        let err = oauth::authorize(&format!("http://{addr}/mcp"), &cfg)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OAuthError::Config(_)), "{err}");
+        assert!(hits(&seen, &Method::POST, "/token").is_empty());
+    })
+    .await;
+}
+
+/// RFC 7523 §2.1 (workload identity federation, SEP-1933): `grant_type` jwt-bearer with the
+/// workload JWT as `assertion`; a refused assertion is surfaced after one request, with no
+/// retry and no other grant.
+#[tokio::test]
+async fn jwt_bearer_grant_and_its_errors() {
+    within(async {
+        let (addr, seen) = start(Mock::default()).await;
+        let cfg = OAuthConfig::with_grant(Grant::JwtBearer {
+            assertion: "workload.jwt.value".to_owned(),
+        })
+        .with_credentials(ClientCredentials::new("workload"));
+        oauth::authorize(&format!("http://{addr}/mcp"), &cfg)
+            .await
+            .unwrap()
+            .unwrap();
+        let t = &hits(&seen, &Method::POST, "/token")[0];
+        assert_eq!(
+            t.f("grant_type"),
+            Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+        );
+        assert_eq!(t.f("assertion"), Some("workload.jwt.value"));
+        assert_eq!(t.f("client_id"), Some("workload"));
+
+        let (addr, seen) = start(Mock {
+            token_error: Some("invalid_grant"),
+            ..Mock::default()
+        })
+        .await;
+        let provider = Arc::new(OAuthProvider::new(&format!("http://{addr}/mcp"), cfg).unwrap());
+        let transport = HttpTransport::new(format!("http://{addr}/mcp"))
+            .unwrap()
+            .auth(provider);
+        let err = Client::builder()
+            .lifecycle(Lifecycle::Handshake)
+            .connect(transport)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("401"), "{err}");
+        assert_eq!(hits(&seen, &Method::POST, "/token").len(), 1, "no retry");
+        assert!(
+            hits(&seen, &Method::GET, "/authorize").is_empty(),
+            "no fallback"
+        );
+    })
+    .await;
+}
+
+/// SEP-990: RFC 8693 exchange of the ID token at the IdP (`requested_token_type` id-jag,
+/// `audience` the authorization server's issuer, `resource` the MCP server), then the
+/// RFC 7523 JWT bearer grant with the ID-JAG, authenticated with `client_secret_basic`.
+#[tokio::test]
+async fn enterprise_managed_token_exchange_then_jwt_bearer() {
+    within(async {
+        let (addr, seen) = start(Mock {
+            auth_methods: vec!["client_secret_basic"],
+            ..Mock::default()
+        })
+        .await;
+        let url = format!("http://{addr}/mcp");
+        let cfg = OAuthConfig::with_grant(Grant::EnterpriseManaged(EnterpriseGrant::new(
+            format!("http://{addr}/idp/token"),
+            "the-id-token",
+            "idp-client",
+        )))
+        .with_credentials(ClientCredentials::new("mcp-client").with_secret("mcp-secret"));
+        let tokens = oauth::authorize(&url, &cfg).await.unwrap().unwrap();
+        assert_eq!(tokens.access_token, "tok");
+        let x = &hits(&seen, &Method::POST, "/idp/token")[0];
+        assert_eq!(
+            x.f("grant_type"),
+            Some("urn:ietf:params:oauth:grant-type:token-exchange")
+        );
+        assert_eq!(
+            x.f("requested_token_type"),
+            Some("urn:ietf:params:oauth:token-type:id-jag")
+        );
+        assert_eq!(x.f("subject_token"), Some("the-id-token"));
+        assert_eq!(
+            x.f("subject_token_type"),
+            Some("urn:ietf:params:oauth:token-type:id_token")
+        );
+        assert_eq!(x.f("audience"), Some(format!("http://{addr}").as_str()));
+        assert_eq!(x.f("resource"), Some(url.as_str()));
+        assert_eq!(x.f("client_id"), Some("idp-client"));
+        let t = &hits(&seen, &Method::POST, "/token")[0];
+        assert_eq!(
+            t.f("grant_type"),
+            Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+        );
+        assert_eq!(t.f("assertion"), Some("the-id-jag"));
+        let basic = t
+            .header("authorization")
+            .unwrap()
+            .strip_prefix("Basic ")
+            .unwrap();
+        assert_eq!(STANDARD.decode(basic).unwrap(), b"mcp-client:mcp-secret");
+    })
+    .await;
+}
+
+/// RFC 9449 §5, §7.1, §8, §9 end to end through the HTTP transport: a proof on the token
+/// request (`htm` POST, `htu` the token endpoint) retried with the authorization server's
+/// nonce; then every MCP request carries `Authorization: DPoP` and a fresh proof (`htu`,
+/// `ath` of the token, same key, distinct `jti`), and the resource server's
+/// `use_dpop_nonce` is retried with its nonce.
+#[tokio::test]
+async fn dpop_bound_tokens_with_nonces_at_both_servers() {
+    within(async {
+        let (addr, seen) = start(Mock {
+            dpop: true,
+            as_nonce: true,
+            rs_nonce: RsNonce::Once,
+            ..Mock::default()
+        })
+        .await;
+        let url = format!("http://{addr}/mcp");
+        let provider = Arc::new(OAuthProvider::new(&url, config()).unwrap());
+        let transport = HttpTransport::new(&url).unwrap().auth(provider.clone());
+        let client = Client::builder()
+            .lifecycle(Lifecycle::Handshake)
+            .connect(transport)
+            .await
+            .unwrap();
+        client.list_tools(None).await.unwrap();
+        client.shutdown().await;
+        assert!(provider.tokens().unwrap().is_dpop());
+
+        let token_reqs = hits(&seen, &Method::POST, "/token");
+        assert_eq!(token_reqs.len(), 2, "one use_dpop_nonce retry");
+        let first = token_reqs[0].header("dpop").unwrap();
+        let second = token_reqs[1].header("dpop").unwrap();
+        let key = dpop_key(first);
+        assert_eq!(claims(first, 1)["htm"], "POST");
+        assert_eq!(claims(first, 1)["htu"], format!("http://{addr}/token"));
+        assert!(claims(first, 1).get("nonce").is_none());
+        assert_eq!(claims(second, 1)["nonce"], "as-n");
+        assert!(claims(second, 1).get("ath").is_none());
+
+        let mcp: Vec<Hit> = hits(&seen, &Method::POST, "/mcp")
+            .into_iter()
+            .filter(|h| h.headers.contains_key("authorization"))
+            .collect();
+        assert!(
+            mcp.len() >= 3,
+            "initialize (twice: nonce), initialized, tools/list"
+        );
+        let ath = URL_SAFE_NO_PAD.encode(Sha256::digest(b"tok"));
+        let mut jtis = Vec::new();
+        for h in &mcp {
+            assert_eq!(h.header("authorization"), Some("DPoP tok"));
+            let proof = h.header("dpop").unwrap();
+            assert_eq!(dpop_key(proof), key, "one key per provider");
+            let c = claims(proof, 1);
+            assert_eq!(c["htm"], "POST");
+            assert_eq!(c["htu"], url);
+            assert_eq!(c["ath"], ath.as_str());
+            jtis.push(c["jti"].as_str().unwrap().to_owned());
+        }
+        assert!(
+            claims(mcp[0].header("dpop").unwrap(), 1)
+                .get("nonce")
+                .is_none()
+        );
+        for h in &mcp[1..] {
+            assert_eq!(claims(h.header("dpop").unwrap(), 1)["nonce"], "rs-n");
+        }
+        let n = jtis.len();
+        jtis.sort();
+        jtis.dedup();
+        assert_eq!(jtis.len(), n, "a fresh jti per request");
+    })
+    .await;
+}
+
+/// RFC 9449 §9 retry bound: a resource server that demands a new nonce on every request
+/// gets at most [`MAX_AUTH_RETRIES`] challenges answered per request, then the 401 surfaces.
+#[tokio::test]
+async fn dpop_nonce_retries_are_bounded() {
+    within(async {
+        let (addr, seen) = start(Mock {
+            dpop: true,
+            rs_nonce: RsNonce::Always,
+            ..Mock::default()
+        })
+        .await;
+        let url = format!("http://{addr}/mcp");
+        let provider = Arc::new(OAuthProvider::new(&url, config()).unwrap());
+        let transport = HttpTransport::new(&url).unwrap().auth(provider);
+        let err = Client::builder()
+            .lifecycle(Lifecycle::Handshake)
+            .connect(transport)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("401"), "{err}");
+        let posts = hits(&seen, &Method::POST, "/mcp").len();
+        assert_eq!(posts, 1 + MAX_AUTH_RETRIES as usize);
+    })
+    .await;
+}
+
+/// DPoP is used only when the authorization server advertises ES256 proofs, and not at
+/// all when configured off.
+#[tokio::test]
+async fn dpop_only_when_advertised_and_wanted() {
+    within(async {
+        let (addr, seen) = start(Mock::default()).await;
+        oauth::authorize(&format!("http://{addr}/mcp"), &config())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            hits(&seen, &Method::POST, "/token")[0]
+                .header("dpop")
+                .is_none()
+        );
+
+        let (addr, seen) = start(Mock {
+            dpop: true,
+            ..Mock::default()
+        })
+        .await;
+        let tokens = oauth::authorize(&format!("http://{addr}/mcp"), &config().with_dpop(false))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            hits(&seen, &Method::POST, "/token")[0]
+                .header("dpop")
+                .is_none()
+        );
+        assert!(!tokens.is_dpop());
+    })
+    .await;
+}
+
+/// 2025-11-25 "Scope Challenge Handling": step-up with the union of scopes, once per new
+/// scope (a repeated challenge for granted scopes is not re-authorized).
 #[tokio::test]
 async fn provider_steps_up_once_per_new_scope() {
-    let (addr, seen) = start(Mock {
-        s256: true,
-        resource: None,
+    within(async {
+        let (addr, seen) = start(Mock::default()).await;
+        let base = format!("http://{addr}");
+        let provider = OAuthProvider::new(&format!("{base}/mcp"), config()).unwrap();
+        assert!(provider.authorization().is_none());
+        let www = format!(
+            r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", scope="mcp:read""#
+        );
+        assert!(
+            provider
+                .on_challenge(StatusCode::UNAUTHORIZED, Some(&www))
+                .await
+        );
+        assert_eq!(provider.authorization().unwrap(), "Bearer tok");
+        let step_up = format!(
+            r#"Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="{base}/.well-known/oauth-protected-resource/mcp""#
+        );
+        assert!(
+            provider
+                .on_challenge(StatusCode::FORBIDDEN, Some(&step_up))
+                .await
+        );
+        assert!(
+            !provider
+                .on_challenge(StatusCode::FORBIDDEN, Some(&step_up))
+                .await
+        );
+        let scopes: Vec<String> = hits(&seen, &Method::GET, "/authorize")
+            .iter()
+            .map(|h| h.q("scope").unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(scopes, ["mcp:read", "mcp:read mcp:write"]);
     })
     .await;
-    let base = format!("http://{addr}");
-    let provider = OAuthProvider::new(&format!("{base}/mcp"), config()).unwrap();
-    assert!(provider.authorization().is_none());
-    let www = format!(
-        r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", scope="mcp:read""#
-    );
-    assert!(
-        provider
-            .on_challenge(StatusCode::UNAUTHORIZED, Some(&www))
-            .await
-    );
-    assert_eq!(provider.authorization().unwrap(), "Bearer tok");
-    let step_up = format!(
-        r#"Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="{base}/.well-known/oauth-protected-resource/mcp""#
-    );
-    assert!(
-        provider
-            .on_challenge(StatusCode::FORBIDDEN, Some(&step_up))
-            .await
-    );
-    // The same scopes again: nothing new to ask for, so no third authorization.
-    assert!(
-        !provider
-            .on_challenge(StatusCode::FORBIDDEN, Some(&step_up))
-            .await
-    );
-    let s = seen.lock().unwrap();
-    assert_eq!(s.scopes, ["mcp:read", "mcp:read mcp:write"]);
 }
 
+/// OAuth 2.1 §4.3 on a 401: the refresh grant (with `resource`) once, then the whole flow.
 #[tokio::test]
 async fn provider_refreshes_once_on_401_then_authorizes_again() {
-    let (addr, seen) = start(Mock {
-        s256: true,
-        resource: None,
+    within(async {
+        let (addr, seen) = start(Mock::default()).await;
+        let provider = OAuthProvider::new(&format!("http://{addr}/mcp"), config()).unwrap();
+        assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+        assert_eq!(provider.authorization().unwrap(), "Bearer tok");
+        assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+        assert_eq!(provider.authorization().unwrap(), "Bearer tok2");
+        let last = hits(&seen, &Method::POST, "/token").pop().unwrap();
+        assert_eq!(last.f("grant_type"), Some("refresh_token"));
+        assert!(last.f("resource").is_some());
+        assert_eq!(hits(&seen, &Method::GET, "/authorize").len(), 1);
+        assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+        assert_eq!(provider.authorization().unwrap(), "Bearer tok");
+        assert_eq!(hits(&seen, &Method::GET, "/authorize").len(), 2);
     })
     .await;
-    let provider = OAuthProvider::new(&format!("http://{addr}/mcp"), config()).unwrap();
-    assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
-    assert_eq!(provider.authorization().unwrap(), "Bearer tok");
-    // Expired: the refresh_token grant, with the resource.
-    assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
-    assert_eq!(provider.authorization().unwrap(), "Bearer tok2");
-    {
-        let s = seen.lock().unwrap();
-        assert_eq!(value(&s.token_form, "grant_type"), Some("refresh_token"));
-        assert!(value(&s.token_form, "resource").is_some());
-        assert_eq!(s.scopes.len(), 1, "no second authorization request yet");
+}
+
+/// A token store shared between providers (it outlives them).
+#[derive(Clone, Default)]
+struct SharedStore(Arc<MemoryTokenStore>);
+
+impl TokenStore for SharedStore {
+    fn load(&self, server: &str) -> Option<Tokens> {
+        self.0.load(server)
     }
-    // A 401 right after a refresh: the whole flow again.
-    assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
-    assert_eq!(provider.authorization().unwrap(), "Bearer tok");
-    assert_eq!(seen.lock().unwrap().scopes.len(), 2);
+    fn save(&self, server: &str, tokens: &Tokens) {
+        self.0.save(server, tokens);
+    }
+}
+
+/// Refresh ahead of expiry (OAuth 2.1 §4.3; the MCP "Token Handling" guidance): a token
+/// within the refresh margin is refreshed before the next request, not after a 401; the
+/// store keeps the expiry, and a new provider starts from the stored token.
+#[tokio::test]
+async fn refreshes_ahead_of_expiry_and_persists_expiry() {
+    within(async {
+        let (addr, seen) = start(Mock {
+            expires_in: 30,
+            ..Mock::default()
+        })
+        .await;
+        let url = format!("http://{addr}/mcp");
+        let store = SharedStore::default();
+        let cfg = || {
+            config()
+                .with_store(store.clone())
+                .with_refresh_margin(Duration::from_secs(60))
+        };
+        let provider = OAuthProvider::new(&url, cfg()).unwrap();
+        assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+        let stored = store.load(&url).unwrap();
+        assert_eq!(stored.access_token, "tok");
+        assert!(stored.expires_at.is_some(), "the expiry is persisted");
+        // Within the margin: refreshed before the request.
+        provider.prepare().await;
+        assert_eq!(provider.authorization().unwrap(), "Bearer tok2");
+        assert_eq!(
+            hits(&seen, &Method::POST, "/token")
+                .pop()
+                .unwrap()
+                .f("grant_type"),
+            Some("refresh_token")
+        );
+        assert_eq!(store.load(&url).unwrap().access_token, "tok2");
+
+        // Outside the margin: nothing happens.
+        let before = hits(&seen, &Method::POST, "/token").len();
+        let relaxed = OAuthProvider::new(&url, cfg().with_refresh_margin(Duration::ZERO)).unwrap();
+        assert_eq!(
+            relaxed.authorization().unwrap(),
+            "Bearer tok2",
+            "a new provider starts from the stored, unexpired token"
+        );
+        relaxed.prepare().await;
+        assert_eq!(hits(&seen, &Method::POST, "/token").len(), before);
+    })
+    .await;
+}
+
+/// Credentials never cross origins: the provider puts nothing on a request to another
+/// origin than the MCP server's.
+#[tokio::test]
+async fn credentials_stay_on_the_server_origin() {
+    within(async {
+        let (addr, _) = start(Mock::default()).await;
+        let url = format!("http://{addr}/mcp");
+        let provider = OAuthProvider::new(&url, config()).unwrap();
+        assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+        let mut same = HeaderMap::new();
+        provider.apply(&Method::POST, &url.parse::<Uri>().unwrap(), &mut same);
+        assert_eq!(same.get("authorization").unwrap(), "Bearer tok");
+        let mut other = HeaderMap::new();
+        other.insert("authorization", HeaderValue::from_static("stale"));
+        let elsewhere: Uri = "http://127.0.0.1:1/mcp".parse().unwrap();
+        provider.apply(&Method::POST, &elsewhere, &mut other);
+        assert!(other.get("authorization").is_none());
+    })
+    .await;
+}
+
+/// Every request path of the transport carries the token (2025-11-25 "Access Token
+/// Usage": every HTTP request): the `initialize` request, the `notifications/initialized`
+/// POST, the standalone GET stream, later requests and the session DELETE; and a 401 on a
+/// notification POST reaches the provider (which refreshes) and the notification is
+/// retried.
+#[tokio::test]
+async fn every_request_path_carries_the_token() {
+    within(async {
+        let (addr, seen) = start(Mock {
+            notification_401: true,
+            ..Mock::default()
+        })
+        .await;
+        let url = format!("http://{addr}/mcp");
+        let provider = Arc::new(OAuthProvider::new(&url, config()).unwrap());
+        let transport = HttpTransport::new(&url).unwrap().auth(provider);
+        let client = Client::builder()
+            .lifecycle(Lifecycle::Handshake)
+            .connect(transport)
+            .await
+            .unwrap();
+        client.list_tools(None).await.unwrap();
+        while hits(&seen, &Method::GET, "/mcp").is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        client.shutdown().await;
+        let posts = hits(&seen, &Method::POST, "/mcp");
+        assert_eq!(
+            posts[0].header("authorization"),
+            None,
+            "the first, unauthorized"
+        );
+        let auth: Vec<&str> = posts[1..]
+            .iter()
+            .map(|h| h.header("authorization").unwrap())
+            .collect();
+        // initialize (tok), initialized (tok: refused), initialized again (tok2),
+        // tools/list (tok2).
+        assert_eq!(
+            auth,
+            ["Bearer tok", "Bearer tok", "Bearer tok2", "Bearer tok2"]
+        );
+        let get = &hits(&seen, &Method::GET, "/mcp")[0];
+        assert!(
+            get.header("authorization")
+                .is_some_and(|v| v.starts_with("Bearer tok"))
+        );
+        let delete = &hits(&seen, &Method::DELETE, "/mcp")[0];
+        assert_eq!(delete.header("authorization"), Some("Bearer tok2"));
+    })
+    .await;
 }

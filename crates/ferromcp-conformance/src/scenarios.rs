@@ -51,10 +51,24 @@ pub(crate) async fn run(inv: &Invocation) -> Result<(), String> {
     }
 }
 
-/// The OAuth flow against the scenario's mock: pre-registered credentials from
-/// `MCP_CONFORMANCE_CONTEXT` (`client_id`, `client_secret`) when given, else dynamic
-/// registration; the mock's authorization endpoint redirects at once, so the hook reads the
-/// redirect's `Location`.
+/// The client ID metadata document URL the `auth/basic-cimd` mock expects as `client_id`.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The OAuth client for the scenario's mock, configured from the scenario name and
+/// `MCP_CONFORMANCE_CONTEXT`:
+///
+/// - `auth/client-credentials-*`: the client-credentials grant with `client_id` and
+///   `client_secret`, or `private_key_pem` + `signing_algorithm` (`private_key_jwt`);
+/// - `auth/wif-jwt-bearer`: the JWT bearer grant with `valid_jwt` (workload identity);
+/// - `auth/enterprise-managed-authorization`, `auth/cross-app-access-complete-flow`: the
+///   SEP-990 token exchange at `idp_token_endpoint` (`idp_id_token`, `idp_client_id`), then
+///   the JWT bearer grant with `client_id` / `client_secret`;
+/// - anything else: the authorization-code flow, pre-registered (`client_id`,
+///   `client_secret`) when given, else by client ID metadata document URL when the server
+///   supports it, else dynamic registration. The mock's authorization endpoint redirects at
+///   once, so the hook reads the redirect's `Location`.
+///
+/// DPoP is on: tokens are DPoP-bound when the authorization server advertises ES256.
 fn oauth_provider(inv: &Invocation) -> Result<oauth::OAuthProvider, String> {
     let ctx = inv.context.as_ref();
     let text = |key: &str| {
@@ -62,17 +76,52 @@ fn oauth_provider(inv: &Invocation) -> Result<oauth::OAuthProvider, String> {
             .and_then(serde_json::Value::as_str)
             .map(str::to_owned)
     };
-    let credentials = text("client_id").map(|client_id| oauth::ClientCredentials {
-        client_id,
-        client_secret: text("client_secret"),
-    });
-    let cfg = oauth::OAuthConfig {
-        redirect_uri: "http://localhost:3000/callback".to_owned(),
-        client_name: "ferromcp-conformance-client".to_owned(),
-        credentials,
-        handler: Box::new(oauth::RedirectReadingHandler),
-        store: Box::new(oauth::MemoryTokenStore::default()),
+    let need = |key: &str| text(key).ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no {key}"));
+    let credentials = match text("client_id") {
+        None => None,
+        Some(id) => {
+            let mut c = oauth::ClientCredentials::new(id);
+            if let Some(secret) = text("client_secret") {
+                c = c.with_secret(secret);
+            }
+            if let Some(pem) = text("private_key_pem") {
+                let alg = text("signing_algorithm").unwrap_or_else(|| "ES256".to_owned());
+                let alg = oauth::SigningAlgorithm::from_name(&alg)
+                    .ok_or_else(|| format!("unsupported signing_algorithm {alg}"))?;
+                let key =
+                    oauth::ClientKey::from_pem(&pem, alg).map_err(|e| format!("OAuth: {e}"))?;
+                c = c.with_private_key(key);
+            }
+            Some(c)
+        }
     };
+    let scenario = inv.scenario.as_str();
+    let mut cfg = match scenario {
+        "auth/client-credentials-basic" | "auth/client-credentials-jwt" => {
+            oauth::OAuthConfig::with_grant(oauth::Grant::ClientCredentials)
+        }
+        "auth/wif-jwt-bearer" => oauth::OAuthConfig::with_grant(oauth::Grant::JwtBearer {
+            assertion: need("valid_jwt")?,
+        }),
+        "auth/enterprise-managed-authorization" | "auth/cross-app-access-complete-flow" => {
+            oauth::OAuthConfig::with_grant(oauth::Grant::EnterpriseManaged(
+                oauth::EnterpriseGrant::new(
+                    need("idp_token_endpoint")?,
+                    need("idp_id_token")?,
+                    need("idp_client_id")?,
+                ),
+            ))
+        }
+        _ => oauth::OAuthConfig::new(
+            "http://localhost:3000/callback",
+            oauth::RedirectReadingHandler,
+        )
+        .with_client_metadata_url(CLIENT_METADATA_URL),
+    }
+    .with_client_name("ferromcp-conformance-client");
+    if let Some(c) = credentials {
+        cfg = cfg.with_credentials(c);
+    }
     oauth::OAuthProvider::new(&inv.url, cfg).map_err(|e| format!("OAuth: {e}"))
 }
 
