@@ -175,6 +175,7 @@ impl Script {
                 }
             }
             "ask" => t.status = "input_required",
+            "compose" => t.status = "completed",
             "greedy" => {
                 t.status = "input_required";
                 t.pending = vec![format!("q{}", t.polls)];
@@ -188,7 +189,7 @@ impl Script {
         v["resultType"] = json!("complete");
         match t.status {
             "completed" => {
-                let text = if t.tool == "ask" {
+                let text = if t.tool == "ask" || t.tool == "compose" {
                     format!("answered {}", t.answers["confirm"])
                 } else {
                     format!("done {id}")
@@ -278,6 +279,28 @@ impl Script {
                 let name = p["name"].as_str().unwrap_or_default().to_owned();
                 if name == "plain" || name == "forb" {
                     return Ok(Self::result_text(&format!("plain {name}")));
+                }
+                if modern && name == "compose" {
+                    let Some(answer) = p.pointer("/inputResponses/user_name").cloned() else {
+                        return Ok(json!({
+                            "resultType": "input_required",
+                            "inputRequests": {"user_name": {"method": "elicitation/create", "params": {
+                                "mode": "form",
+                                "message": "Your name?",
+                                "requestedSchema": {"type": "object", "properties": {
+                                    "confirm": {"type": "boolean"}
+                                }}
+                            }}},
+                            "requestState": "round-1"
+                        }));
+                    };
+                    let id = self.create(&name);
+                    let mut tasks = self.tasks.lock().unwrap();
+                    let t = tasks.get_mut(&id).unwrap();
+                    t.answers.insert("confirm".into(), answer);
+                    let mut v = self.task_json(&id, t, true);
+                    v["resultType"] = json!("task");
+                    return Ok(v);
                 }
                 if modern {
                     let declared = p
@@ -973,6 +996,28 @@ async fn status_notification_ends_the_wait_early() {
             assert_eq!(text(&r), "done task-1", "{era:?}");
             assert!(started.elapsed() < Duration::from_secs(10), "{era:?}");
         }
+    })
+    .await;
+}
+
+/// SEP-2663 › Task Creation ("servers that use multi round-trip requests in conjunction with
+/// task creation SHOULD resolve all MRTR exchanges synchronously before responding with a
+/// CreateTaskResult"): the client drives the `input_required` round (echoing
+/// `requestState`), then waits for the task the final round returns.
+#[tokio::test]
+async fn ext_mrtr_round_then_task() {
+    within(async {
+        let script = Script::new(Some(1));
+        let client = connect_script(tasks_client(), &script, Lifecycle::Modern).await;
+        let r = client.call_tool("compose", json!({})).await.unwrap();
+        assert_eq!(
+            text(&r),
+            r#"answered {"action":"accept","content":{"confirm":true}}"#
+        );
+        let calls = script.params_of("tools/call");
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1]["requestState"], "round-1");
+        assert!(script.count("tasks/get") >= 1);
     })
     .await;
 }
