@@ -1,0 +1,189 @@
+//! Change subscriptions over Streamable HTTP against ferromcp's own McpServer:
+//! `subscriptions/listen` keeps its POST's SSE response open (2026-07-28
+//! basic/transports/streamable-http "Listening for Messages from the Server", "Cancellation":
+//! closing the response stream cancels), the events and the cache eviction
+//! (basic/patterns/subscriptions §Receiving Notifications; server/utilities/caching), the
+//! reconnection of a stream that drops without the server's answer (§Graceful Closure: "a
+//! transport that closes without it indicates an unexpected disconnect, which the client MAY
+//! treat as a trigger to reconnect"), and the 2025-11-25 fallback over an HTTP session.
+
+#![cfg(feature = "http")]
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod http_support;
+mod listen_support;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use ferromcp_client::listen::{ListenEnd, ListenEvent, ListenOptions, SubscriptionFilter};
+use ferromcp_client::{Client, HttpTransport, Lifecycle};
+use ferromcp_server::http::HttpConfig as ServerConfig;
+use ferromcp_types::Era;
+use ferromcp_types::jsonrpc::ErrorCode;
+use ferromcp_types::mcp::methods;
+use http_support::{Flags, TestServer, start_with};
+use listen_support::{Probe, server, until, within};
+
+fn tools_and_a() -> SubscriptionFilter {
+    SubscriptionFilter::new()
+        .with_tools_list_changed(true)
+        .with_resource_subscriptions(vec!["r://a".into()])
+}
+
+async fn connect(srv: &TestServer, mode: Lifecycle) -> Client {
+    Client::builder()
+        .lifecycle(mode)
+        .connect(HttpTransport::new(srv.url()).unwrap())
+        .await
+        .unwrap()
+}
+
+async fn start(probe: &Probe) -> (ferromcp_server::McpServer, TestServer) {
+    let s = server(probe);
+    let srv = start_with(
+        s.server().clone(),
+        ServerConfig::default(),
+        Arc::new(Flags::default()),
+    )
+    .await;
+    (s, srv)
+}
+
+/// The listen POST carries `Mcp-Method: subscriptions/listen`; events arrive on its open SSE
+/// response and evict the cache; dropping the subscription closes the response stream and
+/// the server's handler stops, while the client keeps working.
+#[tokio::test]
+async fn http_listen_events_cache_and_drop() {
+    within(async {
+        let probe = Probe::default();
+        let (s, srv) = start(&probe).await;
+        let client = connect(&srv, Lifecycle::Modern).await;
+        client.list_tools(None).await.unwrap();
+        client.read_resource("r://a").await.unwrap();
+
+        let mut sub = client.listen(tools_and_a()).await.unwrap();
+        assert_eq!(sub.acknowledged(), tools_and_a());
+        let posts = srv.with_mcp_method(methods::SUBSCRIPTIONS_LISTEN);
+        assert_eq!(posts.len(), 1);
+        assert_eq!(
+            posts[0]
+                .header("accept")
+                .map(|a| a.contains("text/event-stream")),
+            Some(true)
+        );
+
+        s.add_tool("t2", || async { "t2" }).unwrap();
+        assert_eq!(sub.next().await, Some(ListenEvent::ToolListChanged));
+        s.notify_resource_updated("r://a");
+        assert_eq!(
+            sub.next().await,
+            Some(ListenEvent::ResourceUpdated("r://a".into()))
+        );
+        client.list_tools(None).await.unwrap();
+        client.read_resource("r://a").await.unwrap();
+        assert_eq!(probe.calls(methods::TOOLS_LIST), 2, "evicted by the event");
+        assert_eq!(
+            probe.calls(methods::RESOURCES_READ),
+            2,
+            "evicted by the event"
+        );
+
+        assert_eq!(probe.active(), 1);
+        drop(sub);
+        until(|| probe.active() == 0).await;
+        client.list_tools(None).await.unwrap();
+        assert_eq!(probe.started(), 1, "not reopened");
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// A listen stream cut without the server's answer is re-established (a new POST); the
+/// subscription reports `Reconnected` with the new acknowledgment, the cached entries it
+/// covers are evicted (changes in the gap were not seen), and events flow again.
+#[tokio::test]
+async fn http_listen_dropped_stream_is_reconnected() {
+    within(async {
+        let probe = Probe::default();
+        let (s, srv) = start(&probe).await;
+        let client = connect(&srv, Lifecycle::Modern).await;
+        client.read_resource("r://a").await.unwrap();
+        srv.cut_next_sse.store(true, Ordering::SeqCst);
+        let opts = ListenOptions::new().reconnect_delay(Duration::from_millis(20));
+        let mut sub = client.listen_with(tools_and_a(), opts).await.unwrap();
+        assert_eq!(
+            sub.next().await,
+            Some(ListenEvent::Reconnected {
+                acknowledged: tools_and_a()
+            })
+        );
+        assert_eq!(srv.with_mcp_method(methods::SUBSCRIPTIONS_LISTEN).len(), 2);
+        // 2026-07-28 has no `Last-Event-ID` resumption: a new POST, never a GET.
+        assert!(srv.seen().iter().all(|r| r.method != http::Method::GET));
+        client.read_resource("r://a").await.unwrap();
+        assert_eq!(
+            probe.calls(methods::RESOURCES_READ),
+            2,
+            "the reconnection evicted r://a"
+        );
+        s.add_tool("t2", || async { "t2" }).unwrap();
+        assert_eq!(sub.next().await, Some(ListenEvent::ToolListChanged));
+        drop(sub);
+        until(|| probe.active() == 0).await;
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// The reconnection bound (`ListenOptions::max_reconnects`): with none allowed, a dropped
+/// stream ends the subscription with `Failed` carrying the transport's -32000.
+#[tokio::test]
+async fn http_listen_reconnection_bound_ends_with_failed() {
+    within(async {
+        let probe = Probe::default();
+        let (_s, srv) = start(&probe).await;
+        let client = connect(&srv, Lifecycle::Modern).await;
+        srv.cut_next_sse.store(true, Ordering::SeqCst);
+        let opts = ListenOptions::new().max_reconnects(0);
+        let mut sub = client.listen_with(tools_and_a(), opts).await.unwrap();
+        match sub.next().await {
+            Some(ListenEvent::Ended(ListenEnd::Failed(e))) => {
+                assert_eq!(e.code, ErrorCode::CONNECTION_CLOSED, "{e:?}");
+            }
+            other => panic!("expected Failed, got {other:?}"),
+        }
+        assert_eq!(sub.next().await, None);
+        assert_eq!(srv.with_mcp_method(methods::SUBSCRIPTIONS_LISTEN).len(), 1);
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// 2025-11-25 over an HTTP session: the fallback subscribes with `resources/subscribe` and
+/// receives the session's notifications on the standalone GET stream; closing unsubscribes.
+#[tokio::test]
+async fn http_handshake_fallback() {
+    within(async {
+        let probe = Probe::default();
+        let (s, srv) = start(&probe).await;
+        let client = connect(&srv, Lifecycle::Handshake).await;
+        let mut sub = client.listen(tools_and_a()).await.unwrap();
+        assert_eq!(sub.era(), Era::Handshake);
+        assert_eq!(probe.calls(methods::RESOURCES_SUBSCRIBE), 1);
+        // The GET stream may open just after the handshake: retry the change until it lands.
+        let event = loop {
+            s.notify_resource_updated("r://a");
+            match tokio::time::timeout(Duration::from_millis(200), sub.next()).await {
+                Ok(e) => break e,
+                Err(_) => continue,
+            }
+        };
+        assert_eq!(event, Some(ListenEvent::ResourceUpdated("r://a".into())));
+        sub.close().await;
+        assert_eq!(probe.calls(methods::RESOURCES_UNSUBSCRIBE), 1);
+        client.shutdown().await;
+    })
+    .await;
+}
