@@ -75,3 +75,30 @@ impl Limiter {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bucket empties after `burst` requests and refills over `period` (paused clock).
+    #[tokio::test(start_paused = true)]
+    async fn bucket_empties_and_refills() {
+        let l = Limiter::new(RateLimit::new(2, Duration::from_secs(10)));
+        let ip = Some(IpAddr::from([127, 0, 0, 1]));
+        assert!(l.check(ip).is_ok() && l.check(ip).is_ok());
+        let wait = l.check(ip).unwrap_err();
+        assert!(
+            wait <= Duration::from_secs(5) && wait > Duration::ZERO,
+            "{wait:?}"
+        );
+        assert!(
+            l.check(Some(IpAddr::from([10, 0, 0, 1]))).is_ok(),
+            "per peer"
+        );
+        tokio::time::advance(Duration::from_secs(5)).await;
+        assert!(l.check(ip).is_ok());
+        assert!(l.check(ip).is_err());
+        let zero = Limiter::new(RateLimit::new(0, Duration::from_secs(1)));
+        assert!(zero.check(ip).is_err());
+    }
+}

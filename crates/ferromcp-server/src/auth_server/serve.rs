@@ -41,8 +41,38 @@ impl AuthHttpServer {
     pub async fn bind(
         addr: impl ToSocketAddrs,
         server: Server,
+        http: HttpConfig,
+        config: AuthServerConfig,
+    ) -> io::Result<Self> {
+        Self::bind_with(addr, server, http, config, |rs| rs).await
+    }
+
+    /// [`bind`](Self::bind), with the resource-server settings made from the bound
+    /// authorization server passed through `customize` (required scopes, per-method and
+    /// per-tool scopes, …) when `HttpConfig::auth` is unset.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: ferromcp_server::Server) -> std::io::Result<()> {
+    /// use ferromcp_server::auth_server::{AuthHttpServer, AuthServerConfig};
+    /// use ferromcp_server::http::HttpConfig;
+    ///
+    /// let config = AuthServerConfig::default().scopes_supported(["mcp", "admin"]);
+    /// let server = AuthHttpServer::bind_with(
+    ///     "127.0.0.1:0",
+    ///     server,
+    ///     HttpConfig::default(),
+    ///     config,
+    ///     |rs| rs.required_scopes(["mcp"]).tool_scopes("delete", ["admin"]),
+    /// )
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn bind_with(
+        addr: impl ToSocketAddrs,
+        server: Server,
         mut http: HttpConfig,
         mut config: AuthServerConfig,
+        customize: impl FnOnce(AuthConfig) -> AuthConfig,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
@@ -61,7 +91,7 @@ impl AuthHttpServer {
         let auth = AuthorizationServer::new(config).map_err(io::Error::other)?;
         let rs = match &http.auth {
             Some(a) => a.clone(),
-            None => Arc::new(auth.resource_auth(resource)),
+            None => Arc::new(customize(auth.resource_auth(resource))),
         };
         http.auth = Some(rs.clone());
         if local.ip().is_loopback() {
