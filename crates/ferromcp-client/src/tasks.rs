@@ -354,7 +354,17 @@ impl TaskHandle {
     /// [`ClientError::Protocol`]; one cancelled (or failed without an error) gives
     /// [`ClientError::TaskEnded`].
     pub async fn wait(&self) -> Result<CallToolResult, ClientError> {
-        let value = wait_value(&self.client.inner, &self.state, None).await?;
+        let value = wait_value(&self.client.inner, &self.state, None, &mut |_| {}).await?;
+        decode_result(value)
+    }
+
+    /// [`TaskHandle::wait`], calling `on_state` with every state a poll returns (a status
+    /// stream for progress displays: status, status message, pending input requests).
+    pub async fn wait_with(
+        &self,
+        mut on_state: impl FnMut(&TaskState) + Send,
+    ) -> Result<CallToolResult, ClientError> {
+        let value = wait_value(&self.client.inner, &self.state, None, &mut on_state).await?;
         decode_result(value)
     }
 
@@ -648,6 +658,7 @@ async fn wait_value(
     inner: &Inner,
     handle: &HandleState,
     first: Option<TaskState>,
+    on_state: &mut (dyn FnMut(&TaskState) + Send),
 ) -> Result<Value, ClientError> {
     let config = inner.settings.tasks.clone().unwrap_or_default();
     let mut subscription = inner.handlers.tasks.subscribe(&handle.task_id);
@@ -659,6 +670,7 @@ async fn wait_value(
             Some(s) => s,
             None => get(inner, handle).await?,
         };
+        on_state(&s);
         if s.info.is_terminal() {
             return finish(inner, handle, s).await;
         }
@@ -727,7 +739,7 @@ pub(crate) async fn settle(
     let (state, first) = created_2026(value)?;
     tracing::debug!(task_id = %state.task_id, "tools/call became a task: waiting for it");
     // The seed state counts as the first poll: the next comes after its interval.
-    wait_value(inner, &state, Some(first)).await
+    wait_value(inner, &state, Some(first), &mut |_| {}).await
 }
 
 fn arguments_object(arguments: Value) -> Result<Option<JsonObject>, ClientError> {

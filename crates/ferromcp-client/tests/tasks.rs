@@ -1021,3 +1021,49 @@ async fn ext_mrtr_round_then_task() {
     })
     .await;
 }
+
+/// `TaskHandle::wait_with` reports every polled state (2025-11-25 tasks › Task Status /
+/// SEP-2663 › Task Status): statuses in order, with the input requests of `input_required`.
+#[tokio::test]
+async fn wait_with_reports_each_polled_state() {
+    within(async {
+        for (era, tool, want) in [
+            (
+                Lifecycle::Handshake,
+                "slow",
+                vec![
+                    TaskStatus::Working,
+                    TaskStatus::Working,
+                    TaskStatus::Completed,
+                ],
+            ),
+            (
+                Lifecycle::Modern,
+                "ask",
+                vec![
+                    TaskStatus::InputRequired,
+                    TaskStatus::InputRequired,
+                    TaskStatus::Completed,
+                ],
+            ),
+        ] {
+            let script = Script::new(Some(1));
+            let client = connect_script(tasks_client(), &script, era).await;
+            let call = client.call_tool_as_task(tool, json!({})).await.unwrap();
+            let mut seen = Vec::new();
+            let mut asked = 0;
+            call.task()
+                .unwrap()
+                .wait_with(|s| {
+                    seen.push(s.info.status);
+                    asked += s.input_requests.as_ref().map_or(0, |r| r.len());
+                })
+                .await
+                .unwrap();
+            assert_eq!(seen, want, "{era:?}");
+            let want_asked = if era == Lifecycle::Modern { 2 } else { 0 };
+            assert_eq!(asked, want_asked, "{era:?}");
+        }
+    })
+    .await;
+}
