@@ -3,6 +3,8 @@
 
 // The fixtures that ask the client for input (elicitation, sampling, roots): own file.
 mod input;
+// The task fixtures (the `tasks-*` scenarios): own file.
+mod tasks;
 
 use std::time::Duration;
 
@@ -269,6 +271,7 @@ async fn reconnection(ctx: RequestContext) -> &'static str {
 pub(crate) fn server() -> McpServer {
     let built = McpServer::builder("ferromcp-demo", env!("CARGO_PKG_VERSION"))
         .instructions("A demo server: try the add, echo and countdown tools.")
+        .tasks(ferromcp_server::tasks::TaskSettings::new())
         .tool(
             ToolSpec::new("add").description("Adds two numbers."),
             |Args(a): Args<AddArgs>| async move { (a.a + a.b).to_string() },
@@ -451,6 +454,7 @@ pub(crate) fn server() -> McpServer {
     };
     add_change_triggers(&server);
     input::add(&server);
+    tasks::add(&server);
     server
 }
 

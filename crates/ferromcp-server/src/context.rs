@@ -132,6 +132,8 @@ pub struct RequestContext {
     /// At 2026-07-28, inside a high-level tool, prompt or resource handler: where the direct
     /// questions to the client (elicitation, sampling, roots) find their answers.
     pub(crate) inline_input: Option<crate::mcp_server::Ask>,
+    /// Inside a task's handler: where its input requests go (they park the task).
+    pub(crate) task: Option<Arc<crate::tasks::TaskScope>>,
 }
 
 impl RequestContext {
@@ -149,6 +151,38 @@ impl RequestContext {
             method: method.into(),
             meta: meta.map(Arc::new),
             inline_input: None,
+            task: None,
+        }
+    }
+
+    /// The context a task's handler runs with: the same request, but sends go to the
+    /// connection's standalone channel, cancellation is the task's, and input requests park
+    /// the task.
+    pub(crate) fn for_task(
+        &self,
+        task: Arc<crate::tasks::TaskScope>,
+        cancellation: CancellationToken,
+    ) -> Self {
+        let d = &self.session.dispatch;
+        let dispatch = DispatchContext::builder(
+            self.session.connection.outbound().clone(),
+            d.transport().clone(),
+        )
+        .http_parts(d.http_parts().cloned())
+        .cancellation(cancellation)
+        .build();
+        let session = ServerSession {
+            dispatch,
+            connection: self.session.connection.clone(),
+            log_opt_in: self.session.log_opt_in,
+        };
+        Self {
+            session,
+            server: self.server.clone(),
+            method: self.method.clone(),
+            meta: self.meta.clone(),
+            inline_input: None,
+            task: Some(task),
         }
     }
 

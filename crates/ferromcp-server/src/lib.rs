@@ -29,6 +29,7 @@ pub mod request_state;
 mod runner;
 mod server;
 mod stream;
+pub mod tasks;
 pub mod uri_template;
 
 pub use connection::{CLEANUP_TIMEOUT, Connection};

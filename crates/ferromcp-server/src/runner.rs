@@ -249,8 +249,11 @@ async fn inner_ladder(server: Server, req: McpRequest, answered: InitializeSlot)
     let connection = ctx.connection().clone();
     let version = connection.protocol_version();
 
-    // 1. Surface validation of spec methods at the connection's version.
-    if tables::is_spec_method(&method) {
+    // 1. Surface validation of spec methods at the connection's version (the tasks
+    // extension serves `tasks/get` and `tasks/cancel` at 2026-07-28 with its own params).
+    if tables::is_spec_method(&method)
+        && !(version.is_modern() && crate::tasks::is_extension_method(&method))
+    {
         if !tables::exists_as(&method, Kind::ClientRequest, version) {
             return Err(ErrorObject::method_not_found(&method).into());
         }
@@ -349,6 +352,13 @@ fn shape(
     version: ProtocolVersion,
     mut result: JsonObject,
 ) -> McpResult {
+    // A task handle (2026-07-28 tasks extension) is not the method's own result type.
+    if version.is_modern()
+        && ferromcp_types::mcp::tasks_ext::CreateTaskResult::is_task_result(&result)
+    {
+        stamp_server_info(server, &mut result);
+        return Ok(result);
+    }
     tables::shape_result(method, version, &mut result);
     if version.is_modern() {
         stamp_server_info(server, &mut result);

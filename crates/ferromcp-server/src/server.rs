@@ -12,8 +12,9 @@ use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::methods::{self, Notification, Request};
 use ferromcp_types::mcp::{
-    CacheScope, CapabilityMap, DiscoverResult, EmptyResult, Implementation, JsonObject,
-    ListChangedCapability, RequestParams, ResourcesCapability, ServerCapabilities,
+    CacheScope, CapabilityMap, DiscoverResult, EXTENSION_TASKS, EmptyResult, Implementation,
+    JsonObject, ListChangedCapability, RequestParams, ResourcesCapability, ServerCapabilities,
+    TaskRequestsCapability, TaskToolsRequests, TasksCapability,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -118,6 +119,8 @@ pub(crate) struct Inner {
     pub(crate) list_changed: ListChanged,
     pub(crate) experimental: Option<CapabilityMap>,
     pub(crate) extensions: Option<CapabilityMap>,
+    /// Tasks are served: the `tasks` capability (2025-11-25) or extension (2026-07-28).
+    pub(crate) tasks: bool,
     setup: Option<Arc<SetupFn>>,
     teardown: Option<Arc<TeardownFn>>,
     lifespan: Lifespan,
@@ -214,6 +217,24 @@ impl Server {
         }
         caps.experimental.clone_from(&inner.experimental);
         caps.extensions.clone_from(&inner.extensions);
+        if inner.tasks {
+            if version.is_modern() {
+                caps.extensions
+                    .get_or_insert_with(Default::default)
+                    .insert(EXTENSION_TASKS.to_owned(), JsonObject::new());
+            } else if version >= ProtocolVersion::V2025_11_25 {
+                let mut tools = TaskToolsRequests::new();
+                tools.call = Some(JsonObject::new());
+                let mut requests = TaskRequestsCapability::new();
+                requests.tools = Some(tools);
+                caps.tasks = Some(
+                    TasksCapability::new()
+                        .with_list(JsonObject::new())
+                        .with_cancel(JsonObject::new())
+                        .with_requests(requests),
+                );
+            }
+        }
         caps
     }
 
@@ -328,6 +349,7 @@ pub struct ServerBuilder {
     list_changed: ListChanged,
     experimental: Option<CapabilityMap>,
     extensions: Option<CapabilityMap>,
+    tasks: bool,
     setup: Option<Arc<SetupFn>>,
     teardown: Option<Arc<TeardownFn>>,
     errors: Vec<BuildError>,
@@ -382,6 +404,7 @@ impl ServerBuilder {
             list_changed: ListChanged::default(),
             experimental: None,
             extensions: None,
+            tasks: false,
             setup: None,
             teardown: None,
             errors: Vec::new(),
@@ -537,6 +560,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Announces tasks (the `tasks` capability at 2025-11-25, the tasks extension at
+    /// 2026-07-28); the high-level server sets it when it serves tasks.
+    pub(crate) fn task_capability(mut self, on: bool) -> Self {
+        self.tasks = on;
+        self
+    }
+
     /// Advertises an extension (2026-07-28 `extensions`; key like `io.modelcontextprotocol/tasks`).
     pub fn extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
         self.extensions
@@ -593,6 +623,7 @@ impl ServerBuilder {
                 list_changed: self.list_changed,
                 experimental: self.experimental,
                 extensions: self.extensions,
+                tasks: self.tasks,
                 setup: self.setup,
                 teardown: self.teardown,
                 lifespan: Lifespan::default(),

@@ -208,6 +208,21 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         methods::RESOURCES_READ => Some("uri"),
         _ => None,
     };
+    // SEP-2663: `Mcp-Name` on the tasks methods names the task; when sent it must match.
+    if matches!(
+        method,
+        methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL
+    ) && let Some(header) = headers::single(h, &MCP_NAME).map_err(|()| dup("Mcp-Name"))?
+    {
+        let body_value = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
+        let decoded = headers::decode_header_value(&header);
+        if decoded.as_deref() != body_value {
+            return Err(header_mismatch(format!(
+                "Mcp-Name header value '{header}' does not match body value '{}'",
+                body_value.unwrap_or_default()
+            )));
+        }
+    }
     if let Some(field) = name_field {
         let body_value = params.and_then(|p| p.get(field)).and_then(Value::as_str);
         let header = headers::single(h, &MCP_NAME).map_err(|()| dup("Mcp-Name"))?;

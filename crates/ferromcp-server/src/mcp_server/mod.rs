@@ -51,6 +51,7 @@ use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequ
 #[cfg(feature = "auth")]
 pub use crate::auth::Principal;
 pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
+pub(crate) use elicit::check_capability as elicit_check_capability;
 pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_answer};
 /// The schema → form builder and the answer check, for the `elicit_schema` fuzz target
 /// (`crate::fuzzing`).
@@ -100,6 +101,8 @@ pub(crate) struct Shared {
     pub(crate) page_size: usize,
     /// Multi-round requests: the `requestState` sealer and the round bound.
     pub(crate) rounds: Rounds,
+    /// The task engine, when the server serves tasks.
+    pub(crate) tasks: Option<Arc<crate::tasks::Tasks>>,
 }
 
 impl McpServer {
@@ -121,6 +124,7 @@ impl McpServer {
             state: StateMap::default(),
             page_size: DEFAULT_PAGE_SIZE,
             errors: Vec::new(),
+            tasks: None,
         }
     }
 
@@ -255,6 +259,7 @@ pub struct McpServerBuilder {
     state_keys: Option<KeyRing>,
     state_config: Option<SealerConfig>,
     max_input_rounds: u32,
+    tasks: Option<crate::tasks::TaskSettings>,
 }
 
 impl McpServerBuilder {
@@ -389,6 +394,15 @@ impl McpServerBuilder {
         self.tool(spec, send_handler)
     }
 
+    /// Serves tasks with these settings (see [`crate::tasks`]). Without it a server whose
+    /// tools include a task-capable one ([`ToolSpec::task_support`]) serves tasks with the
+    /// default [`TaskSettings`](crate::tasks::TaskSettings); call it to serve tasks for
+    /// task-capable tools added at run time.
+    pub fn tasks(mut self, settings: crate::tasks::TaskSettings) -> Self {
+        self.tasks = Some(settings);
+        self
+    }
+
     /// Registers shared state that handlers take with the [`State`] extractor.
     pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
         self.state.insert(value);
@@ -493,6 +507,15 @@ impl McpServerBuilder {
         let has_prompts = self.enable.prompts || !self.prompts.is_empty();
         let has_resources =
             self.enable.resources || !self.resources.is_empty() || !self.templates.is_empty();
+        let task_tools = self
+            .tools
+            .iter()
+            .any(|t| t.task_support() != ferromcp_types::mcp::TaskSupport::Forbidden);
+        let tasks = match self.tasks {
+            Some(settings) => Some(settings),
+            None => task_tools.then(crate::tasks::TaskSettings::new),
+        }
+        .map(|settings| Arc::new(crate::tasks::Tasks::new(settings)));
         let mut state = self.state;
         let shared = Arc::new_cyclic(|own| {
             state.insert(own::OwnServer(own.clone()));
@@ -505,6 +528,7 @@ impl McpServerBuilder {
                 state: Arc::new(state),
                 page_size: self.page_size,
                 rounds,
+                tasks: tasks.clone(),
             }
         });
         let s = &shared;
@@ -574,6 +598,9 @@ impl McpServerBuilder {
             resources: has_resources,
         };
         low = low.on::<SubscriptionsListen, _, _, _>(move |ctx, p| listen::listen(ctx, p, offered));
+        if let Some(tasks) = &tasks {
+            low = crate::tasks::register(low, tasks);
+        }
         if has_completions {
             let sh = s.clone();
             low = low.on::<Complete, _, _, _>(move |_ctx, p| {

@@ -6,7 +6,7 @@ use ferromcp_dispatch::{BoxFuture, HandlerError};
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{
     CallToolRequestParams, CallToolResult, Cursor, Icon, JsonObject, ListToolsResult,
-    MaybeInputRequired, Tool, ToolAnnotations, methods,
+    MaybeInputRequired, TaskSupport, Tool, ToolAnnotations, ToolExecution, methods,
 };
 use serde_json::Value;
 
@@ -37,6 +37,7 @@ pub struct ToolSpec {
     icons: Option<Vec<Icon>>,
     input_schema: Option<JsonObject>,
     output_schema: Option<JsonObject>,
+    task_support: Option<TaskSupport>,
 }
 
 impl ToolSpec {
@@ -50,7 +51,15 @@ impl ToolSpec {
             icons: None,
             input_schema: None,
             output_schema: None,
+            task_support: None,
         }
+    }
+
+    /// Whether the tool runs as a task (`execution.taskSupport`; default forbidden): see
+    /// [`crate::tasks`]. The handler stays the same: a plain call and a task run it alike.
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = Some(support);
+        self
     }
 
     /// A human-readable title.
@@ -180,12 +189,26 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
     tool.annotations = spec.annotations;
     tool.icons = spec.icons;
     tool.output_schema = spec.output_schema.or_else(|| handler.output_schema());
+    if let Some(support) = spec.task_support {
+        tool.execution = Some(ToolExecution::new().with_task_support(support));
+    }
     Ok(ToolEntry {
         tool,
         validator,
         resolvers: handler.resolvers(),
         call: Arc::new(move |call| handler.call(call)),
     })
+}
+
+impl ToolEntry {
+    /// The tool's `execution.taskSupport` (forbidden when absent).
+    pub(crate) fn task_support(&self) -> TaskSupport {
+        self.tool
+            .execution
+            .as_ref()
+            .and_then(|e| e.task_support)
+            .unwrap_or(TaskSupport::Forbidden)
+    }
 }
 
 impl super::registry::Named for ToolEntry {
@@ -205,14 +228,24 @@ pub(crate) fn list(
     Ok(result)
 }
 
+/// What `tools/call` answers: the call's result (or an `InputRequiredResult`), or a task
+/// handle when it runs as a task.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+pub(crate) enum CallAnswer {
+    Plain(MaybeInputRequired<CallToolResult>),
+    Task(crate::tasks::TaskCreated),
+}
+
 /// `tools/call`: an unknown tool is a protocol error (-32602); a handler's failure is a tool
 /// result with `isError: true`. The handler's resolvers run first; at 2026-07-28 open
-/// questions make the result an `InputRequiredResult`.
+/// questions make the result an `InputRequiredResult`. A task-capable tool may run as a task
+/// (see [`crate::tasks`]): the resolvers still run first, then the handler in the background.
 pub(crate) async fn call(
     shared: &Shared,
     ctx: RequestContext,
     params: CallToolRequestParams,
-) -> Result<MaybeInputRequired<CallToolResult>, HandlerError> {
+) -> Result<CallAnswer, HandlerError> {
     let Some(entry) = shared.tools.get(&params.name) else {
         return Err(ErrorObject::invalid_params(format!(
             "Unknown tool: {}",
@@ -221,12 +254,16 @@ pub(crate) async fn call(
         .with_data(serde_json::json!({ "name": ferromcp_types::jsonrpc::echo(&params.name) }))
         .into());
     };
+    let mode = match &shared.tasks {
+        Some(tasks) => tasks.decide(&ctx, entry.task_support(), params.task.as_ref())?,
+        None => crate::tasks::Mode::Plain,
+    };
     let arguments = Value::Object(params.arguments.unwrap_or_default());
     // Arguments that do not fit the schema are a tool error the model can read and correct,
     // not a protocol error.
     if let Err(errors) = entry.validator.validate(&arguments) {
         let result = CallToolResult::error(errors.to_string());
-        return Ok(MaybeInputRequired::Complete(result));
+        return Ok(CallAnswer::Plain(MaybeInputRequired::Complete(result)));
     }
     let call = ToolCall {
         ctx,
@@ -242,10 +279,26 @@ pub(crate) async fn call(
         request_state: params.request_state,
     };
     let run = entry.call.clone();
-    Ok(
-        resolve::serve(&shared.rounds, call, &entry.resolvers, round, move |c| {
-            run(c)
-        })
-        .await?,
-    )
+    match (mode, &shared.tasks) {
+        (crate::tasks::Mode::Task { ttl_ms }, Some(tasks)) => {
+            let tasks = tasks.clone();
+            let spawn = move |c: ToolCall| -> BoxFuture<'static, _> {
+                Box::pin(async move { tasks.spawn(c, ttl_ms, move |c| run(c)).await })
+            };
+            let answer =
+                resolve::serve(&shared.rounds, call, &entry.resolvers, round, spawn).await?;
+            Ok(match answer {
+                MaybeInputRequired::Complete(created) => CallAnswer::Task(created),
+                MaybeInputRequired::InputRequired(more) => {
+                    CallAnswer::Plain(MaybeInputRequired::InputRequired(more))
+                }
+            })
+        }
+        _ => Ok(CallAnswer::Plain(
+            resolve::serve(&shared.rounds, call, &entry.resolvers, round, move |c| {
+                run(c)
+            })
+            .await?,
+        )),
+    }
 }

@@ -77,11 +77,14 @@ impl RequestContext {
         &self,
         request: &InputRequest,
     ) -> Result<R, ErrorObject> {
-        if self.protocol_version().is_modern() {
-            let Some(ask) = &self.inline_input else {
-                return Err(modern_no_back_channel());
+        // Inside a task (either era) the question parks the task until the client answers.
+        let in_task = self.task.is_some();
+        if in_task || self.protocol_version().is_modern() {
+            let asked: BoxFuture<'_, _> = match (&self.task, &self.inline_input) {
+                (Some(task), _) => Box::pin(task.ask(self, request)),
+                (None, Some(ask)) => Box::pin(ask.inline(request.clone())),
+                (None, None) => return Err(modern_no_back_channel()),
             };
-            let asked: BoxFuture<'_, _> = Box::pin(ask.inline(request.clone()));
             let response = asked.await?;
             let value = serde_json::to_value(response)
                 .map_err(|_| ErrorObject::internal_error("Internal error"))?;

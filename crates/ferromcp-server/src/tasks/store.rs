@@ -1,0 +1,261 @@
+//! Where tasks live: the [`TaskStore`] trait, the [`TaskRecord`] it keeps, and the in-memory
+//! default [`MemoryTaskStore`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use ferromcp_dispatch::BoxFuture;
+use ferromcp_types::jsonrpc::ErrorObject;
+use ferromcp_types::mcp::{InputRequests, InputResponse, JsonObject, TaskStatus};
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+/// A task as a [`TaskStore`] keeps it: everything needed to answer `tasks/get`,
+/// `tasks/result`, `tasks/list`, `tasks/update` and `tasks/cancel` on any node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TaskRecord {
+    /// The task's id (cryptographically random).
+    pub task_id: String,
+    /// The authorization context that created it: only requests with the same owner see it.
+    pub owner: String,
+    /// Its state.
+    pub status: TaskStatus,
+    /// A human-readable description of the state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// When it was created (ISO 8601).
+    pub created_at: String,
+    /// When it last changed (ISO 8601).
+    pub last_updated_at: String,
+    /// Retention from creation, in milliseconds.
+    pub ttl_ms: u64,
+    /// Suggested polling interval, in milliseconds.
+    pub poll_interval_ms: u64,
+    /// Outstanding input requests by key (2026-07-28: surfaced on `tasks/get`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub input_requests: InputRequests,
+    /// Answers delivered with `tasks/update` that the running handler has not taken yet.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub input_responses: BTreeMap<String, InputResponse>,
+    /// `completed`: the result of the original request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<JsonObject>,
+    /// `failed`: the JSON-RPC error the request failed with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorObject>,
+}
+
+impl TaskRecord {
+    /// A new task in `working` state.
+    pub fn new(
+        task_id: impl Into<String>,
+        owner: impl Into<String>,
+        now: impl Into<String>,
+        ttl_ms: u64,
+        poll_interval_ms: u64,
+    ) -> Self {
+        let now = now.into();
+        Self {
+            task_id: task_id.into(),
+            owner: owner.into(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at: now.clone(),
+            last_updated_at: now,
+            ttl_ms,
+            poll_interval_ms,
+            input_requests: BTreeMap::new(),
+            input_responses: BTreeMap::new(),
+            result: None,
+            error: None,
+        }
+    }
+}
+
+/// Why a store refused or failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskStoreError {
+    /// The owner already has this many tasks that are not finished (the per-principal cap).
+    #[error("too many active tasks for this principal (at most {0})")]
+    OwnerLimit(usize),
+    /// The store holds as many tasks as it may.
+    #[error("the task store is full (at most {0} tasks)")]
+    Full(usize),
+    /// The backend failed.
+    #[error("task store: {0}")]
+    Backend(String),
+}
+
+/// A change applied to a stored task, atomically with respect to other changes (a store may
+/// run it more than once, e.g. on a lost optimistic-concurrency race).
+pub type TaskChange = Box<dyn Fn(&mut TaskRecord) + Send + Sync>;
+
+/// Where tasks are kept. The in-memory [`MemoryTaskStore`] is the default; a shared store
+/// (the `redis` feature's `RedisTaskStore`) lets a task created on one node be polled,
+/// answered and cancelled on another. A task is kept until `ttl_ms` after its creation.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Stores a new task, unless its owner already has `max_active` unfinished tasks
+    /// ([`TaskStoreError::OwnerLimit`]).
+    fn create(
+        &self,
+        record: TaskRecord,
+        max_active: usize,
+    ) -> BoxFuture<'_, Result<(), TaskStoreError>>;
+
+    /// The task, if it exists and has not expired.
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
+
+    /// Applies `change` to the task; the updated task, or `None` if it does not exist.
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        change: TaskChange,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
+
+    /// The owner's tasks that have not expired, oldest first.
+    fn list<'a>(&'a self, owner: &'a str)
+    -> BoxFuture<'a, Result<Vec<TaskRecord>, TaskStoreError>>;
+}
+
+/// The default bound on the tasks one [`MemoryTaskStore`] holds (finished ones included,
+/// until their TTL).
+pub const DEFAULT_MEMORY_TASK_CAPACITY: usize = 10_000;
+
+/// Tasks in this process's memory, each dropped `ttl_ms` after its creation (measured on
+/// tokio's clock). Cheap to clone; clones share the tasks.
+#[derive(Clone)]
+pub struct MemoryTaskStore {
+    inner: Arc<Mutex<MemoryInner>>,
+}
+
+struct MemoryInner {
+    tasks: HashMap<String, (TaskRecord, Instant)>,
+    capacity: usize,
+}
+
+impl MemoryTaskStore {
+    /// An empty store holding at most [`DEFAULT_MEMORY_TASK_CAPACITY`] tasks.
+    pub fn new() -> Self {
+        Self::with_capacity(DEFAULT_MEMORY_TASK_CAPACITY)
+    }
+
+    /// An empty store holding at most `capacity` tasks (at least 1).
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new(MemoryInner {
+                tasks: HashMap::new(),
+                capacity: capacity.max(1),
+            })),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, MemoryInner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Default for MemoryTaskStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for MemoryTaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryTaskStore")
+            .field("tasks", &self.lock().tasks.len())
+            .finish()
+    }
+}
+
+impl MemoryInner {
+    fn sweep(&mut self, now: Instant) {
+        self.tasks.retain(|_, (_, deadline)| *deadline > now);
+    }
+
+    fn live(&mut self, task_id: &str, now: Instant) -> Option<&mut TaskRecord> {
+        let expired = self.tasks.get(task_id).is_some_and(|(_, d)| *d <= now);
+        if expired {
+            self.tasks.remove(task_id);
+            return None;
+        }
+        self.tasks.get_mut(task_id).map(|(r, _)| r)
+    }
+}
+
+impl TaskStore for MemoryTaskStore {
+    fn create(
+        &self,
+        record: TaskRecord,
+        max_active: usize,
+    ) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        let now = Instant::now();
+        let mut inner = self.lock();
+        inner.sweep(now);
+        let active = inner
+            .tasks
+            .values()
+            .filter(|(r, _)| r.owner == record.owner && !r.status.is_terminal())
+            .count();
+        let outcome = if active >= max_active {
+            Err(TaskStoreError::OwnerLimit(max_active))
+        } else if inner.tasks.len() >= inner.capacity {
+            Err(TaskStoreError::Full(inner.capacity))
+        } else {
+            let deadline = now + Duration::from_millis(record.ttl_ms);
+            inner
+                .tasks
+                .insert(record.task_id.clone(), (record, deadline));
+            Ok(())
+        };
+        Box::pin(std::future::ready(outcome))
+    }
+
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        let found = self.lock().live(task_id, Instant::now()).cloned();
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        change: TaskChange,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        let mut inner = self.lock();
+        let updated = inner.live(task_id, Instant::now()).map(|r| {
+            change(r);
+            r.clone()
+        });
+        Box::pin(std::future::ready(Ok(updated)))
+    }
+
+    fn list<'a>(
+        &'a self,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<TaskRecord>, TaskStoreError>> {
+        let mut inner = self.lock();
+        inner.sweep(Instant::now());
+        let mut mine: Vec<TaskRecord> = inner
+            .tasks
+            .values()
+            .filter(|(r, _)| r.owner == owner)
+            .map(|(r, _)| r.clone())
+            .collect();
+        mine.sort_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then_with(|| a.task_id.cmp(&b.task_id))
+        });
+        Box::pin(std::future::ready(Ok(mine)))
+    }
+}
