@@ -45,7 +45,7 @@ struct DeleteArgs {
 }
 
 /// A form with the given properties (each `{"type": ...}`), parsed from JSON.
-fn form(properties: Value) -> Result<ElicitationSchema, ToolError> {
+fn form(properties: &Value) -> Result<ElicitationSchema, ToolError> {
     serde_json::from_value(json!({ "type": "object", "properties": properties }))
         .map_err(|e| ToolError::protocol(ErrorObject::internal_error(e.to_string())))
 }
@@ -98,7 +98,7 @@ async fn confirm_delete(
     Args(a): Args<DeleteArgs>,
     ctx: RequestContext,
 ) -> Result<String, ToolError> {
-    let schema = form(json!({ "confirm": { "type": "boolean", "description": "Delete it?" } }))?;
+    let schema = form(&json!({ "confirm": { "type": "boolean", "description": "Delete it?" } }))?;
     let answer = ctx
         .elicit_form_raw(format!("Delete {}?", a.filename), schema)
         .await
@@ -119,8 +119,8 @@ async fn confirm_delete(
 
 /// `multi_input`: two questions at once (two keys pending together).
 async fn multi_input(ctx: RequestContext) -> Result<String, ToolError> {
-    let name = form(json!({ "name": { "type": "string" } }))?;
-    let confirm = form(json!({ "confirm": { "type": "boolean" } }))?;
+    let name = form(&json!({ "name": { "type": "string" } }))?;
+    let confirm = form(&json!({ "confirm": { "type": "boolean" } }))?;
     let (first, second) = tokio::join!(
         ctx.elicit_form_raw("What is your name?", name),
         ctx.elicit_form_raw("Proceed?", confirm),
