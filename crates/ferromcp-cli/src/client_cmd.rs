@@ -30,6 +30,10 @@ OPTIONS:
     --header NAME:VALUE   an HTTP header for every request (repeatable; HTTP targets)
     --timeout SECONDS     per-request timeout, restarted by progress (default 60)
     --log-level LEVEL     ask the server for logs at LEVEL and above (debug, info, …)
+    --oauth               authorize with OAuth 2.1 when the server asks (HTTP targets):
+                          discovery, dynamic registration, PKCE, and a headless
+                          authorization step that follows the authorization server's
+                          immediate redirect (e.g. `ferromcp serve --http ADDR --auth`)
 
 Server log notifications are shown on stderr as `[log LEVEL] …`, progress as
 `[progress] N/TOTAL message` (a bar redrawn in place when stderr is a terminal).
@@ -72,6 +76,7 @@ struct Invocation {
     timeout: Option<Duration>,
     log_level: Option<LoggingLevel>,
     json: bool,
+    oauth: bool,
 }
 
 fn parse(args: &[&str], allow_json: bool) -> Result<Invocation, String> {
@@ -93,6 +98,10 @@ fn parse(args: &[&str], allow_json: bool) -> Result<Invocation, String> {
         };
         if flag == "--json" && allow_json && inline.is_none() {
             inv.json = true;
+            continue;
+        }
+        if flag == "--oauth" && inline.is_none() {
+            inv.oauth = true;
             continue;
         }
         let takes_value = matches!(
@@ -257,7 +266,7 @@ async fn connect(target: &Target, inv: &Invocation, reporter: &Reporter) -> Resu
     if let Some(level) = inv.log_level {
         builder = builder.log_level(level);
     }
-    target::connect(target, builder, &inv.headers).await
+    target::connect(target, builder, &inv.headers, inv.oauth).await
 }
 
 fn options(reporter: &Reporter) -> RequestOptions {

@@ -25,14 +25,16 @@ ferromcp — a Model Context Protocol toolkit (Rust)
 USAGE:
     ferromcp serve            Serve the built-in demo server on stdio (both protocol eras)
     ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
-                   [--allowed-origin O]...   Serve it over Streamable HTTP at /mcp
+                   [--allowed-origin O]... [--auth]
+                              Serve it over Streamable HTTP at /mcp (--auth: behind the
+                              embedded OAuth 2.1 authorization server)
     ferromcp spec [VERSION]   Print which methods exist at each protocol version, as JSON
     ferromcp --version        Print the version
     ferromcp --help           Print this help
 
   Talk to any MCP server (TARGET: an http(s):// URL, or a quoted command that starts a stdio
   server, e.g. \"ferromcp serve\"; options --protocol auto|2025-11-25|2026-07-28,
-  --header NAME:VALUE, --timeout SECONDS, --log-level LEVEL):
+  --header NAME:VALUE, --timeout SECONDS, --log-level LEVEL, --oauth):
     ferromcp call TARGET METHOD [PARAMS_JSON]   Send any request; print the result as JSON
     ferromcp tools TARGET                       List every tool as JSON
     ferromcp tool TARGET NAME [ARGS_JSON]       Call a tool (exit 2 on an isError result)

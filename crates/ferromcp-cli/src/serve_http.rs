@@ -1,6 +1,6 @@
 //! `ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
-//! [--allowed-origin O]... [--redis URL]`: the demo server over Streamable HTTP at `/mcp`,
-//! both eras.
+//! [--allowed-origin O]... [--redis URL] [--auth]`: the demo server over Streamable HTTP at
+//! `/mcp`, both eras (with `--auth`, behind the embedded OAuth 2.1 authorization server).
 
 use std::process::ExitCode;
 
@@ -17,12 +17,17 @@ OPTIONS:
     --allowed-origin O      allow this Origin header (repeatable)
     --redis URL             share handshake-era sessions and resumable streams with the
                             other nodes using this Redis (built with the `redis` feature)
+    --auth                  protect /mcp with the embedded OAuth 2.1 authorization server
+                            at http://ADDR (metadata, /authorize, /token, /register,
+                            /revoke, /jwks; scope `mcp`). It approves every authorization
+                            request at once (no login page): for local development only.
+                            Try it with `ferromcp inspect http://ADDR/mcp --oauth`.
 
 Loopback binds allow only loopback Host and Origin values by default (DNS-rebinding
 protection); a wider bind without --allowed-host/--allowed-origin logs a warning.";
 
 /// Parses the arguments after `--http` into the address, the settings and the Redis URL.
-fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>), String> {
+fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>, bool), String> {
     let Some((addr, mut rest)) = args.split_first() else {
         return Err("serve --http needs an address, e.g. 127.0.0.1:8000".to_owned());
     };
@@ -30,9 +35,11 @@ fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>), String> 
     let mut hosts: Vec<String> = Vec::new();
     let mut origins: Vec<String> = Vec::new();
     let mut redis = None;
+    let mut auth = false;
     while let Some((flag, tail)) = rest.split_first() {
         rest = tail;
         match *flag {
+            "--auth" => auth = true,
             "--stateless" => config = config.stateless(true),
             "--json-response" => config = config.json_response(true),
             "--redis" => {
@@ -71,12 +78,12 @@ fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>), String> 
     if !origins.is_empty() {
         config = config.allowed_origins(origins);
     }
-    Ok(((*addr).to_owned(), config, redis))
+    Ok(((*addr).to_owned(), config, redis, auth))
 }
 
 /// Runs `ferromcp serve --http …` until the listener fails.
 pub(crate) fn run(args: &[&str]) -> ExitCode {
-    let (addr, config, redis) = match parse(args) {
+    let (addr, config, redis, auth) = match parse(args) {
         Ok(p) => p,
         Err(e) => return super::fail(&e),
     };
@@ -92,6 +99,9 @@ pub(crate) fn run(args: &[&str]) -> ExitCode {
     let demo = super::demo::server();
     let served = runtime.block_on(async {
         let config = with_redis(config, redis).await?;
+        if auth {
+            return serve_with_auth(&addr, demo.server().clone(), config).await;
+        }
         let server = HttpServer::bind(addr.as_str(), demo.server().clone(), config).await?;
         eprintln!(
             "ferromcp: serving the demo server at http://{}/mcp",
@@ -103,6 +113,29 @@ pub(crate) fn run(args: &[&str]) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => super::fail(&format!("serving {addr}: {e}")),
     }
+}
+
+/// `--auth`: the demo behind the embedded authorization server on the same address.
+async fn serve_with_auth(
+    addr: &str,
+    server: ferromcp_server::Server,
+    config: HttpConfig,
+) -> std::io::Result<()> {
+    use ferromcp_server::auth_server::{AuthHttpServer, AuthServerConfig};
+    let as_config = AuthServerConfig::default()
+        .scopes_supported(["mcp"])
+        .default_scopes(["mcp"]);
+    let server = AuthHttpServer::bind_with(addr, server, config, as_config, |rs| {
+        rs.required_scopes(["mcp"])
+    })
+    .await?;
+    eprintln!(
+        "ferromcp: serving the demo server at {} (OAuth 2.1 protected; authorization server \
+         {}, approving every request: development only)",
+        server.resource(),
+        server.authorization_server().issuer()
+    );
+    server.run().await
 }
 
 /// `config` with the Redis stores of `url` (feature `redis`).
@@ -127,7 +160,7 @@ mod tests {
 
     #[test]
     fn parses_flags() {
-        let (addr, c, redis) = parse(&[
+        let (addr, c, redis, auth) = parse(&[
             "127.0.0.1:0",
             "--stateless",
             "--json-response",
@@ -139,10 +172,12 @@ mod tests {
         .unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(addr, "127.0.0.1:0");
         assert!(c.stateless && c.json_response);
+        assert!(!auth);
+        assert!(parse(&["x", "--auth"]).is_ok_and(|p| p.3));
         assert_eq!(redis, None);
         let with = parse(&["x", "--redis", "redis://127.0.0.1:6379"]);
         if cfg!(feature = "redis") {
-            let (_, _, url) = with.unwrap_or_else(|e| unreachable!("{e}"));
+            let (_, _, url, _) = with.unwrap_or_else(|e| unreachable!("{e}"));
             assert_eq!(url.as_deref(), Some("redis://127.0.0.1:6379"));
         } else {
             assert!(with.is_err());

@@ -114,11 +114,15 @@ pub(crate) async fn connect(
     target: &Target,
     builder: ClientBuilder,
     headers: &[Header],
+    oauth: bool,
 ) -> Result<Client, String> {
     match target {
         Target::Command(argv) => {
             if !headers.is_empty() {
                 return Err("--header applies to http:// and https:// targets only".to_owned());
+            }
+            if oauth {
+                return Err("--oauth applies to http:// and https:// targets only".to_owned());
             }
             let transport = stdio_transport(argv)?;
             builder
@@ -126,7 +130,7 @@ pub(crate) async fn connect(
                 .await
                 .map_err(|e| format!("connecting to {}: {e}", target.describe()))
         }
-        Target::Http(url) => connect_http(url, builder, headers).await,
+        Target::Http(url) => connect_http(url, builder, headers, oauth).await,
     }
 }
 
@@ -151,8 +155,18 @@ async fn connect_http(
     url: &str,
     builder: ClientBuilder,
     headers: &[Header],
+    oauth: bool,
 ) -> Result<Client, String> {
-    let transport = http_transport(url, headers)?;
+    let mut transport = http_transport(url, headers)?;
+    if oauth {
+        // Headless: dynamic registration with a loopback redirect URI that is never
+        // listened on; the handler reads the code from the authorization server's redirect.
+        use ferromcp_client::oauth::{OAuthConfig, OAuthProvider, RedirectReadingHandler};
+        let cfg = OAuthConfig::new("http://127.0.0.1/callback", RedirectReadingHandler)
+            .with_client_name("ferromcp-cli");
+        let provider = OAuthProvider::new(url, cfg).map_err(|e| format!("--oauth: {e}"))?;
+        transport = transport.auth(std::sync::Arc::new(provider));
+    }
     builder
         .connect(transport)
         .await
