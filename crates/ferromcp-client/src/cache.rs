@@ -11,7 +11,10 @@
 //!   [`Client::set_cache_partition`](crate::Client::set_cache_partition)); `public` entries
 //!   are shared by every partition.
 //! - List-changed notifications evict the matching list (resources also evicts the
-//!   templates list); `notifications/resources/updated` evicts that URI.
+//!   templates list); `notifications/resources/updated` evicts that URI. At 2026-07-28 these
+//!   arrive only on `subscriptions/listen` streams ([`Client::listen`](crate::Client::listen));
+//!   without one, entries live until their TTL. A listen stream that had to be reconnected
+//!   evicts everything it covers (changes in the gap were not seen).
 //! - Generation counters: a response that was in flight when its entry was evicted is not
 //!   stored.
 

@@ -44,10 +44,16 @@
 //!   notifications, acknowledged as far as the server's capabilities declare `listChanged`;
 //!   resource updates need the `resources.subscribe` capability: each URI is subscribed with
 //!   `resources/subscribe` (shared between subscriptions of this client, reference-counted)
-//!   and unsubscribed when the last subscription listening to it closes. A capability the
+//!   and unsubscribed when the last subscription listening to it closes; a refused
+//!   `resources/subscribe` fails the opening with the server's error. A capability the
 //!   server lacks is left out of [`Subscription::acknowledged`], as a 2026-07-28 server
-//!   leaves out what it does not support. With the fallback off, listening at 2025-11-25
-//!   fails with [`ClientError::NotAvailable`].
+//!   leaves out what it does not support. Over Streamable HTTP the session's notifications
+//!   arrive on the standalone GET stream, so the fallback needs it
+//!   (`HttpConfig::standalone_stream`, on by default);
+//!   a session that expired and was re-initialized lost its server-side subscriptions. The
+//!   session has no stream to drop or reconnect: such a subscription ends only with the
+//!   connection. With the fallback off, listening at 2025-11-25 fails with
+//!   [`ClientError::NotAvailable`].
 //!
 //! A subscription keeps its client's connection open (it holds a [`Client`] clone) until it
 //! is dropped.
@@ -944,5 +950,62 @@ impl Client {
             }
         }
         Ok(sub)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reconnection delay doubles per attempt from `reconnect_delay`, capped.
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let opts = ListenOptions::new()
+            .reconnect_delay(Duration::from_millis(100))
+            .max_reconnect_delay(Duration::from_millis(350));
+        let delays: Vec<u128> = (1..=5).map(|a| opts.backoff(a).as_millis()).collect();
+        assert_eq!(delays, [100, 200, 350, 350, 350]);
+        let huge = ListenOptions::new().backoff(u32::MAX);
+        assert_eq!(huge, DEFAULT_MAX_RECONNECT_DELAY);
+    }
+
+    /// Overflow keeps the order: queued events, then one `Lagged` count, then what came after
+    /// the reader made room; the end always fits.
+    #[test]
+    fn lagged_marker_keeps_its_place() {
+        let l = Listener::new(1, SubscriptionFilter::new());
+        l.push(ListenEvent::ToolListChanged);
+        l.push(ListenEvent::PromptListChanged);
+        l.push(ListenEvent::PromptListChanged);
+        l.end(ListenEnd::ServerClosed);
+        l.push(ListenEvent::ResourceListChanged);
+        let q: Vec<ListenEvent> = lock(&l.state).queue.drain(..).collect();
+        assert_eq!(
+            q,
+            [
+                ListenEvent::ToolListChanged,
+                ListenEvent::Lagged(2),
+                ListenEvent::Ended(ListenEnd::ServerClosed),
+            ]
+        );
+    }
+
+    /// Only connection-level failures (and transient HTTP statuses) are reconnected.
+    #[test]
+    fn what_is_retried() {
+        let e = |o: ErrorObject| ClientError::Protocol(o);
+        assert!(retryable(&e(ErrorObject::connection_closed())));
+        assert!(retryable(&e(ErrorObject::request_timeout())));
+        let http = |status: u16| {
+            e(ErrorObject::internal_error("HTTP")
+                .with_data(serde_json::json!({"httpStatus": status})))
+        };
+        assert!(retryable(&http(503)));
+        assert!(retryable(&http(429)));
+        assert!(!retryable(&http(403)));
+        assert!(!retryable(&e(ErrorObject::method_not_found(
+            "subscriptions/listen"
+        ))));
+        assert!(!retryable(&ClientError::not_available("x", "y")));
     }
 }

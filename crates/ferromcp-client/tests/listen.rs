@@ -443,3 +443,19 @@ async fn handshake_without_fallback_is_not_available() {
     })
     .await;
 }
+
+/// A subscription can move between tasks: it and its `next` future are `Send`.
+#[tokio::test]
+async fn subscription_is_send() {
+    within(async {
+        let probe = Probe::default();
+        let s = server(&probe);
+        let (client, _) = connect(s.server(), Era::Modern, Via::InProcess).await;
+        let mut sub = client.listen(tools_and_a()).await.unwrap();
+        let handle = tokio::spawn(async move { sub.next().await });
+        s.add_tool("t2", || async { "t2" }).unwrap();
+        assert_eq!(handle.await.unwrap(), Some(ListenEvent::ToolListChanged));
+        client.shutdown().await;
+    })
+    .await;
+}
