@@ -691,10 +691,13 @@ async fn jwt_bearer_grant_and_its_errors() {
             ..Mock::default()
         })
         .await;
+        let cfg2 = OAuthConfig::with_grant(Grant::JwtBearer {
+            assertion: "workload.jwt.value".to_owned(),
+        });
         let provider = Arc::new(OAuthProvider::new(&format!("http://{addr}/mcp"), cfg).unwrap());
         let transport = HttpTransport::new(format!("http://{addr}/mcp"))
             .unwrap()
-            .auth(provider);
+            .auth(provider.clone());
         let err = Client::builder()
             .lifecycle(Lifecycle::Handshake)
             .connect(transport)
@@ -706,6 +709,13 @@ async fn jwt_bearer_grant_and_its_errors() {
             hits(&seen, &Method::GET, "/authorize").is_empty(),
             "no fallback"
         );
+        // A later 401 does not try the refused assertion again either.
+        assert!(!provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+        assert_eq!(hits(&seen, &Method::POST, "/token").len(), 1, "no retry");
+        let err = oauth::authorize(&format!("http://{addr}/mcp"), &cfg2)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OAuthError::Refused(_)), "{err}");
     })
     .await;
 }
@@ -863,37 +873,54 @@ async fn dpop_nonce_retries_are_bounded() {
     .await;
 }
 
-/// DPoP is used only when the authorization server advertises ES256 proofs, and not at
-/// all when configured off.
+/// RFC 9449 §5.1: DPoP is used only when the authorization server advertises ES256 proofs,
+/// not when configured off, and never by `authorize` (which cannot hand out the key).
 #[tokio::test]
 async fn dpop_only_when_advertised_and_wanted() {
     within(async {
         let (addr, seen) = start(Mock::default()).await;
-        oauth::authorize(&format!("http://{addr}/mcp"), &config())
-            .await
-            .unwrap()
-            .unwrap();
+        let provider = OAuthProvider::new(&format!("http://{addr}/mcp"), config()).unwrap();
+        assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
         assert!(
             hits(&seen, &Method::POST, "/token")[0]
                 .header("dpop")
                 .is_none()
         );
+        assert_eq!(provider.authorization().unwrap(), "Bearer tok");
 
-        let (addr, seen) = start(Mock {
+        let dpop = Mock {
             dpop: true,
             ..Mock::default()
-        })
-        .await;
-        let tokens = oauth::authorize(&format!("http://{addr}/mcp"), &config().with_dpop(false))
-            .await
-            .unwrap()
-            .unwrap();
+        };
+        let (addr, seen) = start(dpop.clone()).await;
+        let url = format!("http://{addr}/mcp");
+        let provider = OAuthProvider::new(&url, config().with_dpop(false)).unwrap();
+        assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
         assert!(
             hits(&seen, &Method::POST, "/token")[0]
+                .header("dpop")
+                .is_none()
+        );
+        assert!(!provider.tokens().unwrap().is_dpop());
+
+        let tokens = oauth::authorize(&url, &config()).await.unwrap().unwrap();
+        assert!(
+            hits(&seen, &Method::POST, "/token")[1]
                 .header("dpop")
                 .is_none()
         );
         assert!(!tokens.is_dpop());
+
+        // The same server with DPoP wanted: a proof, a DPoP-bound token.
+        let provider = OAuthProvider::new(&url, config()).unwrap();
+        assert!(provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+        assert!(
+            hits(&seen, &Method::POST, "/token")[2]
+                .header("dpop")
+                .is_some()
+        );
+        assert!(provider.tokens().unwrap().is_dpop());
+        assert_eq!(provider.authorization().unwrap(), "DPoP tok");
     })
     .await;
 }

@@ -15,10 +15,12 @@
 //! with a message on stderr otherwise; logs go to stderr only (`RUST_LOG`-style level in
 //! `CONFORMANCE_CLIENT_LOG`, default `info`).
 //!
-//! The OAuth scenarios (`auth/*`) run the plain flow with ferromcp-client's OAuth client
-//! (`oauth` feature) on the transport: on a 401 it runs discovery, registration, PKCE
-//! authorization (through a hook that reads the mock's immediate redirect) and the token
-//! request, then retries; on a 403 `insufficient_scope` it steps up.
+//! The OAuth scenarios (`auth/*`) attach ferromcp-client's OAuth client (`oauth` feature) to
+//! the transport, configured with the grant the scenario exercises (client credentials, JWT
+//! bearer, SEP-990 enterprise-managed, else the authorization code with PKCE through a hook
+//! that reads the mock's immediate redirect; see `scenarios::oauth_provider`): on a 401 it
+//! runs discovery, registration and the grant, then retries; on a 403 `insufficient_scope`
+//! it steps up; tokens are DPoP-bound when the mock's authorization server supports it.
 
 mod scenarios;
 

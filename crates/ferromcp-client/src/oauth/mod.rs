@@ -88,6 +88,10 @@ pub enum OAuthError {
     /// The authorization server refused or answered badly.
     #[error("authorization: {0}")]
     Authorization(String),
+    /// A token endpoint refused the grant with an OAuth error response (`invalid_grant`,
+    /// `invalid_client`, `unauthorized_client`, `invalid_scope`, …; RFC 6749 §5.2).
+    #[error("refused: {0}")]
+    Refused(String),
     /// The configuration cannot work (a missing credential or key, a bad key).
     #[error("configuration: {0}")]
     Config(String),
@@ -497,13 +501,6 @@ impl OAuthConfig {
         cfg
     }
 
-    /// Sets the grant.
-    #[must_use]
-    pub fn grant(mut self, grant: Grant) -> Self {
-        self.grant = grant;
-        self
-    }
-
     /// Sets `client_name` (dynamic registration).
     #[must_use]
     pub fn with_client_name(mut self, name: impl Into<String>) -> Self {
@@ -549,7 +546,8 @@ impl OAuthConfig {
 
 /// Runs the flow for the MCP server at `server_url`: `Ok(None)` when the server did not ask
 /// for authorization (no 401), `Ok(Some(tokens))` once authorized. The tokens are also saved
-/// to the configured store.
+/// to the configured store. They are `Bearer` tokens: a DPoP-bound token is useless without
+/// its key, which only an [`OAuthProvider`] keeps, so this function never asks for one.
 pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tokens>, OAuthError> {
     let server = discovery::parse_url(server_url)?;
     let http = build(&HttpConfig::default(), server.scheme())
@@ -562,7 +560,6 @@ pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tok
         .as_deref()
         .map(discovery::parse_challenge)
         .unwrap_or_default();
-    let dpop = cfg.dpop.then(jwt::DpopKey::generate).transpose()?;
-    let got = flow::flow(&http, &server, &challenge, cfg, dpop.as_ref()).await?;
+    let got = flow::flow(&http, &server, &challenge, cfg, None).await?;
     Ok(Some(got.tokens))
 }

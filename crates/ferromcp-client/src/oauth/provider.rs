@@ -65,6 +65,9 @@ struct State {
     challenge: Challenge,
     /// Refreshing the current token ahead of expiry failed: wait for the 401.
     ahead_failed: bool,
+    /// The token endpoint refused the configured non-interactive grant: its inputs are fixed,
+    /// so it is not tried again (SEP-1933: errors are surfaced, not retried).
+    refused: bool,
 }
 
 impl std::fmt::Debug for OAuthProvider {
@@ -130,14 +133,30 @@ impl OAuthProvider {
     }
 
     async fn run_flow(&self, challenge: &Challenge) -> Result<(), OAuthError> {
-        let got = flow(
+        if self.state().refused {
+            return Err(OAuthError::Refused(
+                "the authorization server refused this grant before; not trying again".into(),
+            ));
+        }
+        let got = match flow(
             &self.http,
             &self.server,
             challenge,
             &self.cfg,
             self.dpop.as_ref(),
         )
-        .await?;
+        .await
+        {
+            Ok(got) => got,
+            Err(e) => {
+                if matches!(e, OAuthError::Refused(_))
+                    && !matches!(self.cfg.grant, Grant::AuthorizationCode)
+                {
+                    self.state().refused = true;
+                }
+                return Err(e);
+            }
+        };
         self.install(got, challenge);
         Ok(())
     }

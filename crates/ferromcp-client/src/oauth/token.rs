@@ -122,10 +122,17 @@ impl TokenGrant {
                     .get("error_description")
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                return Err(OAuthError::Authorization(format!(
+                let what = format!(
                     "{} answered {}: {error} {description}",
                     self.token_endpoint, answer.status
-                )));
+                );
+                return Err(
+                    if !error.is_empty() && matches!(answer.status.as_u16(), 400 | 401) {
+                        OAuthError::Refused(what)
+                    } else {
+                        OAuthError::Authorization(what)
+                    },
+                );
             }
             if let (Some(dpop), Some(nonce)) = (&self.dpop, &nonce) {
                 dpop.set_nonce(NonceFor::AuthorizationServer, nonce);
