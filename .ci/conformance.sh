@@ -6,7 +6,12 @@
 #
 #   0.1.16             conformance 0.1.16           server --suite all (incl. pending)
 #   2025-11-25         conformance 0.2.0-alpha.12   server --suite all --spec-version 2025-11-25
-#   2026-07-28         conformance 0.2.0-alpha.12   server --suite all --spec-version 2026-07-28
+#   2026-07-28         conformance 0.2.0-alpha.12   server --suite all --spec-version 2026-07-28,
+#                                                   then every [extension] server scenario of
+#                                                   `list --server` (tasks-*, sep-2640-skills-*;
+#                                                   `--suite` leaves them out), one at a time
+#                                                   with --spec-version 2026-07-28 --force,
+#                                                   against the same baseline
 #
 # Client legs, the harness's mock servers against `conformance-client`
 # (crates/ferromcp-conformance), ONE SCENARIO AT A TIME (the harness's --suite runs them in
@@ -184,6 +189,13 @@ run_leg() {
   fi
 }
 
+# The extension server scenarios of a harness (`[extension]` in `list --server`: the
+# io.modelcontextprotocol/tasks and SEP-2640 skills scenarios), one per line: $1 = harness dir.
+extension_server_scenarios() {
+  local harness=$1/node_modules/@modelcontextprotocol/conformance/dist/index.js
+  "$node" "$harness" list --server | sed -n 's/^  - \([^ ]*\) \[extension\]$/\1/p'
+}
+
 # The client scenarios of a harness, one per line: $1 = harness dir, $2 = revision (0.2:
 # `list --requirements REV`, its required and not-scored client scenarios, plus the
 # extension scenarios outside the set, i.e. SEP-2640 skills) or nothing (0.1.16:
@@ -279,7 +291,16 @@ for leg in $legs; do
         --suite all ;;
     2025-11-25 | 2026-07-28)
       run_leg "0.2-$leg" "$tools/c020" "$baselines/expected-failures-0.2-server-$leg.yml" \
-        --suite all --spec-version "$leg" ;;
+        --suite all --spec-version "$leg"
+      if [[ $leg == 2026-07-28 ]]; then
+        extensions=$(extension_server_scenarios "$tools/c020")
+        [[ -n $extensions ]] || die "the harness lists no extension server scenarios"
+        for scenario in $extensions; do
+          run_leg "0.2-$leg-$scenario" "$tools/c020" \
+            "$baselines/expected-failures-0.2-server-$leg.yml" \
+            --scenario "$scenario" --spec-version "$leg" --force
+        done
+      fi ;;
     client-0.1.16)
       stop_server
       run_client_leg client-0.1.16 "$tools/c016" \
