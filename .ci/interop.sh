@@ -3,7 +3,9 @@
 #   1. peer clients -> `ferromcp serve`: the Python SDK (`mcp` 2.3.0) over stdio and HTTP in each
 #      era it speaks (legacy handshake, auto probe, pinned 2026-07-28), the TypeScript SDK
 #      (1.32.2, handshake era) over stdio and HTTP — interop/python/client.py,
-#      interop/typescript/client.mjs;
+#      interop/typescript/client.mjs; and the Python SDK's OAuth client against
+#      `ferromcp serve --http --auth` (the embedded authorization server) —
+#      interop/python/oauth_client.py;
 #   2. ferromcp's client -> peer servers: the Python SDK, the TS SDK and rmcp 3.11
 #      (interop/*/server.*, interop/rmcp-server/) in each era they speak, over stdio with the
 #      library (crates/ferromcp-cli/tests/interop_peers.rs), and with the `ferromcp` CLI's
@@ -222,6 +224,13 @@ http_pairing "ts-client.http.2025-11-25" "${TSC[@]}" http
 SERVER=("$FERROMCP" serve --http 127.0.0.1:@PORT@ --stateless)
 http_pairing "python-client.http-stateless.legacy" "${PYC[@]}" --mode legacy http
 http_pairing "ts-client.http-stateless.2025-11-25" "${TSC[@]}" http
+# `serve --http --auth`: the Python SDK's OAuth client (discovery, dynamic registration, PKCE,
+# token, refresh, revocation) against ferromcp's embedded authorization server.
+SERVER=("$FERROMCP" serve --http 127.0.0.1:@PORT@ --auth)
+PYO=(env PYTHONWARNINGS=ignore "$PY" interop/python/oauth_client.py --deadline $((DEADLINE - 10)))
+for mode in legacy auto; do
+  http_pairing "python-oauth-client.http-auth.$mode" "${PYO[@]}" --mode "$mode"
+done
 
 if ! wait "$rmcp_build"; then
   # Its pairings fail below; the others still run.

@@ -6,8 +6,10 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use http::{Method, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -203,7 +205,11 @@ async fn serve_connection(stream: TcpStream, peer: SocketAddr, routes: Arc<Route
                 return Ok(prm(&routes.resource, req.method()));
             }
             if path == routes.service.config().path {
-                return Ok(routes.service.handle(req).await);
+                let limit = routes.service.config().max_body_size;
+                return Ok(match buffered(req, limit).await {
+                    Ok(req) => routes.service.handle(req).await,
+                    Err(r) => r,
+                });
             }
             let mut r = Response::new(McpBody::full("Not Found"));
             *r.status_mut() = StatusCode::NOT_FOUND;
@@ -217,6 +223,35 @@ async fn serve_connection(stream: TcpStream, peer: SocketAddr, routes: Arc<Route
     if let Err(e) = conn.await {
         tracing::debug!(error = %e, "HTTP connection ended with an error");
     }
+}
+
+/// The request with its body read (at most `limit` + 1 bytes: past that the service answers
+/// 413). A response sent before the body was read (a 401 from the token check) would leave
+/// the rest of the body unread and hyper would close the connection, racing a client that
+/// reuses it for the retry with the new token; reading first keeps the connection usable.
+async fn buffered(
+    req: http::Request<Incoming>,
+    limit: usize,
+) -> Result<http::Request<Full<Bytes>>, Response<McpBody>> {
+    let (parts, mut body) = req.into_parts();
+    let mut buf: Vec<u8> = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            let mut r = Response::new(McpBody::full("Bad Request: body"));
+            *r.status_mut() = StatusCode::BAD_REQUEST;
+            return Err(r);
+        };
+        if let Ok(data) = frame.into_data() {
+            buf.extend_from_slice(&data);
+            if buf.len() > limit {
+                break;
+            }
+        }
+    }
+    Ok(http::Request::from_parts(
+        parts,
+        Full::new(Bytes::from(buf)),
+    ))
 }
 
 /// The RFC 9728 document.
