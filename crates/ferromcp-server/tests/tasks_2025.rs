@@ -1,0 +1,356 @@
+//! Tasks at 2025-11-25 (core tasks, "Utilities › Tasks"), through the public API of the
+//! high-level server, in process: the `tasks` capability, task-augmented `tools/call`
+//! (`params.task`) answering `CreateTaskResult`, `tasks/get`, `tasks/result` (blocking, with
+//! the related-task `_meta`), `tasks/list`, `tasks/cancel`, `execution.taskSupport`
+//! mismatches (-32601), input requests from inside a task carrying the related-task
+//! `_meta`, and sessions as the authorization context.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferromcp_dispatch::{CallOptions, DirectDispatcher, Dispatcher, Outbound, handler_fn};
+use ferromcp_server::McpServer;
+use ferromcp_server::RequestContext;
+use ferromcp_server::mcp_server::{Args, ToolError, ToolSpec};
+use ferromcp_server::tasks::TaskSettings;
+use ferromcp_types::Era;
+use ferromcp_types::jsonrpc::{ErrorObject, Payload};
+use ferromcp_types::mcp::{ElicitationSchema, TaskSupport};
+use serde_json::{Value, json};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+async fn within<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(LIMIT, f).await.expect("timed out")
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Secs {
+    /// Seconds to work.
+    seconds: u64,
+}
+
+fn server(settings: TaskSettings) -> McpServer {
+    McpServer::builder("tasks", "1")
+        .tool("plain", || async { "plain result" })
+        .tool(
+            ToolSpec::new("work").task_support(TaskSupport::Optional),
+            |Args(a): Args<Secs>| async move {
+                tokio::time::sleep(Duration::from_secs(a.seconds)).await;
+                format!("worked {}s", a.seconds)
+            },
+        )
+        .tool(
+            ToolSpec::new("must_task").task_support(TaskSupport::Required),
+            || async { "required done" },
+        )
+        .tool(
+            ToolSpec::new("ask").task_support(TaskSupport::Optional),
+            |ctx: RequestContext| async move {
+                let schema: ElicitationSchema = serde_json::from_value(
+                    json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+                )
+                .unwrap();
+                let answer = ctx
+                    .elicit_form_raw("Name?", schema)
+                    .await
+                    .map_err(ToolError::protocol)?;
+                let name = answer.content.as_ref().and_then(|c| c.get("name")).cloned();
+                Ok::<_, ToolError>(format!("hello {}", serde_json::to_string(&name).unwrap()))
+            },
+        )
+        .tasks(settings)
+        .build()
+        .unwrap()
+}
+
+type Asked = Arc<Mutex<Vec<(String, Value)>>>;
+
+struct Client {
+    peer: DirectDispatcher,
+    asked: Asked,
+}
+
+impl Client {
+    /// A 2025-11-25 client that answers elicitations with `{"name": "Ada"}`.
+    async fn connect(server: &McpServer) -> Self {
+        let peer = server.server().in_process(Era::Handshake);
+        let asked: Asked = Arc::default();
+        let log = asked.clone();
+        let handler = handler_fn(move |_, method: String, params: Option<Payload>| {
+            let params = params.map_or(Value::Null, |p| p.into_value().unwrap());
+            log.lock().unwrap().push((method.clone(), params));
+            async move {
+                if method == "elicitation/create" {
+                    Ok(Payload::from_value(
+                        json!({"action": "accept", "content": {"name": "Ada"}}),
+                    ))
+                } else {
+                    Err(ErrorObject::method_not_found(&method).into())
+                }
+            }
+        })
+        .into_arc();
+        let runner = peer.clone();
+        tokio::spawn(async move { runner.run(handler).await });
+        let c = Self { peer, asked };
+        let init = json!({"protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {}, "tasks": {}},
+            "clientInfo": {"name": "t", "version": "1"}});
+        c.request("initialize", init).await.unwrap();
+        c.peer.notify("notifications/initialized", None).await;
+        c
+    }
+
+    async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        let r = self
+            .peer
+            .send_request(
+                method,
+                Some(Payload::from_value(params)),
+                CallOptions::new(),
+            )
+            .await?;
+        Ok(r.into_value().unwrap())
+    }
+
+    async fn task_call(&self, name: &str, args: Value, task: Value) -> Result<Value, ErrorObject> {
+        self.request(
+            "tools/call",
+            json!({"name": name, "arguments": args, "task": task}),
+        )
+        .await
+    }
+}
+
+fn code(e: &ErrorObject) -> i32 {
+    e.code.0
+}
+
+/// Tasks › Capabilities: a server with task-capable tools announces `tasks` (`list`,
+/// `cancel`, `requests.tools.call`) at 2025-11-25 and lists `execution.taskSupport`; a server
+/// without them announces nothing.
+#[tokio::test]
+async fn tasks_capability_and_tool_execution_in_the_handshake() {
+    within(async {
+        let c = Client::connect(&server(TaskSettings::new())).await;
+        let s = server(TaskSettings::new());
+        let peer = s.server().in_process(Era::Handshake);
+        let init = peer
+            .send_request(
+                "initialize",
+                Some(Payload::from_value(json!({"protocolVersion": "2025-11-25",
+                    "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap()
+            .into_value()
+            .unwrap();
+        assert_eq!(
+            init["capabilities"]["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
+        );
+        assert!(init["capabilities"].get("extensions").is_none());
+        let tools = c.request("tools/list", json!({})).await.unwrap();
+        let exec: Vec<Value> = tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["execution"]["taskSupport"].clone())
+            .collect();
+        assert_eq!(
+            exec,
+            [
+                Value::Null,
+                json!("optional"),
+                json!("required"),
+                json!("optional")
+            ]
+        );
+        let plain = McpServer::builder("p", "1")
+            .tool("x", || async { "x" })
+            .build()
+            .unwrap();
+        let caps = plain
+            .server()
+            .capabilities(ferromcp_types::ProtocolVersion::V2025_11_25);
+        assert!(caps.tasks.is_none());
+    })
+    .await;
+}
+
+/// Tasks › Creating tasks, Getting task status, Retrieving results: `params.task` makes a
+/// `CreateTaskResult`; `tasks/get` reports the task (`ttl` as asked, `pollInterval`);
+/// `tasks/result` blocks until it is done and answers the tool result with the related-task
+/// `_meta`.
+#[tokio::test(start_paused = true)]
+async fn task_augmented_call_get_and_blocking_result() {
+    within(async {
+        let c = Client::connect(&server(TaskSettings::new())).await;
+        let created = c
+            .task_call("work", json!({"seconds": 5}), json!({"ttl": 60_000}))
+            .await
+            .unwrap();
+        let task = &created["task"];
+        assert_eq!(task["status"], "working");
+        assert_eq!(task["ttl"], 60_000);
+        assert_eq!(task["pollInterval"], 500);
+        assert!(task["createdAt"].as_str().unwrap().ends_with('Z'));
+        let id = task["taskId"].as_str().unwrap().to_owned();
+
+        let got = c.request("tasks/get", json!({"taskId": id})).await.unwrap();
+        assert_eq!(got["status"], "working");
+        assert!(got.get("resultType").is_none());
+
+        let result = c
+            .request("tasks/result", json!({"taskId": id}))
+            .await
+            .unwrap();
+        assert_eq!(result["content"][0]["text"], "worked 5s");
+        assert_eq!(
+            result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+            json!(id)
+        );
+        let got = c.request("tasks/get", json!({"taskId": id})).await.unwrap();
+        assert_eq!(got["status"], "completed");
+    })
+    .await;
+}
+
+/// Tasks › Tool-level negotiation: a forbidden tool called as a task and a required tool
+/// called without one are -32601; an optional tool without `params.task` answers plainly.
+#[tokio::test(start_paused = true)]
+async fn task_support_mismatches_are_method_not_found() {
+    within(async {
+        let c = Client::connect(&server(TaskSettings::new())).await;
+        let e = c
+            .task_call("plain", json!({}), json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32601);
+        let e = c
+            .request("tools/call", json!({"name": "must_task", "arguments": {}}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32601);
+        let r = c
+            .request(
+                "tools/call",
+                json!({"name": "work", "arguments": {"seconds": 0}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r["content"][0]["text"], "worked 0s");
+        let r = c
+            .task_call("must_task", json!({}), json!({}))
+            .await
+            .unwrap();
+        assert_eq!(r["task"]["status"], "working");
+        // tasks/update belongs to 2026-07-28.
+        let e = c
+            .request("tasks/update", json!({"taskId": "x", "inputResponses": {}}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32601);
+    })
+    .await;
+}
+
+/// Tasks › Listing and Cancelling: tasks/list shows the requester's tasks; tasks/cancel
+/// moves a working task to `cancelled` before answering; cancelling a finished task is
+/// -32602, as is an unknown id.
+#[tokio::test(start_paused = true)]
+async fn list_and_cancel() {
+    within(async {
+        let c = Client::connect(&server(TaskSettings::new())).await;
+        let a = c
+            .task_call("work", json!({"seconds": 100}), json!({}))
+            .await
+            .unwrap();
+        let b = c
+            .task_call("work", json!({"seconds": 0}), json!({}))
+            .await
+            .unwrap();
+        let (a, b) = (
+            a["task"]["taskId"].as_str().unwrap().to_owned(),
+            b["task"]["taskId"].as_str().unwrap().to_owned(),
+        );
+        let listed = c.request("tasks/list", json!({})).await.unwrap();
+        let mut ids: Vec<&str> = listed["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["taskId"].as_str().unwrap())
+            .collect();
+        ids.sort_unstable();
+        let mut want = vec![a.as_str(), b.as_str()];
+        want.sort_unstable();
+        assert_eq!(ids, want);
+
+        let cancelled = c
+            .request("tasks/cancel", json!({"taskId": a}))
+            .await
+            .unwrap();
+        assert_eq!(cancelled["status"], "cancelled");
+        let e = c
+            .request("tasks/cancel", json!({"taskId": a}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32602);
+        let e = c
+            .request("tasks/get", json!({"taskId": "nope"}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32602);
+        let e = c
+            .request("tasks/result", json!({"taskId": a}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32800);
+    })
+    .await;
+}
+
+/// Tasks › Input required: an elicitation from inside a task is sent with the related-task
+/// `_meta` (off HTTP, on the connection) and the answer reaches the handler.
+#[tokio::test(start_paused = true)]
+async fn input_from_inside_a_task_carries_the_related_task() {
+    within(async {
+        let c = Client::connect(&server(TaskSettings::new())).await;
+        let created = c.task_call("ask", json!({}), json!({})).await.unwrap();
+        let id = created["task"]["taskId"].as_str().unwrap().to_owned();
+        let result = c
+            .request("tasks/result", json!({"taskId": id}))
+            .await
+            .unwrap();
+        assert_eq!(result["content"][0]["text"], "hello \"Ada\"");
+        let asked = c.asked.lock().unwrap().clone();
+        let (method, params) = asked
+            .iter()
+            .find(|(m, _)| m == "elicitation/create")
+            .unwrap();
+        assert_eq!(method, "elicitation/create");
+        assert_eq!(
+            params["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+            json!(id)
+        );
+    })
+    .await;
+}
+
+/// Tasks › TTL: `params.task.ttl` longer than the server's maximum is cut to it.
+#[tokio::test(start_paused = true)]
+async fn requested_ttl_is_capped_by_the_setting() {
+    within(async {
+        let settings = TaskSettings::new().max_ttl(Duration::from_secs(60));
+        let c = Client::connect(&server(settings)).await;
+        let created = c
+            .task_call("work", json!({"seconds": 1}), json!({"ttl": 999_999_999}))
+            .await
+            .unwrap();
+        assert_eq!(created["task"]["ttl"], 60_000);
+    })
+    .await;
+}
