@@ -187,3 +187,134 @@ async fn http_handshake_fallback() {
     })
     .await;
 }
+
+/// A response body: the given SSE text as one frame, then either the end (`hold: false`, a
+/// dropped stream) or nothing more, ever (`hold: true`, an open stream).
+struct Sse {
+    text: Option<bytes::Bytes>,
+    hold: bool,
+}
+
+impl hyper::body::Body for Sse {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        match self.text.take() {
+            Some(t) => std::task::Poll::Ready(Some(Ok(hyper::body::Frame::data(t)))),
+            None if self.hold => std::task::Poll::Pending,
+            None => std::task::Poll::Ready(None),
+        }
+    }
+}
+
+/// 2026-07-28 basic/transports/streamable-http: "Resumable SSE streams via `Last-Event-ID`
+/// are not supported". A raw server whose listen stream carries SSE event ids and drops after
+/// the acknowledgment: the client opens a new listen POST (`Reconnected`), and never sends a
+/// GET with `Last-Event-ID`.
+#[tokio::test]
+async fn http_modern_stream_with_event_ids_is_reposted_not_resumed() {
+    use std::sync::Mutex;
+    use std::sync::atomic::AtomicUsize;
+
+    use http::{Method, Request, Response};
+    use http_body_util::BodyExt;
+    use hyper::body::Incoming;
+    use hyper_util::rt::TokioIo;
+    use serde_json::{Value, json};
+
+    within(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let listens = Arc::new(AtomicUsize::new(0));
+        let gets = Arc::new(Mutex::new(Vec::<Option<String>>::new()));
+        let (l, g) = (listens.clone(), gets.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let (l, g) = (l.clone(), g.clone());
+                let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
+                    let (l, g) = (l.clone(), g.clone());
+                    async move {
+                        let sse = |text: String, hold: bool| {
+                            Response::builder()
+                                .header("content-type", "text/event-stream")
+                                .body(Sse {
+                                    text: Some(text.into()),
+                                    hold,
+                                })
+                                .unwrap()
+                        };
+                        if req.method() == Method::GET {
+                            let last = req.headers().get("last-event-id");
+                            g.lock()
+                                .unwrap()
+                                .push(last.map(|v| v.to_str().unwrap().to_owned()));
+                            return Ok::<_, std::convert::Infallible>(
+                                Response::builder().status(405).body(Sse { text: None, hold: false }).unwrap(),
+                            );
+                        }
+                        let body = req.into_body().collect().await.unwrap().to_bytes();
+                        let msg: Value = serde_json::from_slice(&body).unwrap();
+                        let id = msg["id"].clone();
+                        let answer = match msg["method"].as_str() {
+                            Some("server/discover") => json!({"jsonrpc": "2.0", "id": id, "result": {
+                                "supportedVersions": ["2026-07-28"],
+                                "capabilities": {"tools": {"listChanged": true}},
+                                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "raw", "version": "1"}}
+                            }}),
+                            Some("subscriptions/listen") => {
+                                let n = l.fetch_add(1, Ordering::SeqCst) + 1;
+                                let ack = json!({"jsonrpc": "2.0",
+                                    "method": "notifications/subscriptions/acknowledged",
+                                    "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": id},
+                                               "notifications": {"toolsListChanged": true}}});
+                                let text = format!("id: ev-{n}\nretry: 10\ndata: {ack}\n\n");
+                                // The first stream drops after the ack; the second stays open.
+                                return Ok(sse(text, n > 1));
+                            }
+                            _ => json!({"jsonrpc": "2.0", "id": id,
+                                        "error": {"code": -32601, "message": "no"}}),
+                        };
+                        Ok(Response::builder()
+                            .header("content-type", "application/json")
+                            .body(Sse {
+                                text: Some(answer.to_string().into()),
+                                hold: false,
+                            })
+                            .unwrap())
+                    }
+                });
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+        let client = Client::builder()
+            .lifecycle(Lifecycle::Modern)
+            .connect(HttpTransport::new(format!("http://{addr}/mcp")).unwrap())
+            .await
+            .unwrap();
+        let opts = ListenOptions::new().reconnect_delay(Duration::from_millis(10));
+        let filter = SubscriptionFilter::new().with_tools_list_changed(true);
+        let mut sub = client.listen_with(filter.clone(), opts).await.unwrap();
+        assert_eq!(
+            sub.next().await,
+            Some(ListenEvent::Reconnected {
+                acknowledged: filter
+            })
+        );
+        assert_eq!(listens.load(Ordering::SeqCst), 2);
+        assert!(gets.lock().unwrap().is_empty(), "GETs: {:?}", gets.lock().unwrap());
+        drop(sub);
+        client.shutdown().await;
+    })
+    .await;
+}

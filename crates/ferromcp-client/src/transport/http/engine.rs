@@ -479,7 +479,8 @@ impl Engine {
                 continue;
             }
             let session_id = resp.headers().get(MCP_SESSION_ID).cloned();
-            let answer = self.read_answer(resp, id, hooks.as_deref()).await;
+            let modern = modern_params(params);
+            let answer = self.read_answer(resp, id, hooks.as_deref(), modern).await;
             if method == methods::INITIALIZE {
                 self.adopt_session(session_id, &answer);
             }
@@ -522,7 +523,7 @@ impl Engine {
             else {
                 return;
             };
-            let Message::Response(r) = self.read_answer(resp, &id, None).await else {
+            let Message::Response(r) = self.read_answer(resp, &id, None, true).await else {
                 return;
             };
             let Ok(mut value) = r.result.parse::<Value>() else {
@@ -579,12 +580,13 @@ impl Engine {
     }
 
     /// Reads the answer to request `id` from its POST response: a JSON-RPC error body of an
-    /// HTTP error, a JSON body, or an SSE stream (resumed when it breaks).
+    /// HTTP error, a JSON body, or an SSE stream (resumed when it breaks, unless `modern`).
     async fn read_answer(
         self: &Arc<Self>,
         resp: http::Response<Incoming>,
         id: &RequestId,
         hooks: Option<&dyn ResumptionHooks>,
+        modern: bool,
     ) -> Message {
         let status = resp.status();
         let ctype = content_type(resp.headers());
@@ -630,8 +632,13 @@ impl Engine {
                         drain(body);
                         answer
                     }
-                    Err((end, _)) => match parser.last_event_id().map(str::to_owned) {
-                        Some(last) => self.resume(id, &mut parser, last, Some(end), hooks).await,
+                    // 2026-07-28 has no resumption ("Resumable SSE streams via
+                    // `Last-Event-ID` are not supported"): a broken modern stream fails.
+                    Err((end, _)) => match parser.last_event_id().filter(|_| !modern) {
+                        Some(last) => {
+                            let last = last.to_owned();
+                            self.resume(id, &mut parser, last, Some(end), hooks).await
+                        }
                         None => transport_error(id, end.describe()),
                     },
                 }
@@ -692,7 +699,7 @@ impl Engine {
             .await
             .map_err(|e| format!("re-initialize failed: {e}"))?;
         let session_id = resp.headers().get(MCP_SESSION_ID).cloned();
-        let answer = self.read_answer(resp, &id, None).await;
+        let answer = self.read_answer(resp, &id, None, false).await;
         if let Message::Error(e) = &answer {
             return Err(format!("re-initialize failed: {}", e.error.message));
         }
