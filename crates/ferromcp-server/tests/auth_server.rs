@@ -1686,3 +1686,195 @@ async fn cimd_fetch_is_guarded() {
     })
     .await;
 }
+
+// ---------------------------------------------------------------------------------------
+// More registration methods through ferromcp's client, limits, path issuers.
+
+/// A P-256 key as PKCS#8 PEM (for ferromcp's `ClientKey::from_pem`) and its JWK.
+fn client_key_pem(kid: &str) -> (Value, String) {
+    use p256::pkcs8::EncodePrivateKey;
+    let sk = loop {
+        let mut b = [0u8; 32];
+        getrandom::fill(&mut b).unwrap();
+        if let Ok(k) = p256::ecdsa::SigningKey::from_bytes(&b.into()) {
+            break k;
+        }
+    };
+    let pt = sk.verifying_key().to_encoded_point(false);
+    let jwk = json!({"kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "use": "sig",
+        "x": URL_SAFE_NO_PAD.encode(pt.x().unwrap()), "y": URL_SAFE_NO_PAD.encode(pt.y().unwrap())});
+    let der = sk.to_pkcs8_der().unwrap();
+    let b64 = STANDARD.encode(der.as_bytes());
+    let lines: Vec<&str> = b64
+        .as_bytes()
+        .chunks(64)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    let pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        lines.join("\n")
+    );
+    (jwk, pem)
+}
+
+/// The client-credentials grant (OAuth 2.1 §4.2) through ferromcp's client, registered by
+/// a secret and by `private_key_jwt` (RFC 7523): the tools are reached as the client itself.
+#[tokio::test]
+async fn ferromcp_client_credentials_with_secret_and_private_key_jwt() {
+    use ferromcp_client::oauth::{ClientKey, Grant, SigningAlgorithm};
+    within(async {
+        let env = start(AuthServerConfig::default()).await;
+        let reg = register(
+            &env,
+            json!({"grant_types": ["client_credentials"],
+            "token_endpoint_auth_method": "client_secret_basic", "scope": "mcp"}),
+        )
+        .await
+        .json();
+        let id = reg["client_id"].as_str().unwrap();
+        let cfg = OAuthConfig::with_grant(Grant::ClientCredentials).with_credentials(
+            ClientCredentials::new(id).with_secret(reg["client_secret"].as_str().unwrap()),
+        );
+        let client = oauth_client(&env, cfg).await;
+        let who = text_of(&client.call_tool("whoami", json!({})).await.unwrap());
+        assert!(who.starts_with(&format!("{id} via {id}")), "{who}");
+        client.shutdown().await;
+
+        let (jwk, pem) = client_key_pem("ck1");
+        let reg = register(
+            &env,
+            json!({"grant_types": ["client_credentials"],
+            "token_endpoint_auth_method": "private_key_jwt", "jwks": {"keys": [jwk]}}),
+        )
+        .await
+        .json();
+        let id = reg["client_id"].as_str().unwrap();
+        let key = ClientKey::from_pem(&pem, SigningAlgorithm::Es256)
+            .unwrap()
+            .with_key_id("ck1");
+        let cfg = OAuthConfig::with_grant(Grant::ClientCredentials)
+            .with_credentials(ClientCredentials::new(id).with_private_key(key));
+        let client = oauth_client(&env, cfg).await;
+        let who = text_of(&client.call_tool("whoami", json!({})).await.unwrap());
+        assert!(who.starts_with(&format!("{id} via {id}")), "{who}");
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// Limits: a token / registration body over `max_form_size` (default 64 KiB; 512 bytes
+/// here) is 413; more than 16 redirect URIs are refused; pending login-page requests are
+/// bounded by `max_pending` (1 here) and expire after `pending_ttl`.
+#[tokio::test]
+async fn form_size_redirect_count_and_pending_limits() {
+    use ferromcp_server::auth_server::{
+        AuthorizationRequest, Consent, ConsentHook, DEFAULT_MAX_FORM_SIZE, DEFAULT_MAX_PENDING,
+        DEFAULT_PENDING_TTL,
+    };
+    use ferromcp_server::http::McpBody;
+    struct Page;
+    impl ConsentHook for Page {
+        fn consent<'a>(
+            &'a self,
+            _r: &'a AuthorizationRequest,
+            _h: &'a http::request::Parts,
+        ) -> BoxFuture<'a, Consent> {
+            Box::pin(async { Consent::Respond(http::Response::new(McpBody::full("login"))) })
+        }
+    }
+    within(async {
+        assert_eq!(DEFAULT_MAX_FORM_SIZE, 64 * 1024);
+        assert_eq!(DEFAULT_MAX_PENDING, 1000);
+        assert_eq!(DEFAULT_PENDING_TTL, Duration::from_secs(600));
+        let env = start(
+            AuthServerConfig::default()
+                .max_form_size(512)
+                .max_pending(1)
+                .pending_ttl(Duration::from_millis(300))
+                .consent(Page),
+        )
+        .await;
+        let big = "x".repeat(600);
+        let a = post_form(
+            &format!("{}/token", env.base),
+            &[("grant_type", "client_credentials"), ("pad", &big)],
+            None,
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE);
+        let a = register(
+            &env,
+            json!({"redirect_uris": [REDIRECT], "client_name": big}),
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE);
+        // 17 short URIs: over the count limit, under the size limit.
+        let uris: Vec<String> = (0..17).map(|i| format!("https://a.io/{i}")).collect();
+        let a = register(
+            &env,
+            json!({"redirect_uris": uris, "token_endpoint_auth_method": "none"}),
+        )
+        .await;
+        assert_eq!(a.json()["error"], "invalid_redirect_uri");
+
+        let id = public_client(&env).await;
+        let (_, c) = pkce();
+        let params = [
+            ("response_type", "code"),
+            ("client_id", id.as_str()),
+            ("redirect_uri", REDIRECT),
+            ("code_challenge", c.as_str()),
+            ("code_challenge_method", "S256"),
+            ("resource", env.mcp.as_str()),
+        ];
+        assert_eq!(authorize(&env, &params).await.status, StatusCode::OK);
+        let a = authorize(&env, &params).await;
+        let loc = a.location().expect("a redirect with an error");
+        assert_eq!(
+            param(&loc, "error").as_deref(),
+            Some("temporarily_unavailable")
+        );
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(
+            authorize(&env, &params).await.status,
+            StatusCode::OK,
+            "expired ones make room"
+        );
+    })
+    .await;
+}
+
+/// An issuer with a path (RFC 8414 §3.1): the metadata at the path-inserted well-known URL,
+/// the endpoints under the issuer's path.
+#[tokio::test]
+async fn issuer_with_a_path_serves_path_inserted_metadata() {
+    within(async {
+        let auth =
+            AuthorizationServer::new(AuthServerConfig::new("http://127.0.0.1:1/tenant")).unwrap();
+        let req = |path: &str| Request::get(path).body(Full::new(Bytes::new())).unwrap();
+        let r = auth
+            .handle(req("/.well-known/oauth-authorization-server/tenant"))
+            .await;
+        assert_eq!(r.status(), StatusCode::OK);
+        let body = r.into_body().collect().await.unwrap().to_bytes();
+        let m: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(m["token_endpoint"], "http://127.0.0.1:1/tenant/token");
+        assert_eq!(
+            auth.handle(req("/tenant/jwks")).await.status(),
+            StatusCode::OK
+        );
+        assert_eq!(
+            auth.handle(req("/jwks")).await.status(),
+            StatusCode::NOT_FOUND
+        );
+        assert!(
+            AuthorizationServer::new(AuthServerConfig::new("http://as.example")).is_err(),
+            "plain http off loopback"
+        );
+        assert!(
+            AuthorizationServer::new(AuthServerConfig::default()).is_err(),
+            "no issuer"
+        );
+    })
+    .await;
+}

@@ -14,8 +14,9 @@
 //!    [`deny`](super::AuthorizationServer::deny) — and sends back the redirect response it
 //!    returns.
 //!
-//! Pending requests expire after [`DEFAULT_PENDING_TTL`](super::DEFAULT_PENDING_TTL) and
-//! can be completed once.
+//! Pending requests expire after
+//! [`pending_ttl`](super::AuthServerConfig::pending_ttl) (default
+//! [`DEFAULT_PENDING_TTL`](super::DEFAULT_PENDING_TTL)) and can be completed once.
 
 use ferromcp_dispatch::BoxFuture;
 use http::Response;

@@ -91,7 +91,7 @@ pub const DEFAULT_CODE_TTL: Duration = Duration::from_secs(60);
 pub const DEFAULT_ACCESS_TOKEN_TTL: Duration = Duration::from_secs(3600);
 /// The default lifetime of a grant's refresh tokens (not extended by rotation): 30 days.
 pub const DEFAULT_REFRESH_TOKEN_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
-/// How long a request waiting for a login page's decision stays pending: 10 minutes.
+/// The default time a request waits for a login page's decision: 10 minutes.
 pub const DEFAULT_PENDING_TTL: Duration = Duration::from_secs(600);
 /// The default bound on requests waiting for a login page's decision.
 pub const DEFAULT_MAX_PENDING: usize = 1000;
@@ -156,6 +156,9 @@ pub struct AuthServerConfig {
     /// The most requests waiting for a login page's decision (default
     /// [`DEFAULT_MAX_PENDING`]).
     pub max_pending: usize,
+    /// How long a request waits for a login page's decision (default
+    /// [`DEFAULT_PENDING_TTL`]).
+    pub pending_ttl: Duration,
     /// Where clients, codes, refresh tokens and revocations are kept.
     pub store: Arc<dyn AuthStore>,
     /// The login-and-consent step (default [`AutoApprove`]).
@@ -180,6 +183,7 @@ impl Default for AuthServerConfig {
             cimd_timeout: DEFAULT_CIMD_TIMEOUT,
             max_form_size: DEFAULT_MAX_FORM_SIZE,
             max_pending: DEFAULT_MAX_PENDING,
+            pending_ttl: DEFAULT_PENDING_TTL,
             store: Arc::new(InMemoryAuthStore::default()),
             consent: Arc::new(AutoApprove::default()),
         }
@@ -271,6 +275,8 @@ impl AuthServerConfig {
         max_form_size: usize,
         /// Sets the bound on pending login-page requests.
         max_pending: usize,
+        /// Sets how long a login-page request stays pending.
+        pending_ttl: Duration,
     }
 }
 
@@ -496,7 +502,7 @@ impl AuthorizationServer {
     fn take_pending(&self, id: &str) -> Option<Pending> {
         let mut m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
         let p = m.remove(id)?;
-        (p.created.elapsed() < DEFAULT_PENDING_TTL).then_some(p)
+        (p.created.elapsed() < self.inner.config.pending_ttl).then_some(p)
     }
 
     /// Records a request waiting for a login page; `false` when too many are pending.
@@ -508,7 +514,7 @@ impl AuthorizationServer {
     ) -> bool {
         let mut m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
         if m.len() >= self.inner.config.max_pending {
-            m.retain(|_, p| p.created.elapsed() < DEFAULT_PENDING_TTL);
+            m.retain(|_, p| p.created.elapsed() < self.inner.config.pending_ttl);
             if m.len() >= self.inner.config.max_pending {
                 return false;
             }
@@ -543,13 +549,13 @@ impl AuthorizationServer {
     {
         let path = req.uri().path().to_owned();
         let b = self.inner.base_path.as_str();
-        let Some(rest) = path.strip_prefix(b) else {
-            return not_found();
-        };
         let method = req.method().clone();
         if path == format!("/.well-known/oauth-authorization-server{b}") {
             return get_json(&method, &self.metadata(), "max-age=3600");
         }
+        let Some(rest) = path.strip_prefix(b) else {
+            return not_found();
+        };
         match rest {
             "/jwks" => get_json(&method, &self.jwks(), "max-age=60"),
             "/authorize" => endpoints::authorize(self, req).await,
