@@ -49,6 +49,8 @@
 //! assert!(caps.tasks.is_some());
 //! ```
 
+#[cfg(feature = "redis")]
+mod redis;
 mod store;
 
 use std::collections::HashMap;
@@ -70,6 +72,8 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "redis")]
+pub use self::redis::{DEFAULT_TASK_NAMESPACE, RedisTaskStore};
 pub use store::{
     DEFAULT_MEMORY_TASK_CAPACITY, MemoryTaskStore, TaskChange, TaskRecord, TaskStore,
     TaskStoreError,
