@@ -43,7 +43,8 @@ fn paginated(cursor: Option<Cursor>) -> PaginatedRequestParams {
 impl Client {
     /// Sends any typed request `R` and decodes its result. In the modern era, an
     /// `input_required` answer (for `tools/call`, `prompts/get`, `resources/read`) is driven to
-    /// completion with the client's handlers.
+    /// completion with the client's handlers, and a `tools/call` answered with a task handle
+    /// (the 2026-07-28 tasks extension, see [`crate::tasks`]) is waited for.
     pub async fn request<R: Request>(
         &self,
         params: R::Params,
@@ -57,7 +58,8 @@ impl Client {
 
     /// Sends a typed request once and returns its result or the server's
     /// [`InputRequiredResult`](ferromcp_types::mcp::InputRequiredResult) as it came, for
-    /// callers that drive the rounds themselves.
+    /// callers that drive the rounds themselves. A task handle is waited for, as with
+    /// [`Client::request`].
     pub async fn request_once<R: Request>(
         &self,
         params: R::Params,
