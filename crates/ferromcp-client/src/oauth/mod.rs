@@ -47,6 +47,7 @@
 mod discovery;
 mod flow;
 mod jwt;
+mod loopback;
 mod provider;
 mod token;
 
@@ -63,6 +64,7 @@ use crate::transport::http::HttpConfig;
 use crate::transport::http::client::build;
 
 pub use jwt::{ClientKey, SigningAlgorithm};
+pub use loopback::{DEFAULT_LOOPBACK_MAX_HEAD, DEFAULT_LOOPBACK_TIMEOUT, LoopbackHandler};
 pub use provider::OAuthProvider;
 
 /// The largest metadata or token response read.
