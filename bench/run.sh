@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Load benchmark: ferromcp's demo server against an rmcp 3.11 server with the same tools
-# (`add`, `echo`), every scenario interleaved in one run, medians of 3 rounds, ratios
-# ferromcp / rmcp, plus server instructions per call under callgrind. See bench/README.md.
+# Load benchmark: ferromcp's bench server (McpServer with the tools `add` and `echo`) against an
+# rmcp 3.11 server with the same tools, the raw floor (a hand-written JSON-RPC loop, stdio only)
+# and ferromcp's full demo server (`ferromcp serve`); every scenario interleaved in one run,
+# medians of 3 rounds, ratios of ferromcp to each, plus server instructions per call under
+# callgrind. See docs/BENCHMARKS.md and bench/README.md.
 #
 #   bench/run.sh                 # full run (a few minutes)
 #   bench/run.sh --quick         # smoke run: small counts, 1 round, a few seconds
@@ -15,7 +17,9 @@ cd "$(dirname "$0")/.."
 cargo build --release -p ferromcp-cli -p ferromcp-bench
 cargo build --release --manifest-path bench/peers/rmcp-server/Cargo.toml --target-dir target/peers
 
-F=target/release/ferromcp
+F=target/release/ferromcp-bench-server
+D=target/release/ferromcp
+RAW=target/release/ferromcp-raw-floor
 R=target/peers/release/rmcp-bench-server
 OUT=target/bench-results
 mkdir -p "$OUT"
@@ -49,10 +53,13 @@ fi
         "($(git status --porcelain -- crates 2>/dev/null | wc -l) files under crates/ differ from it)"
     echo
     "${driver[@]}" target/release/ferromcp-bench "${pin[@]}" "${cg[@]}" "$@" \
-        --server ferromcp --stdio "$F serve" --http "$F serve --http {addr}" \
-        --http-stateless "$F serve --http {addr} --stateless" \
+        --server ferromcp --stdio "$F stdio" --http "$F http {addr}" \
+        --http-stateless "$F http {addr} --stateless" \
         --server rmcp --stdio "$R stdio" --http "$R http {addr}" \
-        --http-stateless "$R http {addr} --stateless"
+        --http-stateless "$R http {addr} --stateless" \
+        --server raw --stdio "$RAW" \
+        --server ferromcp-demo --stdio "$D serve" --http "$D serve --http {addr}" \
+        --http-stateless "$D serve --http {addr} --stateless"
 } | tee "$OUT/$STAMP.md"
 
 if [ ${#cg[@]} -gt 0 ] && command -v callgrind_annotate >/dev/null; then
@@ -60,7 +67,7 @@ if [ ${#cg[@]} -gt 0 ] && command -v callgrind_annotate >/dev/null; then
         file="$OUT/callgrind-$STAMP/ferromcp-$side-$calls.out"
         [ -f "$file" ] || continue
         echo
-        echo "## ferromcp $side: top functions by own instructions ($calls calls + start-up)"
+        echo "## ferromcp (bench server) $side: top functions by own instructions ($calls calls + start-up)"
         callgrind_annotate "$file" 2>/dev/null | sed -n '/file:function/,$p' | sed -n '2,16p'
     done | tee -a "$OUT/$STAMP.md"
 fi
