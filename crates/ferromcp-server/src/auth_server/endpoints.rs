@@ -361,7 +361,8 @@ where
 {
     let (parts, body) = req.into_parts();
     let params = match parts.method {
-        Method::GET | Method::HEAD => parse_params(parts.uri.query().unwrap_or("").as_bytes()),
+        // Not HEAD: an authorization request has effects (a code, a pending request).
+        Method::GET => parse_params(parts.uri.query().unwrap_or("").as_bytes()),
         Method::POST => match read_limited(body, server.inner().config.max_form_size).await {
             Ok(b) => parse_params(&b),
             Err(e) => Err(e),

@@ -541,6 +541,11 @@ impl AuthorizationServer {
     }
 
     /// Serves one request; a path that is not one of [`paths`](Self::paths) gets 404.
+    ///
+    /// The token and registration rate limits are kept per peer address, read from a
+    /// [`SocketAddr`](std::net::SocketAddr) in the request's extensions ([`AuthHttpServer`]
+    /// puts it there); a server mounted elsewhere should insert it too, or every caller
+    /// shares one bucket.
     pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
     where
         B: Body + Send + 'static,
@@ -597,8 +602,10 @@ impl AuthorizationServer {
             "access_token": access,
             "token_type": "Bearer",
             "expires_in": c.access_token_ttl.as_secs(),
-            "scope": scope,
         });
+        if !scope.is_empty() {
+            out["scope"] = json!(scope);
+        }
         if refresh {
             let token = random_token(32).map_err(endpoints::OAuthError::server)?;
             let mut record = grant.clone();
