@@ -331,10 +331,10 @@ async fn c01_endless_stream_ends_in_the_timeout() {
     .await;
 }
 
-/// B10 / V10: responses to requests never sent (other ids, a string id, a null id, an object
+/// V10 (and the client side of B10): responses to requests never sent (other ids, a string id, a null id, an object
 /// id, a truncated frame) are ignored; the caller gets its own answer, never a forged one.
 #[tokio::test]
-async fn c03_bogus_ids_never_reach_the_caller() {
+async fn forged_and_unknown_ids_never_reach_the_caller() {
     within(async {
         let evil = evil_server().await;
         let client = client(&evil).await;

@@ -268,3 +268,72 @@ async fn s40_event_ids_from_another_session_are_refused() {
     })
     .await;
 }
+
+/// Every event's fields, as text.
+#[derive(Clone, Default)]
+struct Capture(Arc<std::sync::Mutex<String>>);
+
+struct Visit<'a>(&'a mut String);
+
+impl tracing::field::Visit for Visit<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!("{}={value:?} ", field.name()));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if *event.metadata().level() <= tracing::Level::WARN {
+            event.record(&mut Visit(&mut self.0.lock().unwrap()));
+        }
+    }
+}
+
+/// S06 (SV-H02): binding a loopback address turns the Host/Origin allowlists on by itself
+/// and logs no warning; binding every interface without allowlists logs a warning (ferromcp
+/// warns rather than refuses: a server behind a reverse proxy may rely on the proxy).
+#[tokio::test(flavor = "current_thread")]
+async fn s06_wide_bind_without_allowlists_warns() {
+    use ferromcp_server::http::HttpServer;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    within(async {
+        let flags = Arc::default();
+        let srv = HttpServer::bind("127.0.0.1:0", test_server(flags), HttpConfig::default())
+            .await
+            .unwrap();
+        drop(srv);
+        assert_eq!(
+            capture.0.lock().unwrap().as_str(),
+            "",
+            "a loopback bind is quiet"
+        );
+        let flags = Arc::default();
+        let srv = HttpServer::bind("0.0.0.0:0", test_server(flags), HttpConfig::default())
+            .await
+            .unwrap();
+        drop(srv);
+        let logs = capture.0.lock().unwrap().clone();
+        assert!(
+            !logs.is_empty(),
+            "no warning for a wide bind without allowlists"
+        );
+        let flags = Arc::default();
+        let config = HttpConfig::default()
+            .allowed_hosts(["mcp.example"])
+            .allowed_origins(["https://app.example"]);
+        capture.0.lock().unwrap().clear();
+        let srv = HttpServer::bind("0.0.0.0:0", test_server(flags), config)
+            .await
+            .unwrap();
+        drop(srv);
+        assert_eq!(
+            capture.0.lock().unwrap().as_str(),
+            "",
+            "allowlists set: no warning"
+        );
+    })
+    .await;
+}
