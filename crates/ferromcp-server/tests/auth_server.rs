@@ -1878,3 +1878,28 @@ async fn issuer_with_a_path_serves_path_inserted_metadata() {
     })
     .await;
 }
+
+/// Registration by client ID metadata document through ferromcp's client: the server
+/// advertises `client_id_metadata_document_supported`, so the client uses its metadata URL
+/// as `client_id` instead of registering. (The client only sends `https` document URLs, which
+/// a test cannot serve with a trusted certificate, so the document is known to the store up
+/// front; fetching documents is covered by `cimd_client_completes_the_flow`.)
+#[tokio::test]
+async fn ferromcp_client_with_a_client_id_metadata_document() {
+    within(async {
+        let env = start(AuthServerConfig::default()).await;
+        let url = "https://agent.example/oauth/client.json";
+        env.auth
+            .config()
+            .store
+            .put_client(ClientRecord::public(url, vec![REDIRECT.into()]))
+            .await
+            .unwrap();
+        let cfg = OAuthConfig::new(REDIRECT, RedirectReadingHandler).with_client_metadata_url(url);
+        let client = oauth_client(&env, cfg).await;
+        let who = text_of(&client.call_tool("whoami", json!({})).await.unwrap());
+        assert!(who.contains(&format!("via {url}")), "{who}");
+        client.shutdown().await;
+    })
+    .await;
+}
