@@ -78,6 +78,7 @@ impl Client {
         let peer = server.server().in_process(Era::Handshake);
         let asked: Asked = Arc::default();
         let log = asked.clone();
+        let notes = asked.clone();
         let handler = handler_fn(move |_, method: String, params: Option<Payload>| {
             let params = params.map_or(Value::Null, |p| p.into_value().unwrap());
             log.lock().unwrap().push((method.clone(), params));
@@ -90,6 +91,11 @@ impl Client {
                     Err(ErrorObject::method_not_found(&method).into())
                 }
             }
+        })
+        .on_notify(move |_, method: String, params: Option<Payload>| {
+            let params = params.map_or(Value::Null, |p| p.into_value().unwrap());
+            notes.lock().unwrap().push((method, params));
+            async {}
         })
         .into_arc();
         let runner = peer.clone();
@@ -351,6 +357,34 @@ async fn requested_ttl_is_capped_by_the_setting() {
             .await
             .unwrap();
         assert_eq!(created["task"]["ttl"], 60_000);
+    })
+    .await;
+}
+
+/// Tasks › Task status notification: when a task finishes, the creating connection gets
+/// `notifications/tasks/status` with the final task (and no related-task `_meta`).
+#[tokio::test(start_paused = true)]
+async fn final_status_notification_to_the_creating_connection() {
+    within(async {
+        let c = Client::connect(&server(TaskSettings::new())).await;
+        let created = c
+            .task_call("work", json!({"seconds": 1}), json!({}))
+            .await
+            .unwrap();
+        let id = created["task"]["taskId"].as_str().unwrap().to_owned();
+        c.request("tasks/result", json!({"taskId": id}))
+            .await
+            .unwrap();
+        let note = loop {
+            let seen = c.asked.lock().unwrap().clone();
+            if let Some((_, p)) = seen.iter().find(|(m, _)| m == "notifications/tasks/status") {
+                break p.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        assert_eq!(note["taskId"], json!(id));
+        assert_eq!(note["status"], "completed");
+        assert!(note.get("_meta").is_none());
     })
     .await;
 }

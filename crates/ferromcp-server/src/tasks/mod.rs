@@ -535,6 +535,10 @@ impl Tasks {
         call: ToolCall,
         run: impl FnOnce(ToolCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>,
     ) {
+        // 2025-11-25: the final status goes to the creating connection as
+        // `notifications/tasks/status` (optional in the spec; clients still poll).
+        let notify_to =
+            (!call.ctx.protocol_version().is_modern()).then(|| call.ctx.connection().clone());
         // A nested spawn turns a panic into a failed task instead of a lost one.
         let mut handle = tokio::spawn(run(call));
         let outcome = tokio::select! {
@@ -587,11 +591,24 @@ impl Tasks {
                 }
             }),
         };
-        if let Err(e) = self.store().update(&id, change).await {
-            tracing::error!(task = %id, error = %e, "could not record a task's outcome");
-        }
+        let recorded = self.store().update(&id, change).await;
         lock(&self.running).remove(&id);
         running.changed.notify_waiters();
+        match recorded {
+            Ok(Some(record)) => {
+                if let (Some(connection), Ok(params)) =
+                    (notify_to, Payload::from_serialize(&core_task(&record)))
+                {
+                    connection
+                        .notify(methods::NOTIFICATION_TASKS_STATUS, Some(params))
+                        .await;
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::error!(task = %id, error = %e, "could not record a task's outcome");
+            }
+        }
     }
 
     /// Returns once the stored task is finished (cancelled, possibly on another node) or
@@ -986,21 +1003,29 @@ impl TaskScope {
             let stream = lock(&self.running.result_streams)
                 .last()
                 .map(|(_, s)| s.clone());
-            let sent = if let Some(session) = stream {
-                Some(
-                    session
-                        .send_request(request.method(), Some(params.clone()), CallOptions::new())
-                        .await,
-                )
-            } else if off_http && ctx.connection().can_send_requests() {
-                Some(
-                    ctx.connection()
-                        .outbound()
-                        .send_request(request.method(), Some(params.clone()), CallOptions::new())
-                        .await,
-                )
-            } else {
-                None
+            let send: Option<BoxFuture<'_, Result<Payload, ErrorObject>>> =
+                if let Some(session) = stream {
+                    let params = Some(params.clone());
+                    Some(Box::pin(async move {
+                        session
+                            .send_request(request.method(), params, CallOptions::new())
+                            .await
+                    }))
+                } else if off_http && ctx.connection().can_send_requests() {
+                    Some(ctx.connection().outbound().send_request(
+                        request.method(),
+                        Some(params.clone()),
+                        CallOptions::new(),
+                    ))
+                } else {
+                    None
+                };
+            let sent = match send {
+                Some(send) => tokio::select! {
+                    r = send => Some(r),
+                    () = self.running.cancel.cancelled() => return Err(Self::cancelled()),
+                },
+                None => None,
             };
             if let Some(sent) = sent {
                 break sent?;
