@@ -750,9 +750,10 @@ async fn drive(
         tokio::pin!(deadline);
         let mut ack = Some(ack);
         let step = loop {
+            // Biased, the acknowledgment first: it precedes any answer on the wire, and both
+            // may be ready at once (a server that acknowledges and ends in one breath).
             tokio::select! {
-                r = &mut request => break Step::Answer(r),
-                () = listener.server_cancel.notified() => break Step::ServerCancelled,
+                biased;
                 a = async {
                     match ack.as_mut() {
                         Some(rx) => rx.await,
@@ -767,6 +768,8 @@ async fn drive(
                         }
                     }
                 }
+                r = &mut request => break Step::Answer(r),
+                () = listener.server_cancel.notified() => break Step::ServerCancelled,
                 () = &mut deadline, if ack.is_some() => break Step::AckTimeout,
             }
         };

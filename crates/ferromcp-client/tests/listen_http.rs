@@ -211,109 +211,263 @@ impl hyper::body::Body for Sse {
     }
 }
 
-/// 2026-07-28 basic/transports/streamable-http: "Resumable SSE streams via `Last-Event-ID`
-/// are not supported". A raw server whose listen stream carries SSE event ids and drops after
-/// the acknowledgment: the client opens a new listen POST (`Reconnected`), and never sends a
-/// GET with `Last-Event-ID`.
-#[tokio::test]
-async fn http_modern_stream_with_event_ids_is_reposted_not_resumed() {
-    use std::sync::Mutex;
-    use std::sync::atomic::AtomicUsize;
+/// What the raw server does with the n-th (1-based) `subscriptions/listen` POST.
+#[derive(Clone, Copy, Debug)]
+enum Reply {
+    /// The acknowledgment (with an SSE event id), then the stream ends without an answer.
+    AckThenDrop,
+    /// The acknowledgment, then the stream stays open.
+    AckThenHold,
+    /// The acknowledgment, then the result (graceful closure), then the end.
+    AckThenAnswer,
+    /// A bare HTTP status.
+    Status(u16),
+}
 
+/// A raw 2026-07-28 server: `server/discover` as JSON; `subscriptions/listen` scripted by
+/// `script(n)`; records the `Last-Event-ID` of every GET (answered 405).
+struct RawServer {
+    url: String,
+    listens: Arc<std::sync::atomic::AtomicUsize>,
+    gets: Arc<std::sync::Mutex<Vec<Option<String>>>>,
+}
+
+async fn raw_server(script: fn(usize) -> Reply) -> RawServer {
     use http::{Method, Request, Response};
     use http_body_util::BodyExt;
     use hyper::body::Incoming;
     use hyper_util::rt::TokioIo;
     use serde_json::{Value, json};
 
-    within(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let listens = Arc::new(AtomicUsize::new(0));
-        let gets = Arc::new(Mutex::new(Vec::<Option<String>>::new()));
-        let (l, g) = (listens.clone(), gets.clone());
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    return;
-                };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let listens = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let gets = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (l, g) = (listens.clone(), gets.clone());
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (l, g) = (l.clone(), g.clone());
+            let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let (l, g) = (l.clone(), g.clone());
-                let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
-                    let (l, g) = (l.clone(), g.clone());
-                    async move {
-                        let sse = |text: String, hold: bool| {
+                async move {
+                    let reply = |status: u16, ctype: &str, text: String, hold: bool| {
+                        Ok::<_, std::convert::Infallible>(
                             Response::builder()
-                                .header("content-type", "text/event-stream")
+                                .status(status)
+                                .header("content-type", ctype)
                                 .body(Sse {
                                     text: Some(text.into()),
                                     hold,
                                 })
-                                .unwrap()
-                        };
-                        if req.method() == Method::GET {
-                            let last = req.headers().get("last-event-id");
-                            g.lock()
-                                .unwrap()
-                                .push(last.map(|v| v.to_str().unwrap().to_owned()));
-                            return Ok::<_, std::convert::Infallible>(
-                                Response::builder().status(405).body(Sse { text: None, hold: false }).unwrap(),
-                            );
-                        }
-                        let body = req.into_body().collect().await.unwrap().to_bytes();
-                        let msg: Value = serde_json::from_slice(&body).unwrap();
-                        let id = msg["id"].clone();
-                        let answer = match msg["method"].as_str() {
-                            Some("server/discover") => json!({"jsonrpc": "2.0", "id": id, "result": {
+                                .unwrap(),
+                        )
+                    };
+                    if req.method() == Method::GET {
+                        let last = req.headers().get("last-event-id");
+                        g.lock()
+                            .unwrap()
+                            .push(last.map(|v| v.to_str().unwrap().to_owned()));
+                        return reply(405, "text/plain", String::new(), false);
+                    }
+                    let body = req.into_body().collect().await.unwrap().to_bytes();
+                    let msg: Value = serde_json::from_slice(&body).unwrap();
+                    let id = msg["id"].clone();
+                    match msg["method"].as_str() {
+                        Some("server/discover") => {
+                            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
                                 "supportedVersions": ["2026-07-28"],
                                 "capabilities": {"tools": {"listChanged": true}},
-                                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "raw", "version": "1"}}
-                            }}),
-                            Some("subscriptions/listen") => {
-                                let n = l.fetch_add(1, Ordering::SeqCst) + 1;
-                                let ack = json!({"jsonrpc": "2.0",
-                                    "method": "notifications/subscriptions/acknowledged",
-                                    "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": id},
-                                               "notifications": {"toolsListChanged": true}}});
-                                let text = format!("id: ev-{n}\nretry: 10\ndata: {ack}\n\n");
-                                // The first stream drops after the ack; the second stays open.
-                                return Ok(sse(text, n > 1));
+                                "_meta": {"io.modelcontextprotocol/serverInfo":
+                                          {"name": "raw", "version": "1"}}
+                            }});
+                            reply(200, "application/json", answer.to_string(), false)
+                        }
+                        Some("subscriptions/listen") => {
+                            let n = l.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                            let tag = json!({"io.modelcontextprotocol/subscriptionId": id});
+                            let ack = json!({"jsonrpc": "2.0",
+                                "method": "notifications/subscriptions/acknowledged",
+                                "params": {"_meta": tag, "notifications": {"toolsListChanged": true}}});
+                            let ack = format!("id: ev-{n}\nretry: 10\ndata: {ack}\n\n");
+                            match script(n) {
+                                Reply::AckThenDrop => reply(200, "text/event-stream", ack, false),
+                                Reply::AckThenHold => reply(200, "text/event-stream", ack, true),
+                                Reply::AckThenAnswer => {
+                                    let done = json!({"jsonrpc": "2.0", "id": id,
+                                        "result": {"resultType": "complete", "_meta": tag}});
+                                    let text = format!("{ack}data: {done}\n\n");
+                                    reply(200, "text/event-stream", text, false)
+                                }
+                                Reply::Status(code) => {
+                                    reply(code, "text/plain", String::new(), false)
+                                }
                             }
-                            _ => json!({"jsonrpc": "2.0", "id": id,
-                                        "error": {"code": -32601, "message": "no"}}),
-                        };
-                        Ok(Response::builder()
-                            .header("content-type", "application/json")
-                            .body(Sse {
-                                text: Some(answer.to_string().into()),
-                                hold: false,
-                            })
-                            .unwrap())
+                        }
+                        _ => {
+                            let answer = json!({"jsonrpc": "2.0", "id": id,
+                                                "error": {"code": -32601, "message": "no"}});
+                            reply(200, "application/json", answer.to_string(), false)
+                        }
                     }
-                });
-                tokio::spawn(async move {
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), svc)
-                        .await;
-                });
-            }
-        });
-        let client = Client::builder()
+                }
+            });
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    RawServer {
+        url: format!("http://{addr}/mcp"),
+        listens,
+        gets,
+    }
+}
+
+impl RawServer {
+    async fn client(&self) -> Client {
+        Client::builder()
             .lifecycle(Lifecycle::Modern)
-            .connect(HttpTransport::new(format!("http://{addr}/mcp")).unwrap())
+            .connect(HttpTransport::new(&self.url).unwrap())
             .await
-            .unwrap();
-        let opts = ListenOptions::new().reconnect_delay(Duration::from_millis(10));
-        let filter = SubscriptionFilter::new().with_tools_list_changed(true);
-        let mut sub = client.listen_with(filter.clone(), opts).await.unwrap();
+            .unwrap()
+    }
+
+    fn listens(&self) -> usize {
+        self.listens.load(Ordering::SeqCst)
+    }
+}
+
+fn tools_only() -> SubscriptionFilter {
+    SubscriptionFilter::new().with_tools_list_changed(true)
+}
+
+fn fast() -> ListenOptions {
+    ListenOptions::new().reconnect_delay(Duration::from_millis(10))
+}
+
+/// 2026-07-28 basic/transports/streamable-http: "Resumable SSE streams via `Last-Event-ID`
+/// are not supported". A listen stream that carries SSE event ids and drops after the
+/// acknowledgment is replaced by a new listen POST (`Reconnected`); no GET with
+/// `Last-Event-ID` is ever sent.
+#[tokio::test]
+async fn http_modern_stream_with_event_ids_is_reposted_not_resumed() {
+    within(async {
+        let srv = raw_server(|n| {
+            if n == 1 {
+                Reply::AckThenDrop
+            } else {
+                Reply::AckThenHold
+            }
+        })
+        .await;
+        let client = srv.client().await;
+        let mut sub = client.listen_with(tools_only(), fast()).await.unwrap();
         assert_eq!(
             sub.next().await,
             Some(ListenEvent::Reconnected {
-                acknowledged: filter
+                acknowledged: tools_only()
             })
         );
-        assert_eq!(listens.load(Ordering::SeqCst), 2);
-        assert!(gets.lock().unwrap().is_empty(), "GETs: {:?}", gets.lock().unwrap());
+        assert_eq!(srv.listens(), 2);
+        let gets = srv.gets.lock().unwrap().clone();
+        assert!(gets.is_empty(), "GETs: {gets:?}");
         drop(sub);
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// Reconnection policy: transient refusals (HTTP 503 without a JSON-RPC answer) count as
+/// failed attempts and are retried with backoff; the next acknowledged stream resumes the
+/// subscription.
+#[tokio::test]
+async fn http_listen_retries_transient_refusals() {
+    within(async {
+        let srv = raw_server(|n| match n {
+            1 => Reply::AckThenDrop,
+            2 | 3 => Reply::Status(503),
+            _ => Reply::AckThenHold,
+        })
+        .await;
+        let client = srv.client().await;
+        let mut sub = client.listen_with(tools_only(), fast()).await.unwrap();
+        assert_eq!(
+            sub.next().await,
+            Some(ListenEvent::Reconnected {
+                acknowledged: tools_only()
+            })
+        );
+        assert_eq!(srv.listens(), 4);
+        drop(sub);
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// The reconnection bound: `max_reconnects` failed attempts in a row end the subscription
+/// with `Failed`, carrying the last error (here the 503, `data.httpStatus`).
+#[tokio::test]
+async fn http_listen_gives_up_after_max_reconnects() {
+    within(async {
+        let srv = raw_server(|n| {
+            if n == 1 {
+                Reply::AckThenDrop
+            } else {
+                Reply::Status(503)
+            }
+        })
+        .await;
+        let client = srv.client().await;
+        let mut sub = client
+            .listen_with(tools_only(), fast().max_reconnects(2))
+            .await
+            .unwrap();
+        match sub.next().await {
+            Some(ListenEvent::Ended(ListenEnd::Failed(e))) => {
+                let status = e.data.as_ref().and_then(|d| d["httpStatus"].as_u64());
+                assert_eq!(status, Some(503), "{e:?}");
+            }
+            other => panic!("expected Failed, got {other:?}"),
+        }
+        assert_eq!(srv.listens(), 3, "the first stream and two attempts");
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// §Graceful Closure over HTTP: the result on the listen stream ends the subscription with
+/// `ServerClosed`; it is not reconnected. A refusal at opening (HTTP 403) is the opening's
+/// error, not retried.
+#[tokio::test]
+async fn http_listen_graceful_closure_and_refused_opening() {
+    within(async {
+        let srv = raw_server(|n| {
+            if n == 1 {
+                Reply::AckThenAnswer
+            } else {
+                Reply::Status(403)
+            }
+        })
+        .await;
+        let client = srv.client().await;
+        let mut sub = client.listen_with(tools_only(), fast()).await.unwrap();
+        assert_eq!(
+            sub.next().await,
+            Some(ListenEvent::Ended(ListenEnd::ServerClosed))
+        );
+        assert_eq!(sub.next().await, None);
+        let err = client.listen_with(tools_only(), fast()).await.unwrap_err();
+        let status = err
+            .as_protocol()
+            .and_then(|e| e.data.as_ref())
+            .and_then(|d| d["httpStatus"].as_u64());
+        assert_eq!(status, Some(403), "{err}");
+        assert_eq!(srv.listens(), 2);
         client.shutdown().await;
     })
     .await;
