@@ -82,7 +82,9 @@ impl std::fmt::Debug for OAuthProvider {
 impl OAuthProvider {
     /// A provider for the MCP server at `server_url` (the transport's URL). Tokens the store
     /// holds for that URL are used while they are valid (a DPoP-bound one is not: its key
-    /// was this process's).
+    /// was another provider's); their refresh token is not, since refreshing needs the
+    /// authorization server this provider has not discovered yet: when such a token expires,
+    /// the server's 401 runs the flow.
     pub fn new(server_url: &str, cfg: OAuthConfig) -> Result<Self, OAuthError> {
         let server = parse_url(server_url)?;
         let http = build(&HttpConfig::default(), server.scheme())
@@ -315,7 +317,9 @@ impl OAuthProvider {
     fn credentials(&self) -> Option<(HeaderValue, Option<String>)> {
         let s = self.state();
         let t = s.tokens.as_ref()?;
-        let dpop = t.is_dpop() && self.dpop.is_some();
+        // DPoP only for a token the grant asked to bind (a proof went with the request).
+        let bound = s.grant.as_ref().is_some_and(|g| g.dpop.is_some());
+        let dpop = t.is_dpop() && bound && self.dpop.is_some();
         let scheme = if dpop { "DPoP" } else { "Bearer" };
         let mut v = HeaderValue::from_str(&format!("{scheme} {}", t.access_token)).ok()?;
         v.set_sensitive(true);
