@@ -388,3 +388,34 @@ async fn final_status_notification_to_the_creating_connection() {
     })
     .await;
 }
+
+/// Tasks › Listing tasks: pages of `list_page_size` tasks with an opaque `nextCursor`; a
+/// cursor the server did not make is -32602.
+#[tokio::test(start_paused = true)]
+async fn tasks_list_pages_with_cursors() {
+    within(async {
+        let c = Client::connect(&server(TaskSettings::new().list_page_size(1))).await;
+        for _ in 0..2 {
+            c.task_call("work", json!({"seconds": 100}), json!({}))
+                .await
+                .unwrap();
+        }
+        let first = c.request("tasks/list", json!({})).await.unwrap();
+        assert_eq!(first["tasks"].as_array().unwrap().len(), 1);
+        let cursor = first["nextCursor"].clone();
+        assert!(cursor.is_string());
+        let second = c
+            .request("tasks/list", json!({"cursor": cursor}))
+            .await
+            .unwrap();
+        assert_eq!(second["tasks"].as_array().unwrap().len(), 1);
+        assert!(second.get("nextCursor").is_none());
+        assert_ne!(first["tasks"][0]["taskId"], second["tasks"][0]["taskId"]);
+        let e = c
+            .request("tasks/list", json!({"cursor": "forged"}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32602);
+    })
+    .await;
+}

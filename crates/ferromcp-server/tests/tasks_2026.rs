@@ -409,3 +409,69 @@ async fn sep2663_extension_announced_only_with_task_tools() {
     );
     assert!(!none.server().handles("tasks/get"));
 }
+
+/// Sets a flag when dropped: shows that a handler's future was dropped.
+struct DropFlag(Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Cancellation: a handler that ignores its cancellation token is dropped once
+/// `cancel_grace` has passed, not before.
+#[tokio::test(start_paused = true)]
+async fn a_handler_ignoring_cancel_is_dropped_after_the_grace() {
+    within(async {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let flag = dropped.clone();
+        let s = McpServer::builder("grace", "1")
+            .tool(
+                ToolSpec::new("stubborn").task_support(TaskSupport::Optional),
+                move || {
+                    let guard = DropFlag(flag.clone());
+                    async move {
+                        let _guard = guard;
+                        tokio::time::sleep(Duration::from_secs(600)).await;
+                        "finished"
+                    }
+                },
+            )
+            .tasks(TaskSettings::new().cancel_grace(Duration::from_secs(2)))
+            .build()
+            .unwrap();
+        let c = Client::connect(&s, task_caps());
+        let created = c.call("stubborn", json!({})).await.unwrap();
+        let id = created["taskId"].as_str().unwrap().to_owned();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        c.request("tasks/cancel", json!({"taskId": id}))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(!dropped.load(Ordering::SeqCst), "still within the grace");
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        assert!(dropped.load(Ordering::SeqCst), "dropped after the grace");
+        assert_eq!(c.get(&id).await.unwrap()["status"], "cancelled");
+    })
+    .await;
+}
+
+/// Limits: the in-memory store holds at most `MemoryTaskStore::with_capacity` tasks (finished
+/// ones too, until their TTL); one more is refused with -32600.
+#[tokio::test(start_paused = true)]
+async fn memory_store_capacity_is_a_limit() {
+    within(async {
+        let settings =
+            TaskSettings::new().store(ferromcp_server::tasks::MemoryTaskStore::with_capacity(2));
+        let s = server(settings, Arc::default());
+        let c = Client::connect(&s, task_caps());
+        let a = c.call("work", json!({"seconds": 0})).await.unwrap();
+        c.call("work", json!({"seconds": 0})).await.unwrap();
+        c.until(a["taskId"].as_str().unwrap(), "completed").await;
+        let e = c.call("work", json!({"seconds": 0})).await.unwrap_err();
+        assert_eq!(code(&e), -32600);
+        assert!(e.message.contains("full"), "{}", e.message);
+    })
+    .await;
+}

@@ -97,8 +97,8 @@ pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// How often a waiting task (or `tasks/result`) looks at the store for changes made on
 /// another node, by default.
 pub const DEFAULT_STORE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
-/// How many tasks one `tasks/list` page holds.
-pub const TASK_LIST_PAGE_SIZE: usize = 100;
+/// How many tasks one `tasks/list` page holds, by default.
+pub const DEFAULT_TASK_LIST_PAGE_SIZE: usize = 100;
 
 /// How the server runs tasks: where they are kept, how long, how many per principal.
 ///
@@ -123,12 +123,14 @@ pub struct TaskSettings {
     max_active: usize,
     cancel_grace: Duration,
     check_interval: Duration,
+    page_size: usize,
 }
 
 impl TaskSettings {
     /// The defaults: an in-memory store, [`DEFAULT_TASK_TTL`], [`DEFAULT_MAX_TASK_TTL`],
     /// [`DEFAULT_POLL_INTERVAL`], [`DEFAULT_MAX_ACTIVE_TASKS_PER_PRINCIPAL`],
-    /// [`DEFAULT_CANCEL_GRACE`] and [`DEFAULT_STORE_CHECK_INTERVAL`].
+    /// [`DEFAULT_CANCEL_GRACE`], [`DEFAULT_STORE_CHECK_INTERVAL`] and
+    /// [`DEFAULT_TASK_LIST_PAGE_SIZE`].
     pub fn new() -> Self {
         Self {
             store: Arc::new(MemoryTaskStore::new()),
@@ -138,7 +140,14 @@ impl TaskSettings {
             max_active: DEFAULT_MAX_ACTIVE_TASKS_PER_PRINCIPAL,
             cancel_grace: DEFAULT_CANCEL_GRACE,
             check_interval: DEFAULT_STORE_CHECK_INTERVAL,
+            page_size: DEFAULT_TASK_LIST_PAGE_SIZE,
         }
+    }
+
+    /// How many tasks one `tasks/list` page (2025-11-25) holds (at least 1).
+    pub fn list_page_size(mut self, n: usize) -> Self {
+        self.page_size = n.max(1);
+        self
     }
 
     /// Where tasks are kept.
@@ -760,7 +769,9 @@ impl Tasks {
         if offset > all.len() {
             return Err(ErrorObject::invalid_params("Invalid cursor"));
         }
-        let end = offset.saturating_add(TASK_LIST_PAGE_SIZE).min(all.len());
+        let end = offset
+            .saturating_add(self.settings.page_size)
+            .min(all.len());
         let mut page = ListTasksResult::new(all[offset..end].iter().map(core_task).collect());
         if end < all.len() {
             page.next_cursor = Some(format!("{CURSOR_PREFIX}{end}"));
