@@ -1488,6 +1488,14 @@ async fn consent_hook_login_page_then_approve_or_deny() {
         let a = authorize(&env, &params).await;
         assert_eq!(a.status, StatusCode::OK);
         assert!(a.body.contains("login for"));
+        assert_eq!(
+            a.headers["x-frame-options"], "DENY",
+            "clickjacking protection"
+        );
+        assert_eq!(
+            a.headers["content-security-policy"],
+            "frame-ancestors 'none'"
+        );
         let rid = hook.0.lock().unwrap()[0].clone();
         let r = env
             .auth

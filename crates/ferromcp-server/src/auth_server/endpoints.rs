@@ -105,9 +105,26 @@ pub(crate) fn error_page(why: &str) -> Response<McpBody> {
         CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
-    r.headers_mut()
-        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // The reason may quote request input: plain text, never sniffed as HTML.
+    r.headers_mut().insert(
+        http::header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    no_framing(&mut r);
     r
+}
+
+/// Clickjacking protection for pages shown to the user (SV-A10): not framed by other sites
+/// (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`) and not cached, unless the
+/// page sets its own.
+fn no_framing(r: &mut Response<McpBody>) {
+    let h = r.headers_mut();
+    h.entry(http::header::X_FRAME_OPTIONS)
+        .or_insert(HeaderValue::from_static("DENY"));
+    h.entry(http::header::CONTENT_SECURITY_POLICY)
+        .or_insert(HeaderValue::from_static("frame-ancestors 'none'"));
+    h.entry(CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
 }
 
 /// Parameters of a query or form: each at most once (OAuth 2.1 §3.1: parameters must not
@@ -447,8 +464,9 @@ where
         .consent(&request, &parts)
         .await;
     match consent {
-        Consent::Respond(page) => {
+        Consent::Respond(mut page) => {
             if server.add_pending(request, challenge.clone(), state.map(str::to_owned)) {
+                no_framing(&mut page);
                 page
             } else {
                 fail(OAuthError::new(
