@@ -78,6 +78,10 @@ struct Mock {
     token_error: Option<&'static str>,
     /// The first notification POST with `Bearer tok` gets a 401 `invalid_token`.
     notification_401: bool,
+    /// The redirect's `iss`: the issuer (`Some(true)`), another one (`Some(false)`), none.
+    iss: Option<bool>,
+    /// Advertise `authorization_response_iss_parameter_supported`.
+    iss_advertised: bool,
 }
 
 impl Default for Mock {
@@ -94,6 +98,8 @@ impl Default for Mock {
             expires_in: 3600,
             token_error: None,
             notification_401: false,
+            iss: Some(true),
+            iss_advertised: false,
         }
     }
 }
@@ -354,6 +360,9 @@ async fn handle(
             if mock.s256 {
                 meta["code_challenge_methods_supported"] = json!(["S256"]);
             }
+            if mock.iss_advertised {
+                meta["authorization_response_iss_parameter_supported"] = json!(true);
+            }
             if mock.cimd {
                 meta["client_id_metadata_document_supported"] = json!(true);
             }
@@ -367,12 +376,22 @@ async fn handle(
             &json!({"client_id": "registered-client"}),
         ),
         (Method::GET, "/authorize") => {
-            let location = format!(
-                "{}?code=the-code&state={}&iss={}",
+            let iss = match mock.iss {
+                Some(true) => base.clone(),
+                Some(false) => "http://evil.example".to_owned(),
+                None => String::new(),
+            };
+            let mut location = format!(
+                "{}?code=the-code&state={}",
                 value(&query, "redirect_uri").unwrap_or_default(),
                 value(&query, "state").unwrap_or_default(),
-                url::form_urlencoded::byte_serialize(base.as_bytes()).collect::<String>()
             );
+            if !iss.is_empty() {
+                location.push_str("&iss=");
+                location.push_str(
+                    &url::form_urlencoded::byte_serialize(iss.as_bytes()).collect::<String>(),
+                );
+            }
             Response::builder()
                 .status(StatusCode::FOUND)
                 .header("location", location)
@@ -464,6 +483,63 @@ async fn refuses_a_server_without_s256() {
             .unwrap_err();
         assert!(matches!(err, OAuthError::Discovery(_)), "{err}");
         assert!(hits(&seen, &Method::GET, "/authorize").is_empty());
+    })
+    .await;
+}
+
+/// RFC 9207 §2.4: a redirect's `iss` must be the recorded issuer, exactly; one the server
+/// advertises must be there; without advertisement a missing one is accepted. A refused
+/// redirect is never exchanged for tokens.
+#[tokio::test]
+async fn rfc9207_iss_is_checked() {
+    within(async {
+        let cases = [
+            (Some(false), false, false),
+            (None, true, false),
+            (None, false, true),
+            (Some(true), true, true),
+        ];
+        for (iss, iss_advertised, ok) in cases {
+            let (addr, seen) = start(Mock {
+                iss,
+                iss_advertised,
+                ..Mock::default()
+            })
+            .await;
+            let got = oauth::authorize(&format!("http://{addr}/mcp"), &config()).await;
+            assert_eq!(
+                got.is_ok(),
+                ok,
+                "iss {iss:?}, advertised {iss_advertised}: {got:?}"
+            );
+            if !ok {
+                assert!(matches!(got, Err(OAuthError::Authorization(_))));
+                assert!(hits(&seen, &Method::POST, "/token").is_empty());
+            }
+        }
+    })
+    .await;
+}
+
+/// 2025-11-25 "Communication Security" (OAuth 2.1 §7.5): the redirect URI must be `https`
+/// or loopback `http`; anything else is refused before the authorization request.
+#[tokio::test]
+async fn refuses_a_redirect_uri_that_is_neither_https_nor_loopback() {
+    within(async {
+        let (addr, seen) = start(Mock::default()).await;
+        let url = format!("http://{addr}/mcp");
+        for bad in [
+            "http://app.example/callback",
+            "myapp:/callback",
+            "not a url",
+        ] {
+            let cfg = OAuthConfig::new(bad, RedirectReadingHandler);
+            let err = oauth::authorize(&url, &cfg).await.unwrap_err();
+            assert!(matches!(err, OAuthError::Config(_)), "{bad}: {err}");
+        }
+        assert!(hits(&seen, &Method::GET, "/authorize").is_empty());
+        let ok = OAuthConfig::new("https://app.example/callback", RedirectReadingHandler);
+        oauth::authorize(&url, &ok).await.unwrap().unwrap();
     })
     .await;
 }

@@ -246,6 +246,17 @@ async fn authorization_code(
     dpop: Option<DpopKey>,
 ) -> Result<Obtained, OAuthError> {
     let asm = &d.asm;
+    // 2025-11-25 "Communication Security" / OAuth 2.1 §7.5: redirect URIs are loopback
+    // (`http` allowed) or `https`.
+    match Url::parse(&cfg.redirect_uri) {
+        Ok(u) if u.scheme() == "https" || (u.scheme() == "http" && is_loopback(&u)) => {}
+        _ => {
+            return Err(OAuthError::Config(format!(
+                "the redirect URI {:?} is neither https nor a loopback http URL",
+                cfg.redirect_uri
+            )));
+        }
+    }
     if !strings(asm, "code_challenge_methods_supported").contains(&"S256") {
         return Err(OAuthError::Discovery(
             "the authorization server does not advertise PKCE S256".into(),
