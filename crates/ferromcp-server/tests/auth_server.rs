@@ -1340,7 +1340,7 @@ async fn private_key_jwt_client_authentication() {
 // Rate limit, logs, consent.
 
 /// The token endpoint's rate limit (default 60 per minute per peer; 3 here): past the
-/// burst, 429 with `Retry-After`.
+/// burst, 429 with `Retry-After`; the registration endpoint likewise.
 #[tokio::test]
 async fn token_endpoint_is_rate_limited() {
     within(async {
@@ -1359,6 +1359,13 @@ async fn token_endpoint_is_rate_limited() {
         assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS);
         let wait: u64 = a.headers["retry-after"].to_str().unwrap().parse().unwrap();
         assert!((1..=20).contains(&wait), "{wait}");
+        // Registration has its own bucket of the same size.
+        for _ in 0..3 {
+            let a = register(&env, json!({"redirect_uris": [REDIRECT]})).await;
+            assert_eq!(a.status, StatusCode::CREATED);
+        }
+        let a = register(&env, json!({"redirect_uris": [REDIRECT]})).await;
+        assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS);
         // Metadata and authorization are not behind the token bucket.
         let m = get(&format!(
             "{}/.well-known/oauth-authorization-server",
