@@ -25,7 +25,8 @@
 //! regular expressions and no backtracking. Each expression first finds where it ends, then
 //! splits what it covered into variables:
 //!
-//! - Followed by a literal: the expression ends at the **first occurrence** of that literal,
+//! - Followed by a literal: the expression ends at the **first occurrence** of that literal
+//!   that does not start inside a percent escape (`{a}D` reads `%7DD` as `}` then `D`),
 //!   except when the literal is the last part of the template, where it must be the suffix of
 //!   the URI (so `file:///{+path}/meta` takes `a/meta/b` from `file:///a/meta/b/meta`).
 //! - Followed by an expression with a prefix character (`#`, `.`, `/`, `;`, `?`, `&`): it ends
@@ -83,6 +84,22 @@ fn is_unreserved(c: u8) -> bool {
 
 fn is_hex_pair(b: &[u8]) -> bool {
     b.len() >= 2 && b[0].is_ascii_hexdigit() && b[1].is_ascii_hexdigit()
+}
+
+/// The first occurrence of the literal `l` in `uri` at or after `from` that does not start
+/// inside a percent escape: an expanded value's `%7D` never ends at the `D` of a literal `D`.
+fn find_literal(uri: &str, mut from: usize, l: &str) -> Option<usize> {
+    let b = uri.as_bytes();
+    let step = l.chars().next().map_or(1, char::len_utf8);
+    loop {
+        let at = from + uri.get(from..)?.find(l)?;
+        let inside = (at >= 1 && b[at - 1] == b'%' && is_hex_pair(&b[at..]))
+            || (at >= 2 && b[at - 2] == b'%' && is_hex_pair(&b[at - 1..]));
+        if !inside {
+            return Some(at);
+        }
+        from = at + step;
+    }
 }
 
 /// An expression operator (RFC 6570 §2.2, levels 1–3).
@@ -412,7 +429,7 @@ impl UriTemplate {
                                 None => pos + uri.get(pos..)?.chars().next()?.len_utf8(),
                                 Some(_) => pos,
                             };
-                            from + uri.get(from..)?.find(l.as_str())?
+                            find_literal(uri, from, l)?
                         }
                         Some(Part::Expr { op: next, .. }) => {
                             let start = match op.first() {

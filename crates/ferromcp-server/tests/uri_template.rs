@@ -473,6 +473,28 @@ fn length_bounds() {
     assert!(t.matches(&over).is_some());
 }
 
+/// A literal after an expression never starts inside the value's percent escape: `{a}D`
+/// reads `%7DD` as `}` then `D`, so every expansion matches back (found by the `uri_template`
+/// fuzz target; its input is `fuzz/corpus/uri_template/regression_literal_inside_percent_escape`).
+#[test]
+fn literal_after_an_expression_skips_percent_escapes() {
+    assert_eq!(caps("x{a}D", "x%7DD"), pairs(&[("a", "}")]));
+    assert_eq!(caps("x{a}7D", "x%7D7D"), pairs(&[("a", "}")]));
+    assert_eq!(
+        caps("{+a}D{b}", "%7Db%2DDc"),
+        pairs(&[("a", "}b-"), ("b", "c")])
+    );
+    let t = UriTemplate::parse("x{a}D{b}y").unwrap();
+    // (A value that contains the literal itself is ambiguous by the first-occurrence rule.)
+    for value in ["}", "{a}", "%", "a}b}", "é}"] {
+        let uri = t.expand_with(|n| (n == "a" || n == "b").then_some(value));
+        let got = t
+            .matches(&uri)
+            .unwrap_or_else(|| panic!("{uri} does not match back"));
+        assert_eq!(got.get("a"), Some(value), "{uri}");
+    }
+}
+
 /// Matching is linear: adversarial URIs against many-variable templates finish fast. The bound
 /// is generous; it guards against exponential or quadratic blow-up, it is not a benchmark.
 #[test]
