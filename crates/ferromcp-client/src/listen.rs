@@ -226,6 +226,14 @@ pub enum ListenEvent {
     ResourceListChanged,
     /// `notifications/resources/updated`, with the resource's URI.
     ResourceUpdated(String),
+    /// Any other notification the server delivered on this stream (tagged with its
+    /// subscription id), such as an extension's (the tasks extension's `notifications/tasks`).
+    Other {
+        /// The method.
+        method: String,
+        /// The params, as sent.
+        params: Option<Value>,
+    },
     /// This many events did not fit the buffer ([`ListenOptions::buffer`]) and were dropped
     /// here, in their place in the order; re-read what matters.
     Lagged(u64),
@@ -484,16 +492,8 @@ impl Registry {
         params: Option<&Payload>,
         cache: &ResponseCache,
     ) -> ControlFlow<()> {
-        let relevant = matches!(
-            method,
-            methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED
-                | methods::NOTIFICATION_CANCELLED
-                | methods::NOTIFICATION_TOOLS_LIST_CHANGED
-                | methods::NOTIFICATION_PROMPTS_LIST_CHANGED
-                | methods::NOTIFICATION_RESOURCES_LIST_CHANGED
-                | methods::NOTIFICATION_RESOURCES_UPDATED
-        );
-        if !relevant {
+        // Progress is the dispatcher's; everything else may belong to a stream.
+        if method == methods::NOTIFICATION_PROGRESS {
             return ControlFlow::Continue(());
         }
         {
@@ -531,9 +531,11 @@ impl Registry {
                 listener.acknowledge(filter, cache);
                 return ControlFlow::Break(());
             }
-            if let Some(event) = event_of(method, params) {
-                listener.push(event);
-            }
+            let event = event_of(method, params).unwrap_or_else(|| ListenEvent::Other {
+                method: method.to_owned(),
+                params: params.cloned(),
+            });
+            listener.push(event);
             return ControlFlow::Continue(());
         }
         // No subscription id: the handshake era's session notifications.

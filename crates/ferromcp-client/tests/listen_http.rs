@@ -220,6 +220,8 @@ enum Reply {
     AckThenHold,
     /// The acknowledgment, then the result (graceful closure), then the end.
     AckThenAnswer,
+    /// The acknowledgment and an extension's notification on the stream, then it stays open.
+    AckThenExtension,
     /// A bare HTTP status.
     Status(u16),
 }
@@ -295,6 +297,16 @@ async fn raw_server(script: fn(usize) -> Reply) -> RawServer {
                             match script(n) {
                                 Reply::AckThenDrop => reply(200, "text/event-stream", ack, false),
                                 Reply::AckThenHold => reply(200, "text/event-stream", ack, true),
+                                Reply::AckThenExtension => {
+                                    let note = json!({"jsonrpc": "2.0", "method": "notifications/tasks",
+                                        "params": {"_meta": tag, "taskId": "t-1", "status": "working"}});
+                                    reply(
+                                        200,
+                                        "text/event-stream",
+                                        format!("{ack}data: {note}\n\n"),
+                                        true,
+                                    )
+                                }
                                 Reply::AckThenAnswer => {
                                     let done = json!({"jsonrpc": "2.0", "id": id,
                                         "result": {"resultType": "complete", "_meta": tag}});
@@ -468,6 +480,29 @@ async fn http_listen_graceful_closure_and_refused_opening() {
             .and_then(|d| d["httpStatus"].as_u64());
         assert_eq!(status, Some(403), "{err}");
         assert_eq!(srv.listens(), 2);
+        client.shutdown().await;
+    })
+    .await;
+}
+
+/// §Receiving Notifications: any other notification tagged with the subscription id (here
+/// the tasks extension's `notifications/tasks`) is delivered as `Other`, params as sent.
+#[tokio::test]
+async fn http_listen_delivers_other_tagged_notifications() {
+    within(async {
+        let srv = raw_server(|_| Reply::AckThenExtension).await;
+        let client = srv.client().await;
+        let mut sub = client.listen_with(tools_only(), fast()).await.unwrap();
+        match sub.next().await {
+            Some(ListenEvent::Other { method, params }) => {
+                assert_eq!(method, "notifications/tasks");
+                let params = params.unwrap();
+                assert_eq!(params["taskId"], "t-1");
+                assert_eq!(params["status"], "working");
+            }
+            other => panic!("expected Other, got {other:?}"),
+        }
+        drop(sub);
         client.shutdown().await;
     })
     .await;
