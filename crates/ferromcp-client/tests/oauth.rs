@@ -68,6 +68,8 @@ struct Mock {
     dpop: bool,
     /// The token endpoint asks for the DPoP nonce `as-n` first.
     as_nonce: bool,
+    /// The token endpoint asks for a new DPoP nonce every time.
+    as_nonce_always: bool,
     /// The resource's DPoP nonce behaviour.
     rs_nonce: RsNonce,
     /// `token_endpoint_auth_methods_supported`.
@@ -93,6 +95,7 @@ impl Default for Mock {
             cimd: false,
             dpop: false,
             as_nonce: false,
+            as_nonce_always: false,
             rs_nonce: RsNonce::No,
             auth_methods: vec!["none"],
             expires_in: 3600,
@@ -403,11 +406,19 @@ async fn handle(
                 return json_response(StatusCode::BAD_REQUEST, &json!({"error": e}));
             }
             let proof = headers.get("dpop").is_some();
-            if mock.dpop && mock.as_nonce && proof_nonce().as_deref() != Some("as-n") {
+            if mock.dpop
+                && (mock.as_nonce_always
+                    || (mock.as_nonce && proof_nonce().as_deref() != Some("as-n")))
+            {
+                let nonce = if mock.as_nonce_always {
+                    format!("as-{earlier}")
+                } else {
+                    "as-n".to_owned()
+                };
                 return Response::builder()
                     .status(StatusCode::BAD_REQUEST)
                     .header("content-type", "application/json")
-                    .header("dpop-nonce", "as-n")
+                    .header("dpop-nonce", nonce)
                     .body(Full::new(Bytes::from(r#"{"error":"use_dpop_nonce"}"#)))
                     .unwrap();
             }
@@ -990,6 +1001,30 @@ async fn dpop_nonce_retries_are_bounded() {
         assert!(err.to_string().contains("401"), "{err}");
         let posts = hits(&seen, &Method::POST, "/mcp").len();
         assert_eq!(posts, 1 + MAX_AUTH_RETRIES as usize);
+    })
+    .await;
+}
+
+/// RFC 9449 §8 retry bound at the authorization server: one retry with its nonce; a server
+/// that wants yet another nonce gets an error, not a loop.
+#[tokio::test]
+async fn dpop_token_request_nonce_retry_is_bounded() {
+    within(async {
+        let (addr, seen) = start(Mock {
+            dpop: true,
+            as_nonce_always: true,
+            ..Mock::default()
+        })
+        .await;
+        let provider = OAuthProvider::new(&format!("http://{addr}/mcp"), config()).unwrap();
+        assert!(!provider.on_challenge(StatusCode::UNAUTHORIZED, None).await);
+        let token_reqs = hits(&seen, &Method::POST, "/token");
+        assert_eq!(token_reqs.len(), 2);
+        assert_eq!(
+            claims(token_reqs[1].header("dpop").unwrap(), 1)["nonce"],
+            "as-0"
+        );
+        assert!(provider.tokens().is_none());
     })
     .await;
 }
