@@ -284,7 +284,8 @@ fn now_secs() -> u64 {
 }
 
 /// Where tokens are kept between runs; [`MemoryTokenStore`] by default. Keys are the MCP
-/// server URL the provider was made for.
+/// server URL the provider was made for, as parsed (`https://h` is `https://h/`). Tokens
+/// are secrets: a persistent store should keep them encrypted or in the platform's keychain.
 pub trait TokenStore: Send + Sync {
     /// The stored tokens for the MCP server at `server`.
     fn load(&self, server: &str) -> Option<Tokens>;
