@@ -683,6 +683,36 @@ async fn authorize_redirect_carries_state_and_iss() {
         assert_eq!(param(&loc, "state").as_deref(), Some("xyz 42"));
         assert_eq!(param(&loc, "iss").as_deref(), Some(env.base.as_str()));
         assert!(param(&loc, "code").is_some());
+
+        // Without redirect_uri (one registered): the redirect goes to it, and the token
+        // request need not repeat it (OAuth 2.1 §4.1.3).
+        let (v, c) = pkce();
+        let a = authorize(
+            &env,
+            &[
+                ("response_type", "code"),
+                ("client_id", &id),
+                ("code_challenge", &c),
+                ("code_challenge_method", "S256"),
+                ("resource", &env.mcp),
+            ],
+        )
+        .await;
+        let loc = a.location().unwrap();
+        assert!(loc.as_str().starts_with(REDIRECT), "{loc}");
+        let code = param(&loc, "code").unwrap();
+        let t = post_form(
+            &format!("{}/token", env.base),
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("code_verifier", &v),
+                ("client_id", &id),
+            ],
+            None,
+        )
+        .await;
+        assert_eq!(t.status, StatusCode::OK, "{}", t.body);
     })
     .await;
 }

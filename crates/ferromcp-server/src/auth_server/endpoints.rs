@@ -463,9 +463,14 @@ where
         .consent
         .consent(&request, &parts)
         .await;
+    let held = Held {
+        code_challenge: challenge.clone(),
+        state: state.map(str::to_owned),
+        redirect_uri_sent: params.contains_key("redirect_uri"),
+    };
     match consent {
         Consent::Respond(mut page) => {
-            if server.add_pending(request, challenge.clone(), state.map(str::to_owned)) {
+            if server.add_pending(request, held) {
                 no_framing(&mut page);
                 page
             } else {
@@ -475,18 +480,27 @@ where
                 ))
             }
         }
-        decided => finish(server, &request, challenge, state, decided).await,
+        decided => finish(server, &request, &held, decided).await,
     }
+}
+
+/// What an authorization request carries besides what the user is shown.
+pub(crate) struct Held {
+    pub(crate) code_challenge: String,
+    pub(crate) state: Option<String>,
+    /// Whether the request named its `redirect_uri` (then the token request must repeat it;
+    /// OAuth 2.1 §4.1.3).
+    pub(crate) redirect_uri_sent: bool,
 }
 
 /// Completes an authorization request: a code on approval, `access_denied` otherwise.
 pub(crate) async fn finish(
     server: &AuthorizationServer,
     request: &AuthorizationRequest,
-    code_challenge: &str,
-    state: Option<&str>,
+    held: &Held,
     consent: Consent,
 ) -> Response<McpBody> {
+    let state = held.state.as_deref();
     let fail = |e: OAuthError| redirect_error(server, &request.redirect_uri, &e, state);
     let (subject, approved) = match consent {
         Consent::Approve { subject, scopes } => (subject, scopes),
@@ -510,8 +524,8 @@ pub(crate) async fn finish(
         subject,
         scopes,
         resource: request.resource.clone(),
-        redirect_uri: Some(request.redirect_uri.clone()),
-        code_challenge: Some(code_challenge.to_owned()),
+        redirect_uri: held.redirect_uri_sent.then(|| request.redirect_uri.clone()),
+        code_challenge: Some(held.code_challenge.clone()),
         expires_at: now_secs() + server.inner().config.code_ttl.as_secs(),
     };
     if let Err(e) = server

@@ -301,8 +301,7 @@ pub struct AuthServerError(pub String);
 /// A request waiting for a login page's decision.
 struct Pending {
     request: AuthorizationRequest,
-    code_challenge: String,
-    state: Option<String>,
+    held: endpoints::Held,
     created: tokio::time::Instant,
 }
 
@@ -474,14 +473,7 @@ impl AuthorizationServer {
             subject: subject.into(),
             scopes,
         };
-        endpoints::finish(
-            self,
-            &p.request,
-            &p.code_challenge,
-            p.state.as_deref(),
-            consent,
-        )
-        .await
+        endpoints::finish(self, &p.request, &p.held, consent).await
     }
 
     /// Completes a pending request as refused (`access_denied`).
@@ -489,14 +481,7 @@ impl AuthorizationServer {
         let Some(p) = self.take_pending(request_id) else {
             return endpoints::error_page("unknown or expired authorization request");
         };
-        endpoints::finish(
-            self,
-            &p.request,
-            &p.code_challenge,
-            p.state.as_deref(),
-            Consent::Deny,
-        )
-        .await
+        endpoints::finish(self, &p.request, &p.held, Consent::Deny).await
     }
 
     fn take_pending(&self, id: &str) -> Option<Pending> {
@@ -506,12 +491,7 @@ impl AuthorizationServer {
     }
 
     /// Records a request waiting for a login page; `false` when too many are pending.
-    pub(crate) fn add_pending(
-        &self,
-        request: AuthorizationRequest,
-        code_challenge: String,
-        state: Option<String>,
-    ) -> bool {
+    pub(crate) fn add_pending(&self, request: AuthorizationRequest, held: endpoints::Held) -> bool {
         let mut m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
         if m.len() >= self.inner.config.max_pending {
             m.retain(|_, p| p.created.elapsed() < self.inner.config.pending_ttl);
@@ -523,8 +503,7 @@ impl AuthorizationServer {
             request.request_id.clone(),
             Pending {
                 request,
-                code_challenge,
-                state,
+                held,
                 created: tokio::time::Instant::now(),
             },
         );

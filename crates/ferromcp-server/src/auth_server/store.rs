@@ -129,7 +129,8 @@ pub struct GrantRecord {
     pub scopes: Vec<String>,
     /// The resource (RFC 8707) the tokens are for: their `aud`.
     pub resource: String,
-    /// For a code: the redirect URI of the authorization request.
+    /// For a code: the redirect URI the authorization request named (the token request
+    /// must repeat it), `None` when it named none (the client's only registered one was used).
     pub redirect_uri: Option<String>,
     /// For a code: the PKCE S256 challenge.
     pub code_challenge: Option<String>,
