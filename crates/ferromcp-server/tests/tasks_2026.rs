@@ -88,21 +88,49 @@ fn task_caps() -> Value {
     json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
 }
 
+type Notes = Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+
 struct Client {
     peer: DirectDispatcher,
     caps: Value,
+    /// The notifications received.
+    notes: Notes,
 }
 
 impl Client {
     fn connect(server: &McpServer, caps: Value) -> Self {
         let peer = server.server().in_process(Era::Modern);
+        let notes: Notes = Arc::default();
+        let log = notes.clone();
         let handler = handler_fn(|_, method: String, _| async move {
             Err(ErrorObject::method_not_found(&method).into())
+        })
+        .on_notify(move |_, method: String, params: Option<Payload>| {
+            let params = params.map_or(Value::Null, |p| p.into_value().unwrap());
+            log.lock().unwrap().push((method, params));
+            async {}
         })
         .into_arc();
         let runner = peer.clone();
         tokio::spawn(async move { runner.run(handler).await });
-        Self { peer, caps }
+        Self { peer, caps, notes }
+    }
+
+    /// Waits for a notification `method` whose params satisfy `pick`.
+    async fn note(&self, method: &str, pick: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let found = self
+                .notes
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|(m, p)| m == method && pick(p))
+                .map(|(_, p)| p.clone());
+            if let Some(p) = found {
+                return p;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     async fn request(&self, method: &str, mut params: Value) -> Result<Value, ErrorObject> {
@@ -472,6 +500,70 @@ async fn memory_store_capacity_is_a_limit() {
         let e = c.call("work", json!({"seconds": 0})).await.unwrap_err();
         assert_eq!(code(&e), -32600);
         assert!(e.message.contains("full"), "{}", e.message);
+    })
+    .await;
+}
+
+/// SEP-2663 "Task Status Notifications": a listen stream asking for `taskIds` is
+/// acknowledged with the requester's own tasks (at most `list_page_size`; unknown ids left
+/// out) and gets `notifications/tasks` with the task as tasks/get shows it, tagged with the
+/// subscription id; without the extension such a listen is -32021.
+#[tokio::test(start_paused = true)]
+async fn sep2663_status_notifications_on_a_listen_stream() {
+    within(async {
+        let s = server(TaskSettings::new().list_page_size(2), Arc::default());
+        let c = Arc::new(Client::connect(&s, task_caps()));
+        let a = c.call("work", json!({"seconds": 2})).await.unwrap();
+        let b = c.call("work", json!({"seconds": 2})).await.unwrap();
+        let (a, b) = (
+            a["taskId"].as_str().unwrap().to_owned(),
+            b["taskId"].as_str().unwrap().to_owned(),
+        );
+        let listener = c.clone();
+        let ids = json!(["not-a-task", a, b]);
+        let stream = tokio::spawn(async move {
+            listener
+                .request(
+                    "subscriptions/listen",
+                    json!({"notifications": {"taskIds": ids}}),
+                )
+                .await
+        });
+        let ack = c
+            .note("notifications/subscriptions/acknowledged", |_| true)
+            .await;
+        assert_eq!(ack["notifications"]["taskIds"], json!([a]));
+        let done = c
+            .note("notifications/tasks", |p| p["status"] == "completed")
+            .await;
+        assert_eq!(done["taskId"], json!(a));
+        assert_eq!(done["result"]["content"][0]["text"], "worked 2s");
+        assert!(done.get("resultType").is_none());
+        assert!(done["_meta"]["io.modelcontextprotocol/subscriptionId"].is_number());
+        c.until(&b, "completed").await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let about_b = c
+            .notes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, p)| m == "notifications/tasks" && p["taskId"] == json!(b))
+            .count();
+        assert_eq!(
+            about_b, 0,
+            "b was not agreed (page size 2, one slot taken by an unknown id)"
+        );
+        stream.abort();
+
+        let plain = Client::connect(&s, json!({}));
+        let e = plain
+            .request(
+                "subscriptions/listen",
+                json!({"notifications": {"taskIds": [a]}}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32021);
     })
     .await;
 }

@@ -74,9 +74,19 @@ pub(crate) async fn listen(
     ctx: RequestContext,
     params: SubscriptionsListenRequestParams,
     offered: Offered,
+    tasks: Option<std::sync::Arc<crate::tasks::Tasks>>,
 ) -> Result<SubscriptionsListenResult, HandlerError> {
     let id = ctx.request_id().map_or(Value::Null, |id| json!(id));
-    let filter = agree(&params.notifications, offered);
+    let mut filter = agree(&params.notifications, offered);
+    // The tasks extension: `notifications/tasks` for the requester's own tasks.
+    let mut task_changes = match (&params.notifications.task_ids, &tasks) {
+        (Some(ids), Some(tasks)) => {
+            let subscription = tasks.listen(&ctx, ids).await?;
+            filter.task_ids = Some(subscription.1.clone());
+            Some(subscription)
+        }
+        _ => None,
+    };
     // Subscribe before acknowledging, so no change between the two is missed.
     let mut changes = ctx.server().subscribe_changes();
     let ack = json!({ "notifications": filter });
@@ -90,6 +100,14 @@ pub(crate) async fn listen(
     loop {
         tokio::select! {
             () = ctx.cancellation().cancelled() => break,
+            Some(record) = crate::tasks::next_change(task_changes.as_mut()) => {
+                session
+                    .notify(
+                        methods::NOTIFICATION_TASKS,
+                        Some(tagged(Some(crate::tasks::notification(&record)), &id)),
+                    )
+                    .await;
+            }
             change = changes.recv() => match change {
                 Ok((method, params)) => {
                     if wanted(&filter, method, params.as_ref()) {

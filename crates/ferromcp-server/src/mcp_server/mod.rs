@@ -597,7 +597,10 @@ impl McpServerBuilder {
             prompts: has_prompts,
             resources: has_resources,
         };
-        low = low.on::<SubscriptionsListen, _, _, _>(move |ctx, p| listen::listen(ctx, p, offered));
+        let listen_tasks = tasks.clone();
+        low = low.on::<SubscriptionsListen, _, _, _>(move |ctx, p| {
+            listen::listen(ctx, p, offered, listen_tasks.clone())
+        });
         if let Some(tasks) = &tasks {
             low = crate::tasks::register(low, tasks);
         }

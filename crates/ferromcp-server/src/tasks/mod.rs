@@ -234,6 +234,37 @@ impl std::fmt::Debug for TaskSettings {
 pub(crate) struct Tasks {
     settings: TaskSettings,
     running: Mutex<HashMap<String, Arc<Running>>>,
+    /// Every change this process makes to a task, for `notifications/tasks` on listen
+    /// streams (2026-07-28).
+    changes: tokio::sync::broadcast::Sender<TaskRecord>,
+}
+
+/// How many task changes may queue for a slow listen stream; one that falls further behind
+/// misses the oldest (clients still poll).
+const CHANGE_QUEUE: usize = 256;
+
+/// A listen stream's task subscription: the changes, and the task ids it may see.
+pub(crate) type TaskSubscription = (tokio::sync::broadcast::Receiver<TaskRecord>, Vec<String>);
+
+/// The next change to a subscribed task; never resolves without a subscription.
+pub(crate) async fn next_change(sub: Option<&mut TaskSubscription>) -> Option<TaskRecord> {
+    let Some((changes, ids)) = sub else {
+        return std::future::pending().await;
+    };
+    loop {
+        match changes.recv().await {
+            Ok(r) if ids.contains(&r.task_id) => return Some(r),
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                return std::future::pending().await;
+            }
+        }
+    }
+}
+
+/// The params of `notifications/tasks` (2026-07-28): the task as `tasks/get` would show it.
+pub(crate) fn notification(r: &TaskRecord) -> Value {
+    serde_json::to_value(detailed(r)).unwrap_or(Value::Null)
 }
 
 /// A task running in this process.
@@ -434,7 +465,39 @@ impl Tasks {
         Self {
             settings,
             running: Mutex::new(HashMap::new()),
+            changes: tokio::sync::broadcast::channel(CHANGE_QUEUE).0,
         }
+    }
+
+    /// Tells listen streams about a change.
+    fn publish(&self, record: &TaskRecord) {
+        // No receiver means no listen stream; nothing to do.
+        let _ = self.changes.send(record.clone());
+    }
+
+    /// Starts a listen stream's task subscription (2026-07-28): -32021 without the
+    /// extension; of `ids`, the requester's own tasks (at most `list_page_size` of them) are
+    /// agreed.
+    pub(crate) async fn listen(
+        &self,
+        ctx: &RequestContext,
+        ids: &[String],
+    ) -> Result<TaskSubscription, ErrorObject> {
+        gate(ctx)?;
+        if !ctx.protocol_version().is_modern() {
+            return Err(missing_extension());
+        }
+        // Subscribe first, so no change between the check and the stream is missed.
+        let changes = self.changes.subscribe();
+        let owner = owner_of(ctx);
+        let mut agreed = Vec::new();
+        for id in ids.iter().take(self.settings.page_size) {
+            let found = self.store().get(id).await.map_err(|e| store_error(&e))?;
+            if found.is_some_and(|r| r.owner == owner) && !agreed.contains(id) {
+                agreed.push(id.clone());
+            }
+        }
+        Ok((changes, agreed))
     }
 
     fn store(&self) -> &dyn TaskStore {
@@ -605,6 +668,7 @@ impl Tasks {
         running.changed.notify_waiters();
         match recorded {
             Ok(Some(record)) => {
+                self.publish(&record);
                 if let (Some(connection), Ok(params)) =
                     (notify_to, Payload::from_serialize(&core_task(&record)))
                 {
@@ -664,6 +728,9 @@ impl Tasks {
             .update(id, change)
             .await
             .map_err(|e| store_error(&e))?;
+        if let Some(r) = &updated {
+            self.publish(r);
+        }
         if let Some(r) = self.running(id) {
             r.cancel.cancel();
             r.changed.notify_waiters();
@@ -743,10 +810,14 @@ impl Tasks {
             }
             rec.last_updated_at = now();
         });
-        self.store()
+        let updated = self
+            .store()
             .update(&r.task_id, change)
             .await
             .map_err(|e| store_error(&e))?;
+        if let Some(updated) = &updated {
+            self.publish(updated);
+        }
         self.touched(&r.task_id);
         to_value(&tasks_ext::TaskAck::new())
     }
@@ -907,7 +978,10 @@ impl TaskScope {
             transition(r, status);
         });
         match self.tasks.store().update(&self.task_id, change).await {
-            Ok(Some(r)) if !r.status.is_terminal() => Ok(()),
+            Ok(Some(r)) if !r.status.is_terminal() => {
+                self.tasks.publish(&r);
+                Ok(())
+            }
             Ok(_) => Err(Self::cancelled()),
             Err(e) => Err(store_error(&e)),
         }
@@ -951,7 +1025,7 @@ impl TaskScope {
             }
         });
         match self.tasks.store().update(&self.task_id, change).await {
-            Ok(Some(r)) if !r.status.is_terminal() => {}
+            Ok(Some(r)) if !r.status.is_terminal() => self.tasks.publish(&r),
             Ok(_) => return Err(Self::cancelled()),
             Err(e) => return Err(store_error(&e)),
         }
