@@ -82,6 +82,18 @@ fn result_for(id: &Value, text: &str) -> String {
     json!({"jsonrpc":"2.0","id":id,"result":{"content":[{"type":"text","text":text}]}}).to_string()
 }
 
+/// Standalone GET streams served (each primes with a fresh event id).
+static GET_STREAMS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// An SSE stream that primes with an event id and `retry: {retry}`, then ends without a
+/// response.
+fn drop_with_retry(tag: &str, retry: &str) -> String {
+    format!(
+        "{SSE_HEAD}{}0\r\n\r\n",
+        chunk(&format!("id: {tag}-1\nretry: {retry}\ndata: \n\n"))
+    )
+}
+
 /// What the server does with a `tools/call` of a given tool name (the attack).
 async fn attack(s: &mut TcpStream, tool: &str, id: &Value, other: SocketAddr) {
     let real = result_for(id, "the real answer");
@@ -139,6 +151,11 @@ async fn attack(s: &mut TcpStream, tool: &str, id: &Value, other: SocketAddr) {
             events.push_str(&chunk(&format!("data: {real}\n\n")));
             format!("{SSE_HEAD}{events}0\r\n\r\n")
         }
+        // A stream that ends without the response, with a hostile `retry` (C02); resumes
+        // (GET with `Last-Event-ID`) get the same.
+        "retry_zero" => drop_with_retry("r0", "0"),
+        "retry_huge" => drop_with_retry("rbig", "999999999"),
+        "retry_junk" => drop_with_retry("rjunk", "soon"),
         // A JSON answer for another id only.
         "wrong_id" => json_response("", &result_for(&json!(424_242), "forged")),
         // HTML where JSON-RPC was expected.
@@ -164,6 +181,29 @@ async fn serve_conn(mut s: TcpStream, seen: Arc<Mutex<Vec<Seen>>>, other: Socket
         seen.lock().unwrap().push(req.clone());
         let method = req.body["method"].as_str().unwrap_or_default().to_owned();
         let id = req.body["id"].clone();
+        let last_event_id = req.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("last-event-id")
+                .then(|| v.trim().to_owned())
+        });
+        if let (true, Some(last)) = (req.head.starts_with("GET"), last_event_id) {
+            let (tag, _) = last.split_once('-').unwrap_or((last.as_str(), ""));
+            let retry = match tag {
+                "r0" => "0",
+                "rbig" => "999999999",
+                _ => "soon",
+            };
+            let _ = s.write_all(drop_with_retry(tag, retry).as_bytes()).await;
+            continue;
+        }
+        if req.head.starts_with("GET") {
+            // The standalone stream: a fresh priming event with `retry: 0`, then the end.
+            let n = GET_STREAMS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = s
+                .write_all(drop_with_retry(&format!("g{n}"), "0").as_bytes())
+                .await;
+            continue;
+        }
         if req.head.starts_with("GET") || req.head.starts_with("DELETE") {
             let _ = s
                 .write_all(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
@@ -194,6 +234,8 @@ async fn serve_conn(mut s: TcpStream, seen: Arc<Mutex<Vec<Seen>>>, other: Socket
 
 struct Evil {
     addr: SocketAddr,
+    /// Every request the MCP endpoint saw.
+    seen: Arc<Mutex<Vec<Seen>>>,
     /// What the redirect target received.
     stolen: Arc<Mutex<Vec<Seen>>>,
 }
@@ -217,22 +259,30 @@ async fn evil_server() -> Evil {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
+    let all = seen.clone();
     tokio::spawn(async move {
         while let Ok((s, _)) = listener.accept().await {
             tokio::spawn(serve_conn(s, seen.clone(), other));
         }
     });
-    Evil { addr, stolen }
+    Evil {
+        addr,
+        seen: all,
+        stolen,
+    }
 }
 
 const MAX_BODY: usize = 64 * 1024;
 const MAX_EVENT: usize = 64 * 1024;
 
 async fn client(evil: &Evil) -> Client {
-    let config = HttpConfig::default()
+    client_with(evil, HttpConfig::default().standalone_stream(false)).await
+}
+
+async fn client_with(evil: &Evil, config: HttpConfig) -> Client {
+    let config = config
         .max_body_size(MAX_BODY)
         .max_event_size(MAX_EVENT)
-        .standalone_stream(false)
         .shutdown_timeout(Duration::from_millis(200));
     let transport = HttpTransport::new(format!("http://{}/mcp", evil.addr))
         .unwrap()
@@ -405,4 +455,67 @@ async fn c25_hostile_urls_are_refused() {
     ] {
         assert!(HttpTransport::new(url).is_err(), "{url:?} accepted");
     }
+}
+
+/// C02 (CL-H02): a stream that keeps ending without its response, with `retry: 0`, an
+/// enormous `retry` or a non-numeric one: reconnection is bounded in attempts
+/// (`max_reconnect_attempts`) and in delay (`max_retry`), and the call fails with an error.
+#[tokio::test]
+async fn c02_hostile_retry_values_are_bounded() {
+    within(async {
+        let evil = evil_server().await;
+        let config = HttpConfig::default()
+            .standalone_stream(false)
+            .max_reconnect_attempts(3)
+            .default_retry(Duration::from_millis(20))
+            .max_retry(Duration::from_millis(200));
+        let client = client_with(&evil, config).await;
+        for tool in ["retry_zero", "retry_huge", "retry_junk"] {
+            let before = evil.seen.lock().unwrap().len();
+            let started = Instant::now();
+            let opts = RequestOptions::new().timeout(Duration::from_secs(20));
+            let e = client
+                .call_tool_with(tool, json!({}), opts)
+                .await
+                .unwrap_err();
+            let took = started.elapsed();
+            let gets = evil.seen.lock().unwrap()[before..]
+                .iter()
+                .filter(|r| r.head.starts_with("GET"))
+                .count();
+            eprintln!("{tool}: {e} after {took:?} and {gets} reconnects");
+            assert!(gets <= 3, "{tool}: {gets} reconnects");
+            assert!(took < Duration::from_secs(10), "{tool}: {took:?}");
+            still_serves(&client).await;
+        }
+    })
+    .await;
+}
+
+/// C02 (CL-H02): a standalone GET stream that the server keeps closing right after a fresh
+/// priming event with `retry: 0` is reopened at a bounded rate (at least
+/// `MIN_RECONNECT_DELAY`, 100 ms, apart), not in a tight loop.
+#[tokio::test]
+async fn c02_standalone_stream_reconnects_are_rate_limited() {
+    within(async {
+        let evil = evil_server().await;
+        let client = client_with(&evil, HttpConfig::default()).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let gets = || {
+            evil.seen
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|r| r.head.starts_with("GET"))
+                .count()
+        };
+        let before = gets();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let in_a_second = gets() - before;
+        eprintln!("standalone stream reopened {in_a_second} times in 1 s");
+        assert!(in_a_second >= 1, "the stream was not reopened at all");
+        assert!(in_a_second <= 12, "{in_a_second} reconnects in one second");
+        still_serves(&client).await;
+    })
+    .await;
 }

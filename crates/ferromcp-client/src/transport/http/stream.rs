@@ -18,6 +18,11 @@ use super::engine::{
 };
 use super::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 
+/// The shortest delay before reconnecting a stream, whatever the server's `retry` says: a
+/// server that keeps closing its streams with `retry: 0` would otherwise cause a reconnect
+/// storm.
+pub(super) const MIN_RECONNECT_DELAY: Duration = Duration::from_millis(100);
+
 /// Why reading a response stream stopped without the answer.
 pub(super) enum StreamEnd {
     Eof,
@@ -76,11 +81,13 @@ impl Engine {
     }
 
     /// The reconnection delay: the server's `retry` (or the default) on the first attempt,
-    /// doubling after, capped.
+    /// doubling after, within [`MIN_RECONNECT_DELAY`, `max_retry`]: a server's `retry: 0` or
+    /// `retry: 999999999` is clamped like any other value.
     pub(super) fn backoff(&self, retry_ms: Option<u64>, attempt: u32) -> Duration {
         let base = retry_ms.map_or(self.cfg.default_retry, Duration::from_millis);
         base.saturating_mul(1u32 << attempt.min(16))
-            .min(self.cfg.max_retry.max(base))
+            .min(self.cfg.max_retry)
+            .max(MIN_RECONNECT_DELAY)
     }
 
     /// Resumes request `id`'s stream with GET + `Last-Event-ID` (2025-11-25 "Resumability and
@@ -139,10 +146,12 @@ impl Engine {
                     return answer;
                 }
                 Err((e, got_event)) => {
-                    if got_event {
-                        attempt = 0;
-                    }
-                    if let Some(l) = parser.last_event_id() {
+                    // Progress (a new event id) earns fresh attempts; a server that replays
+                    // the same event and closes again does not.
+                    if let Some(l) = parser.last_event_id().filter(|l| *l != last) {
+                        if got_event {
+                            attempt = 0;
+                        }
                         last = l.to_owned();
                     }
                     retry = parser.retry().or(retry);
