@@ -1,7 +1,8 @@
 //! The embedded authorization server's Redis store (features `auth-server` + `redis`): the
 //! store's single-use and revocation semantics, and two authorization servers sharing one
-//! Redis (a code issued by one is redeemed at the other, once; a refresh token rotates across
-//! them; a revocation at one is seen by the other). Needs a Redis at `FERROMCP_TEST_REDIS_URL`
+//! Redis and a signing key (a code issued by one is redeemed at the other, once; each
+//! verifies the other's tokens; a refresh token rotates across them; a revocation at one is
+//! seen by the other). Needs a Redis at `FERROMCP_TEST_REDIS_URL`
 //! (default `redis://127.0.0.1:6379`; `.ci/run` starts one); without one every test prints
 //! a notice and passes.
 #![cfg(all(feature = "auth-server", feature = "redis"))]
@@ -176,11 +177,18 @@ async fn two_nodes_share_codes_refresh_tokens_and_revocations() {
         let Some(s) = store("nodes").await else {
             return;
         };
+        // The nodes share the store and the signing key.
+        let key: Arc<[u8]> = {
+            use p256::pkcs8::EncodePrivateKey;
+            let sk = p256::ecdsa::SigningKey::from_bytes(&[9u8; 32].into()).unwrap();
+            sk.to_pkcs8_der().unwrap().as_bytes().into()
+        };
         let cfg = || {
             AuthServerConfig::new(ISSUER)
                 .resource(RESOURCE)
                 .scopes_supported(["mcp"])
                 .store(s.clone())
+                .signing_key(key.clone())
         };
         let a = AuthorizationServer::new(cfg()).unwrap();
         let b = AuthorizationServer::new(cfg()).unwrap();
@@ -220,8 +228,10 @@ async fn two_nodes_share_codes_refresh_tokens_and_revocations() {
         assert_eq!(status, StatusCode::OK, "{t}");
         let at = t["access_token"].as_str().unwrap().to_owned();
         let rt = t["refresh_token"].as_str().unwrap().to_owned();
-        // B signed it; B's verifier accepts it.
+        // B signed it; both nodes' verifiers accept it.
         assert!(b.verifier(RESOURCE).verify(&at).await.is_ok());
+        assert!(a.verifier(RESOURCE).verify(&at).await.is_ok());
+        assert_eq!(a.jwks(), b.jwks());
         // Refresh at A (rotation across nodes).
         let (status, _, t2) = call(
             &a,

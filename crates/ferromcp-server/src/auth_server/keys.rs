@@ -29,6 +29,18 @@ impl KeyPair {
                 break k;
             }
         };
+        Self::from_key(&sk)
+    }
+
+    /// A P-256 private key in PKCS#8 DER.
+    fn from_pkcs8(der: &[u8]) -> Result<Self, String> {
+        use p256::pkcs8::DecodePrivateKey;
+        let sk = SigningKey::from_pkcs8_der(der)
+            .map_err(|e| format!("the signing key is not a P-256 PKCS#8 key: {e}"))?;
+        Self::from_key(&sk)
+    }
+
+    fn from_key(sk: &SigningKey) -> Result<Self, String> {
         let der = sk
             .to_pkcs8_der()
             .map_err(|e| format!("encoding the signing key: {e}"))?;
@@ -39,8 +51,13 @@ impl KeyPair {
         let (x, y) = (URL_SAFE_NO_PAD.encode(x), URL_SAFE_NO_PAD.encode(y));
         let decoding =
             DecodingKey::from_ec_components(&x, &y).map_err(|e| format!("decoding key: {e}"))?;
+        // The kid is the RFC 7638 thumbprint: nodes sharing a key agree on it.
+        let thumbprint = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
+        let kid = URL_SAFE_NO_PAD.encode(<sha2::Sha256 as sha2::Digest>::digest(
+            thumbprint.as_bytes(),
+        ));
         Ok(Self {
-            kid: super::random_token(12)?,
+            kid,
             encoding: EncodingKey::from_ec_der(der.as_bytes()),
             decoding,
             x,
@@ -65,6 +82,13 @@ impl Keys {
     pub(crate) fn generate() -> Result<Self, String> {
         Ok(Self {
             inner: RwLock::new((KeyPair::generate()?, None)),
+        })
+    }
+
+    /// Keys whose current one is `der` (PKCS#8, P-256).
+    pub(crate) fn from_pkcs8(der: &[u8]) -> Result<Self, String> {
+        Ok(Self {
+            inner: RwLock::new((KeyPair::from_pkcs8(der)?, None)),
         })
     }
 
@@ -123,6 +147,26 @@ impl Keys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loaded_key_signs_for_every_node() {
+        let der = {
+            let sk = SigningKey::from_bytes(&[7u8; 32].into()).unwrap();
+            sk.to_pkcs8_der().unwrap().as_bytes().to_vec()
+        };
+        let (a, b) = (
+            Keys::from_pkcs8(&der).unwrap(),
+            Keys::from_pkcs8(&der).unwrap(),
+        );
+        assert_eq!(
+            a.jwks(),
+            b.jwks(),
+            "same key, same kid (RFC 7638 thumbprint)"
+        );
+        let claims = json!({"iss": "i", "sub": "s", "aud": "a", "exp": 4_000_000_000u64});
+        assert!(b.verify(&a.sign(&claims).unwrap()).is_ok());
+        assert!(Keys::from_pkcs8(b"not a key").is_err());
+    }
 
     #[test]
     fn rotation_keeps_the_previous_key_verifiable() {

@@ -30,7 +30,8 @@
 //!
 //! The login-and-consent step is a [`ConsentHook`]; [`AutoApprove`] (the default) approves
 //! headlessly. Storage is an [`AuthStore`]; [`InMemoryAuthStore`] is the default
-//! (with the `redis` feature, `RedisAuthStore` shares it between nodes).
+//! (with the `redis` feature, `RedisAuthStore` shares it between nodes, which then share a
+//! [`signing_key`](AuthServerConfig::signing_key) as well).
 //!
 //! [`AuthHttpServer`] serves an MCP server and its authorization server on one listener:
 //!
@@ -159,6 +160,10 @@ pub struct AuthServerConfig {
     /// How long a request waits for a login page's decision (default
     /// [`DEFAULT_PENDING_TTL`]).
     pub pending_ttl: Duration,
+    /// The signing key to start with (a P-256 private key, PKCS#8 DER); `None` (the
+    /// default): a fresh random key. Nodes sharing a store share this key too, so each
+    /// verifies the others' tokens.
+    pub signing_key: Option<Arc<[u8]>>,
     /// Where clients, codes, refresh tokens and revocations are kept.
     pub store: Arc<dyn AuthStore>,
     /// The login-and-consent step (default [`AutoApprove`]).
@@ -184,6 +189,7 @@ impl Default for AuthServerConfig {
             max_form_size: DEFAULT_MAX_FORM_SIZE,
             max_pending: DEFAULT_MAX_PENDING,
             pending_ttl: DEFAULT_PENDING_TTL,
+            signing_key: None,
             store: Arc::new(InMemoryAuthStore::default()),
             consent: Arc::new(AutoApprove::default()),
         }
@@ -242,6 +248,13 @@ impl AuthServerConfig {
     #[must_use]
     pub fn store(mut self, store: Arc<dyn AuthStore>) -> Self {
         self.store = store;
+        self
+    }
+
+    /// Starts with this signing key (a P-256 private key, PKCS#8 DER).
+    #[must_use]
+    pub fn signing_key(mut self, pkcs8_der: impl Into<Arc<[u8]>>) -> Self {
+        self.signing_key = Some(pkcs8_der.into());
         self
     }
 
@@ -336,8 +349,8 @@ impl fmt::Debug for AuthorizationServer {
 
 impl AuthorizationServer {
     /// A server with these settings; fails without an issuer, with an issuer that is not
-    /// `https` (or `http` on loopback) or has a query or fragment, or when the OS random
-    /// source fails.
+    /// `https` (or `http` on loopback) or has a query or fragment, with a signing key that
+    /// is not a P-256 PKCS#8 key, or when the OS random source fails.
     pub fn new(config: AuthServerConfig) -> Result<Self, AuthServerError> {
         let issuer = config
             .issuer
@@ -356,7 +369,11 @@ impl AuthorizationServer {
         let cimd = cimd::CimdFetcher::new(&config).map_err(AuthServerError)?;
         Ok(Self {
             inner: Arc::new(Inner {
-                keys: keys::Keys::generate().map_err(AuthServerError)?,
+                keys: match &config.signing_key {
+                    Some(der) => keys::Keys::from_pkcs8(der),
+                    None => keys::Keys::generate(),
+                }
+                .map_err(AuthServerError)?,
                 token_limiter: rate::Limiter::new(config.token_rate_limit),
                 register_limiter: rate::Limiter::new(config.token_rate_limit),
                 pending: Mutex::new(HashMap::new()),
