@@ -555,6 +555,47 @@ async fn refuses_a_redirect_uri_that_is_neither_https_nor_loopback() {
     .await;
 }
 
+/// The flow's limits: a metadata response over `max_response_size` fails the flow (before
+/// any authorization request), and an endpoint that never answers fails it after
+/// `exchange_timeout`.
+#[tokio::test]
+async fn oauth_exchange_limits() {
+    within(async {
+        assert_eq!(config().max_response_size, oauth::DEFAULT_MAX_RESPONSE_SIZE);
+        assert_eq!(config().exchange_timeout, oauth::DEFAULT_EXCHANGE_TIMEOUT);
+        let (addr, seen) = start(Mock::default()).await;
+        let err = oauth::authorize(
+            &format!("http://{addr}/mcp"),
+            &config().with_max_response_size(64),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, OAuthError::Http(_)), "{err}");
+        assert!(hits(&seen, &Method::GET, "/authorize").is_empty());
+
+        // A server that accepts and never answers.
+        let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let silent_addr = silent.local_addr().unwrap();
+        let holder = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((stream, _)) = silent.accept().await {
+                held.push(stream);
+            }
+        });
+        let started = std::time::Instant::now();
+        let err = oauth::authorize(
+            &format!("http://{silent_addr}/mcp"),
+            &config().with_exchange_timeout(Duration::from_millis(100)),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, OAuthError::Http(_)), "{err}");
+        assert!(started.elapsed() < LIMIT / 2);
+        holder.abort();
+    })
+    .await;
+}
+
 /// RFC 8707 / RFC 9728 §3.3: metadata naming another resource stops the flow.
 #[tokio::test]
 async fn refuses_a_mismatched_resource() {

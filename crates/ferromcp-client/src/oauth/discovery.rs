@@ -8,7 +8,9 @@ use http_body_util::{BodyExt, Full, Limited};
 use serde_json::{Value, json};
 use url::Url;
 
-use super::{EXCHANGE_TIMEOUT, MAX_BODY, OAuthError};
+use std::time::Duration;
+
+use super::{OAuthConfig, OAuthError};
 use crate::transport::http::client::HttpClient;
 
 /// Parses a URL and requires `https` unless the host is loopback.
@@ -51,6 +53,22 @@ pub(super) fn resource_matches(resource: &str, server: &Url) -> bool {
     let rp = r.path().trim_end_matches('/');
     let sp = server.path().trim_end_matches('/');
     rp.is_empty() || sp == rp || sp.starts_with(&format!("{rp}/"))
+}
+
+/// The bounds on one exchange with an OAuth endpoint.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    pub(super) max_body: usize,
+    pub(super) timeout: Duration,
+}
+
+impl Limits {
+    pub(super) fn of(cfg: &OAuthConfig) -> Self {
+        Self {
+            max_body: cfg.max_response_size,
+            timeout: cfg.exchange_timeout,
+        }
+    }
 }
 
 /// One challenge of a `WWW-Authenticate` header (RFC 9110 §11.6.1): its scheme and the
@@ -152,6 +170,7 @@ pub(super) fn challenges_of(headers: &HeaderMap) -> Vec<Challenge> {
 pub(super) async fn probe(
     http: &HttpClient,
     server: &Url,
+    limits: Limits,
 ) -> Result<(StatusCode, Option<String>), OAuthError> {
     let body = json!({
         "jsonrpc": "2.0",
@@ -170,7 +189,7 @@ pub(super) async fn probe(
         .header(header::ACCEPT, "application/json, text/event-stream")
         .body(Full::new(Bytes::from(body.to_string())))
         .map_err(|e| OAuthError::Http(e.to_string()))?;
-    let resp = tokio::time::timeout(EXCHANGE_TIMEOUT, http.request(req))
+    let resp = tokio::time::timeout(limits.timeout, http.request(req))
         .await
         .map_err(|_| OAuthError::Http("probe timed out".into()))?
         .map_err(|e| OAuthError::Http(e.to_string()))?;
@@ -189,9 +208,10 @@ pub(super) struct Answer {
     pub(super) body: Bytes,
 }
 
-/// One exchange, bounded by [`EXCHANGE_TIMEOUT`] and [`MAX_BODY`].
+/// One exchange, bounded by `limits`.
 pub(super) async fn send(
     http: &HttpClient,
+    limits: Limits,
     method: Method,
     url: &Url,
     body: Option<(&str, String)>,
@@ -221,7 +241,7 @@ pub(super) async fn send(
             .map_err(|e| OAuthError::Http(format!("{url}: {e}")))?;
         let status = resp.status();
         let headers = resp.headers().clone();
-        let body = Limited::new(resp.into_body(), MAX_BODY)
+        let body = Limited::new(resp.into_body(), limits.max_body)
             .collect()
             .await
             .map_err(|e| OAuthError::Http(format!("{url}: {e}")))?
@@ -232,14 +252,18 @@ pub(super) async fn send(
             body,
         })
     };
-    tokio::time::timeout(EXCHANGE_TIMEOUT, exchange)
+    tokio::time::timeout(limits.timeout, exchange)
         .await
         .map_err(|_| OAuthError::Http(format!("{url}: timed out")))?
 }
 
 /// GETs a JSON document; `None` on a non-success status.
-pub(super) async fn get_json(http: &HttpClient, url: &Url) -> Result<Option<Value>, OAuthError> {
-    let a = send(http, Method::GET, url, None, &[]).await?;
+pub(super) async fn get_json(
+    http: &HttpClient,
+    limits: Limits,
+    url: &Url,
+) -> Result<Option<Value>, OAuthError> {
+    let a = send(http, limits, Method::GET, url, None, &[]).await?;
     if !a.status.is_success() {
         return Ok(None);
     }
@@ -262,6 +286,7 @@ pub(super) fn with_path(base: &Url, path: &str) -> Url {
 /// has none (and named none).
 pub(super) async fn discover_prm(
     http: &HttpClient,
+    limits: Limits,
     server: &Url,
     from_header: Option<&str>,
 ) -> Result<Option<Value>, OAuthError> {
@@ -287,7 +312,7 @@ pub(super) async fn discover_prm(
         candidates.push(with_path(server, "/.well-known/oauth-protected-resource"));
     }
     for url in candidates {
-        if let Some(v) = get_json(http, &url).await? {
+        if let Some(v) = get_json(http, limits, &url).await? {
             return Ok(Some(v));
         }
     }
@@ -302,9 +327,13 @@ pub(super) async fn discover_prm(
 /// The 2025-03-26 discovery: metadata at the server origin's root well-known path (its
 /// `issuer` is not checked: there is no recorded issuer to compare with), else the default
 /// endpoints, which the 2025-03-26 revision implies support PKCE S256.
-pub(super) async fn legacy_as(http: &HttpClient, server: &Url) -> Result<Value, OAuthError> {
+pub(super) async fn legacy_as(
+    http: &HttpClient,
+    limits: Limits,
+    server: &Url,
+) -> Result<Value, OAuthError> {
     let url = with_path(server, "/.well-known/oauth-authorization-server");
-    if let Some(v) = get_json(http, &url).await? {
+    if let Some(v) = get_json(http, limits, &url).await? {
         return Ok(v);
     }
     let at = |p: &str| with_path(server, p).to_string();
@@ -318,7 +347,11 @@ pub(super) async fn legacy_as(http: &HttpClient, server: &Url) -> Result<Value, 
 
 /// Authorization-server metadata for `issuer` (RFC 8414 §3.1, then OpenID Connect
 /// discovery, in the 2025-11-25 spec's order); its `issuer` must be the one asked for.
-pub(super) async fn discover_as(http: &HttpClient, issuer: &str) -> Result<Value, OAuthError> {
+pub(super) async fn discover_as(
+    http: &HttpClient,
+    limits: Limits,
+    issuer: &str,
+) -> Result<Value, OAuthError> {
     let base = parse_url(issuer)?;
     let path = base.path().trim_end_matches('/').to_owned();
     let candidates = if path.is_empty() {
@@ -337,7 +370,7 @@ pub(super) async fn discover_as(http: &HttpClient, issuer: &str) -> Result<Value
         ]
     };
     for url in candidates {
-        if let Some(v) = get_json(http, &url).await? {
+        if let Some(v) = get_json(http, limits, &url).await? {
             let got = v.get("issuer").and_then(Value::as_str).unwrap_or_default();
             if got.trim_end_matches('/') != issuer.trim_end_matches('/') {
                 return Err(OAuthError::Discovery(format!(

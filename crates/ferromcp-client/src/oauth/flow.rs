@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use url::Url;
 
 use super::discovery::{
-    Challenge, discover_as, discover_prm, endpoint, is_loopback, legacy_as, parse_url,
+    Challenge, Limits, discover_as, discover_prm, endpoint, is_loopback, legacy_as, parse_url,
     resource_matches, send, strings,
 };
 use super::jwt::{DpopKey, random_token};
@@ -42,10 +42,11 @@ struct Discovered {
 
 async fn discover(
     http: &HttpClient,
+    limits: Limits,
     server: &Url,
     challenge: &Challenge,
 ) -> Result<Discovered, OAuthError> {
-    let found = discover_prm(http, server, challenge.resource_metadata.as_deref()).await?;
+    let found = discover_prm(http, limits, server, challenge.resource_metadata.as_deref()).await?;
     let Some(prm) = found else {
         // A 2025-03-26 server (no protected-resource metadata, and none named in the
         // challenge): the authorization server is the MCP server's origin, its metadata at
@@ -53,7 +54,7 @@ async fn discover(
         return Ok(Discovered {
             prm: json!({}),
             resource: server.to_string(),
-            asm: legacy_as(http, server).await?,
+            asm: legacy_as(http, limits, server).await?,
         });
     };
     let resource = prm
@@ -75,7 +76,7 @@ async fn discover(
         .and_then(Value::as_str)
         .ok_or_else(|| OAuthError::Discovery("no `authorization_servers`".into()))?
         .to_owned();
-    let asm = discover_as(http, &issuer).await?;
+    let asm = discover_as(http, limits, &issuer).await?;
     Ok(Discovered { prm, resource, asm })
 }
 
@@ -87,7 +88,8 @@ pub(super) async fn flow(
     cfg: &OAuthConfig,
     dpop: Option<&DpopKey>,
 ) -> Result<Obtained, OAuthError> {
-    let d = discover(http, server, challenge).await?;
+    let limits = Limits::of(cfg);
+    let d = discover(http, limits, server, challenge).await?;
     // Scope: the challenge's, else the resource's scopes_supported, else none (2025-11-25
     // "Scope Selection Strategy").
     let scope = challenge
@@ -130,6 +132,7 @@ pub(super) async fn flow(
             ),
             resource: Some(d.resource.clone()),
             dpop: dpop.clone(),
+            limits,
         })
     };
     let with_scope = |mut params: Vec<(&'static str, String)>| {
@@ -164,6 +167,7 @@ pub(super) async fn flow(
                     method: AuthMethod::None,
                     resource: Some(d.resource.clone()),
                     dpop: dpop.clone(),
+                    limits,
                 },
             };
             let params = with_scope(vec![
@@ -173,7 +177,7 @@ pub(super) async fn flow(
             (request(http, &grant, &params).await?, grant)
         }
         Grant::EnterpriseManaged(e) => {
-            let id_jag = id_jag(http, e, &issuer, &d.resource, scope.as_deref()).await?;
+            let id_jag = id_jag(http, limits, e, &issuer, &d.resource, scope.as_deref()).await?;
             let grant = configured(None)?;
             let params = with_scope(vec![
                 ("grant_type", GRANT_JWT_BEARER.to_owned()),
@@ -202,6 +206,7 @@ async fn request(
 /// audience is the authorization server and whose resource is the MCP server.
 async fn id_jag(
     http: &HttpClient,
+    limits: Limits,
     e: &EnterpriseGrant,
     issuer: &str,
     resource: &str,
@@ -220,6 +225,7 @@ async fn id_jag(
         },
         resource: Some(resource.to_owned()),
         dpop: None,
+        limits,
     };
     let mut params = vec![
         ("grant_type", GRANT_TOKEN_EXCHANGE),
@@ -292,7 +298,7 @@ async fn authorization_code(
             (url.to_owned(), None, None, Some("none".to_owned()))
         }
         (None, None) => {
-            let (id, secret, method) = register(http, cfg, asm).await?;
+            let (id, secret, method) = register(http, Limits::of(cfg), cfg, asm).await?;
             (id, secret, None, method)
         }
     };
@@ -360,6 +366,7 @@ async fn authorization_code(
         method,
         resource: Some(d.resource.clone()),
         dpop,
+        limits: Limits::of(cfg),
     };
     let tokens = grant
         .request(
@@ -383,6 +390,7 @@ async fn authorization_code(
 /// `token_endpoint_auth_method`.
 async fn register(
     http: &HttpClient,
+    limits: Limits,
     cfg: &OAuthConfig,
     asm: &Value,
 ) -> Result<(String, Option<String>, Option<String>), OAuthError> {
@@ -412,6 +420,7 @@ async fn register(
     });
     let a = send(
         http,
+        limits,
         Method::POST,
         &reg,
         Some(("application/json", body.to_string())),

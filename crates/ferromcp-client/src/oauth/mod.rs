@@ -67,10 +67,10 @@ pub use jwt::{ClientKey, SigningAlgorithm};
 pub use loopback::{DEFAULT_LOOPBACK_MAX_HEAD, DEFAULT_LOOPBACK_TIMEOUT, LoopbackHandler};
 pub use provider::OAuthProvider;
 
-/// The largest metadata or token response read.
-const MAX_BODY: usize = 256 * 1024;
-/// The bound on one OAuth HTTP exchange.
-const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default [`OAuthConfig::max_response_size`]: 256 KiB.
+pub const DEFAULT_MAX_RESPONSE_SIZE: usize = 256 * 1024;
+/// The default [`OAuthConfig::exchange_timeout`]: 10 s.
+pub const DEFAULT_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default [`OAuthConfig::refresh_margin`]: 60 s.
 pub const DEFAULT_REFRESH_MARGIN: Duration = Duration::from_secs(60);
 
@@ -191,7 +191,7 @@ impl AuthorizationHandler for RedirectReadingHandler {
                 .uri(url.as_str())
                 .body(Full::new(Bytes::new()))
                 .map_err(|e| OAuthError::Http(e.to_string()))?;
-            let resp = tokio::time::timeout(EXCHANGE_TIMEOUT, http.request(req))
+            let resp = tokio::time::timeout(DEFAULT_EXCHANGE_TIMEOUT, http.request(req))
                 .await
                 .map_err(|_| OAuthError::Http("authorization request timed out".into()))?
                 .map_err(|e| OAuthError::Http(e.to_string()))?;
@@ -435,6 +435,12 @@ pub struct OAuthConfig {
     pub dpop: bool,
     /// How long before expiry a token is refreshed (default [`DEFAULT_REFRESH_MARGIN`]).
     pub refresh_margin: Duration,
+    /// The largest metadata, registration or token response read (default
+    /// [`DEFAULT_MAX_RESPONSE_SIZE`]); a larger one fails the flow.
+    pub max_response_size: usize,
+    /// The bound on one HTTP exchange with a metadata, registration or token endpoint
+    /// (default [`DEFAULT_EXCHANGE_TIMEOUT`]).
+    pub exchange_timeout: Duration,
     /// The authorization step (authorization code).
     pub handler: Box<dyn AuthorizationHandler>,
     /// Where tokens go (default [`MemoryTokenStore`]).
@@ -485,6 +491,8 @@ impl OAuthConfig {
             client_metadata_url: None,
             dpop: true,
             refresh_margin: DEFAULT_REFRESH_MARGIN,
+            max_response_size: DEFAULT_MAX_RESPONSE_SIZE,
+            exchange_timeout: DEFAULT_EXCHANGE_TIMEOUT,
             handler: Box::new(handler),
             store: Box::new(MemoryTokenStore::default()),
         }
@@ -539,6 +547,20 @@ impl OAuthConfig {
         self
     }
 
+    /// Sets the largest response read from an OAuth endpoint.
+    #[must_use]
+    pub fn with_max_response_size(mut self, bytes: usize) -> Self {
+        self.max_response_size = bytes;
+        self
+    }
+
+    /// Sets the bound on one HTTP exchange with an OAuth endpoint.
+    #[must_use]
+    pub fn with_exchange_timeout(mut self, timeout: Duration) -> Self {
+        self.exchange_timeout = timeout;
+        self
+    }
+
     /// Sets the token store.
     #[must_use]
     pub fn with_store(mut self, store: impl TokenStore + 'static) -> Self {
@@ -555,7 +577,7 @@ pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tok
     let server = discovery::parse_url(server_url)?;
     let http = build(&HttpConfig::default(), server.scheme())
         .map_err(|e| OAuthError::Http(e.to_string()))?;
-    let (status, www) = discovery::probe(&http, &server).await?;
+    let (status, www) = discovery::probe(&http, &server, discovery::Limits::of(cfg)).await?;
     if status != http::StatusCode::UNAUTHORIZED {
         return Ok(None);
     }

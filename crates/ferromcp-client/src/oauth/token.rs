@@ -7,7 +7,7 @@ use http::{HeaderName, HeaderValue, Method, StatusCode};
 use serde_json::Value;
 use url::Url;
 
-use super::discovery::send;
+use super::discovery::{Limits, send};
 use super::jwt::{DpopKey, NonceFor};
 use super::{ClientKey, OAuthError, Tokens, now_secs};
 use crate::transport::http::client::HttpClient;
@@ -42,6 +42,8 @@ pub(super) struct TokenGrant {
     pub(super) resource: Option<String>,
     /// The DPoP key when tokens are DPoP-bound.
     pub(super) dpop: Option<DpopKey>,
+    /// The bounds on each exchange.
+    pub(super) limits: Limits,
 }
 
 /// The method for a client with (or without) a secret or key, given what the server lists
@@ -95,6 +97,7 @@ impl TokenGrant {
             let (form, headers) = self.prepare(params)?;
             let answer = send(
                 http,
+                self.limits,
                 Method::POST,
                 &self.token_endpoint,
                 Some(("application/x-www-form-urlencoded", form)),
