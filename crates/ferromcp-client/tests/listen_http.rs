@@ -507,3 +507,34 @@ async fn http_listen_delivers_other_tagged_notifications() {
     })
     .await;
 }
+
+/// `HttpConfig::max_concurrent_requests` bounds calls, not subscriptions: with a bound of one,
+/// two open listen streams leave room for calls. The listen stream's SSE keep-alive comments
+/// (2026-07-28 streamable-http: "clients must ignore such lines") are ignored.
+#[tokio::test]
+async fn http_listen_streams_do_not_take_request_permits() {
+    within(async {
+        let probe = Probe::default();
+        let s = server(&probe);
+        let mut config = ServerConfig::default();
+        config.keep_alive = Duration::from_millis(10);
+        let srv = start_with(s.server().clone(), config, Arc::new(Flags::default())).await;
+        let transport = HttpTransport::new(srv.url()).unwrap().config(
+            ferromcp_client::transport::http::HttpConfig::default().max_concurrent_requests(1),
+        );
+        let client = Client::builder()
+            .lifecycle(Lifecycle::Modern)
+            .connect(transport)
+            .await
+            .unwrap();
+        let mut a = client.listen(tools_and_a()).await.unwrap();
+        let _b = client.listen(tools_and_a()).await.unwrap();
+        client.list_tools(None).await.unwrap();
+        // Let keep-alive comments flow on both streams, then change something.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        s.add_tool("t2", || async { "t2" }).unwrap();
+        assert_eq!(a.next().await, Some(ListenEvent::ToolListChanged));
+        client.shutdown().await;
+    })
+    .await;
+}

@@ -227,11 +227,16 @@ impl Engine {
         }
         let TransportMessage { message, meta } = msg;
         match message {
+            // A `subscriptions/listen` stream lasts as long as its subscription: it takes no
+            // permit, so open subscriptions never starve calls.
+            Message::Request(req) if req.method == methods::SUBSCRIPTIONS_LISTEN => {
+                self.start_request(req, meta, None);
+            }
             Message::Request(req) => {
                 let Ok(permit) = self.requests.clone().acquire_owned().await else {
                     return false;
                 };
-                self.start_request(req, meta, permit);
+                self.start_request(req, meta, Some(permit));
             }
             Message::Notification(n) => self.send_notification(n, meta).await,
             other => {
@@ -390,7 +395,7 @@ impl Engine {
         self: &Arc<Self>,
         req: Request,
         meta: MessageMeta,
-        permit: OwnedSemaphorePermit,
+        permit: Option<OwnedSemaphorePermit>,
     ) {
         let id = req.id.clone();
         let params: Option<Value> = req.params.as_ref().and_then(|p| match p {

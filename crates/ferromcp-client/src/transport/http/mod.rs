@@ -127,6 +127,7 @@ pub struct HttpConfig {
     /// The largest SSE event, in bytes (default 4 MiB); larger events are dropped.
     pub max_event_size: usize,
     /// How many requests may be in flight at once (default 64); sending waits beyond that.
+    /// `subscriptions/listen` streams do not count.
     pub max_concurrent_requests: usize,
     /// How many times in a row a broken SSE stream is reconnected (default 5).
     pub max_reconnect_attempts: u32,
