@@ -20,7 +20,8 @@ OPTIONS:
     --auth                  protect /mcp with the embedded OAuth 2.1 authorization server
                             at http://ADDR (metadata, /authorize, /token, /register,
                             /revoke, /jwks; scope `mcp`). It approves every authorization
-                            request at once (no login page): for local development only.
+                            request at once (no login page): for local development only,
+                            so loopback addresses only (the issuer is http://ADDR).
                             Try it with `ferromcp inspect http://ADDR/mcp --oauth`.
 
 Loopback binds allow only loopback Host and Origin values by default (DNS-rebinding

@@ -112,6 +112,11 @@ async fn inspect_oauth_completes_the_flow_and_lists_tools() {
         assert!(!ok, "no token, no tools");
         assert!(err.contains("401") || err.to_lowercase().contains("unauthorized"), "{err}");
 
+        // The headless authorization server never listens beyond loopback.
+        let (ok, _, err) = cli(&["serve", "--http", "0.0.0.0:0", "--auth"]).await;
+        assert!(!ok);
+        assert!(err.contains("loopback"), "{err}");
+
         let (ok, _, err) = cli(&["tools", "ferromcp serve", "--oauth"]).await;
         assert!(!ok);
         assert!(err.contains("--oauth applies to http"), "{err}");
