@@ -86,7 +86,10 @@ async fn serve_auth_challenges_and_publishes_metadata() {
         let mut out = String::new();
         s.read_to_string(&mut out).await.unwrap();
         assert!(out.starts_with("HTTP/1.1 200"), "{out}");
-        assert!(out.contains(r#""code_challenge_methods_supported":["S256"]"#), "{out}");
+        assert!(
+            out.contains(r#""code_challenge_methods_supported":["S256"]"#),
+            "{out}"
+        );
     })
     .await
     .unwrap();
@@ -110,7 +113,10 @@ async fn inspect_oauth_completes_the_flow_and_lists_tools() {
 
         let (ok, _, err) = cli(&["tools", &url]).await;
         assert!(!ok, "no token, no tools");
-        assert!(err.contains("401") || err.to_lowercase().contains("unauthorized"), "{err}");
+        assert!(
+            err.contains("401") || err.to_lowercase().contains("unauthorized"),
+            "{err}"
+        );
 
         // The headless authorization server never listens beyond loopback.
         let (ok, _, err) = cli(&["serve", "--http", "0.0.0.0:0", "--auth"]).await;
