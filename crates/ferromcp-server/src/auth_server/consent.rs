@@ -14,6 +14,50 @@
 //!    [`deny`](super::AuthorizationServer::deny) — and sends back the redirect response it
 //!    returns.
 //!
+//! ```
+//! use ferromcp_dispatch::BoxFuture;
+//! use ferromcp_server::auth_server::{
+//!     AuthorizationRequest, AuthorizationServer, Consent, ConsentHook,
+//! };
+//! use ferromcp_server::http::McpBody;
+//!
+//! struct LoginPage;
+//!
+//! impl ConsentHook for LoginPage {
+//!     fn consent<'a>(
+//!         &'a self,
+//!         request: &'a AuthorizationRequest,
+//!         _http: &'a http::request::Parts,
+//!     ) -> BoxFuture<'a, Consent> {
+//!         // The request id is base64url: safe in HTML as it is. Anything else shown (the
+//!         // client's name, the scopes) must be HTML-escaped.
+//!         let page = format!(
+//!             r#"<form method="post" action="/login">
+//!                  <input type="hidden" name="request" value="{}">
+//!                  <input name="user"> <input name="password" type="password">
+//!                  <button>Allow</button></form>"#,
+//!             request.request_id
+//!         );
+//!         let mut r = http::Response::new(McpBody::full(page));
+//!         r.headers_mut().insert(
+//!             http::header::CONTENT_TYPE,
+//!             http::HeaderValue::from_static("text/html; charset=utf-8"),
+//!         );
+//!         Box::pin(async move { Consent::Respond(r) })
+//!     }
+//! }
+//!
+//! /// The application's `POST /login`, once it has checked the password (and its CSRF
+//! /// token): the redirect back to the client.
+//! async fn on_login(
+//!     server: &AuthorizationServer,
+//!     request_id: &str,
+//!     user: &str,
+//! ) -> http::Response<McpBody> {
+//!     server.approve(request_id, user, vec!["mcp".to_owned()]).await
+//! }
+//! ```
+//!
 //! Pending requests expire after
 //! [`pending_ttl`](super::AuthServerConfig::pending_ttl) (default
 //! [`DEFAULT_PENDING_TTL`](super::DEFAULT_PENDING_TTL)) and can be completed once.
