@@ -10,8 +10,10 @@
 //!   filter it agreed to, [`Subscription::acknowledged`]) opens it; every notification that
 //!   carries the id in `_meta["io.modelcontextprotocol/subscriptionId"]` is an event of this
 //!   subscription and no other (the spec's correlation rule; several subscriptions may be
-//!   open at once). Over Streamable HTTP the request's response is an SSE stream that stays
-//!   open; the request has no timeout.
+//!   open at once); tagged notifications other than the four change kinds (an extension's)
+//!   arrive as [`ListenEvent::Other`]. Over Streamable HTTP the request's response is an SSE
+//!   stream that stays open (it does not count against `HttpConfig::max_concurrent_requests`);
+//!   the request has no timeout.
 //! - **Ending**: dropping the [`Subscription`] (or [`Subscription::close`]) abandons the
 //!   request: over Streamable HTTP its POST is aborted, which closes the response stream (the
 //!   2026-07-28 cancellation signal); on stdio, message streams and in process the server is
@@ -21,7 +23,8 @@
 //!   chose to stop. The last event is always [`ListenEvent::Ended`], then `next` gives `None`.
 //! - **Reconnection**: a stream that drops without the server's answer (-32000: the
 //!   connection or response stream broke; -32001; an HTTP 5xx or 429 without a JSON-RPC
-//!   answer) is re-established with a new `subscriptions/listen`, after
+//!   answer) is re-established with a new `subscriptions/listen` (2026-07-28 has no
+//!   `Last-Event-ID` resumption), after
 //!   [`ListenOptions::reconnect_delay`], doubling per failed attempt up to
 //!   [`ListenOptions::max_reconnect_delay`], at most [`ListenOptions::max_reconnects`]
 //!   attempts in a row (the count restarts once a new stream is acknowledged). A reconnected
@@ -689,15 +692,17 @@ fn retryable(e: &ClientError) -> bool {
     let Some(e) = e.as_protocol() else {
         return false;
     };
-    if e.code == ErrorCode::CONNECTION_CLOSED || e.code == ErrorCode::REQUEST_TIMEOUT {
-        return true;
-    }
+    // An HTTP answer decides by its status (some servers send -32000 with a 400, which is
+    // no dropped stream); otherwise only a broken connection or stream, or a timeout.
     let status = e
         .data
         .as_ref()
         .and_then(|d| d.get("httpStatus"))
         .and_then(Value::as_u64);
-    matches!(status, Some(429 | 500..=599))
+    match status {
+        Some(status) => status == 429 || (500..=599).contains(&status),
+        None => e.code == ErrorCode::CONNECTION_CLOSED || e.code == ErrorCode::REQUEST_TIMEOUT,
+    }
 }
 
 fn failure(e: ClientError) -> ErrorObject {
@@ -820,7 +825,12 @@ async fn drive(
         }
         failures += 1;
         let delay = opts.backoff(failures);
-        tracing::debug!(error = %error, attempt = failures, ?delay, "the listen stream dropped: reconnecting");
+        tracing::debug!(
+            error = %error,
+            attempt = failures,
+            ?delay,
+            "the listen stream dropped: reconnecting"
+        );
         tokio::time::sleep(delay).await;
     }
 }
@@ -1008,6 +1018,12 @@ mod tests {
         assert!(retryable(&http(503)));
         assert!(retryable(&http(429)));
         assert!(!retryable(&http(403)));
+        let closed_400 =
+            ErrorObject::connection_closed().with_data(serde_json::json!({"httpStatus": 400}));
+        assert!(
+            !retryable(&e(closed_400)),
+            "-32000 in an HTTP 400 is the server's answer"
+        );
         assert!(!retryable(&e(ErrorObject::method_not_found(
             "subscriptions/listen"
         ))));
