@@ -925,7 +925,7 @@ impl Client {
         );
         let can_subscribe = resources.and_then(|c| c.subscribe) == Some(true);
         let mut uris: Vec<String> = Vec::new();
-        if can_subscribe {
+        if can_subscribe && filter.resource_subscriptions.is_some() {
             for uri in filter.resource_subscriptions.iter().flatten() {
                 if !uris.contains(uri) {
                     uris.push(uri.clone());
