@@ -381,7 +381,10 @@ async fn handshake_fallback_uses_resources_subscribe() {
         assert_eq!(sub.acknowledged(), tools_and_a());
         // What was not asked for is not acknowledged (no empty URI list).
         let tools = SubscriptionFilter::new().with_tools_list_changed(true);
-        assert_eq!(client.listen(tools.clone()).await.unwrap().acknowledged(), tools);
+        assert_eq!(
+            client.listen(tools.clone()).await.unwrap().acknowledged(),
+            tools
+        );
         assert_eq!(probe.calls(methods::RESOURCES_SUBSCRIBE), 1);
         // A second subscription to the same URI shares the server-side subscription.
         let second = client.listen(tools_and_a()).await.unwrap();
