@@ -243,6 +243,21 @@ impl RequestContext {
         self.http_parts().and_then(|p| p.extensions.get())
     }
 
+    /// The id of the task this handler runs as, if it runs as one (see [`crate::tasks`]).
+    pub fn task_id(&self) -> Option<&str> {
+        self.task.as_deref().map(crate::tasks::TaskScope::id)
+    }
+
+    /// Inside a task: sets the task's `statusMessage` (what `tasks/get` shows, e.g. how far
+    /// the work is); whether the message was recorded (`false` outside a task, or once the
+    /// task is finished).
+    pub async fn set_task_status(&self, message: impl Into<String>) -> bool {
+        match &self.task {
+            Some(task) => task.set_message(message.into()).await,
+            None => false,
+        }
+    }
+
     /// The lifespan value of type `T`, if the server has a lifespan of that type.
     pub fn lifespan<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         let value: Arc<dyn Any + Send + Sync> = self.server.lifespan_value()?;

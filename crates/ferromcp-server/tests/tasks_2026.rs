@@ -567,3 +567,36 @@ async fn sep2663_status_notifications_on_a_listen_stream() {
     })
     .await;
 }
+
+/// SEP-2663 `statusMessage`: a handler running as a task sets the message `tasks/get` shows
+/// and knows its task id; outside a task the same handler records nothing.
+#[tokio::test(start_paused = true)]
+async fn status_messages_from_inside_a_task() {
+    within(async {
+        let s = McpServer::builder("status", "1")
+            .tool(
+                ToolSpec::new("report").task_support(TaskSupport::Optional),
+                |ctx: RequestContext| async move {
+                    let recorded = ctx.set_task_status("halfway there").await;
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    format!("{recorded} {}", ctx.task_id().unwrap_or("no task"))
+                },
+            )
+            .build()
+            .unwrap();
+        let c = Client::connect(&s, task_caps());
+        let created = c.call("report", json!({})).await.unwrap();
+        let id = created["taskId"].as_str().unwrap().to_owned();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let working = c.get(&id).await.unwrap();
+        assert_eq!(working["status"], "working");
+        assert_eq!(working["statusMessage"], "halfway there");
+        let done = c.until(&id, "completed").await;
+        assert_eq!(done["result"]["content"][0]["text"], format!("true {id}"));
+
+        let plain = Client::connect(&s, json!({}));
+        let r = plain.call("report", json!({})).await.unwrap();
+        assert_eq!(r["content"][0]["text"], "false no task");
+    })
+    .await;
+}

@@ -59,13 +59,18 @@ fn described(answer: &ElicitResult) -> String {
     format!("{:?} {content}", answer.action).to_lowercase()
 }
 
-/// `slow_compute`: works `seconds` seconds (cancellable), then reports.
+/// `slow_compute`: works `seconds` seconds (cancellable; a status message while it runs as a
+/// task), then reports.
 async fn slow_compute(
     Args(a): Args<SlowArgs>,
+    ctx: RequestContext,
     cancel: CancellationToken,
 ) -> Result<String, ToolError> {
     let seconds = a.seconds.clamp(0.0, MAX_SECONDS);
     let label = a.label.unwrap_or_else(|| "job".to_owned());
+    // Run as a task, the message shows on `tasks/get`; a plain call records nothing.
+    ctx.set_task_status(format!("computing {label} for {seconds}s"))
+        .await;
     tokio::select! {
         () = tokio::time::sleep(Duration::from_secs_f64(seconds)) => {
             Ok(format!("Computed {label} in {seconds}s"))

@@ -17,8 +17,9 @@
 //!
 //! A tool opts in with [`ToolSpec::task_support`](crate::mcp_server::ToolSpec::task_support)
 //! (`optional` or `required`); its handler is unchanged: the same function serves a plain call
-//! and a task. Inside a task, [`RequestContext::elicit_form`](crate::RequestContext) and the
-//! other input methods park the task in `input_required` until the client answers, and the
+//! and a task. Inside a task, [`RequestContext::set_task_status`] sets the `statusMessage`
+//! clients see, [`RequestContext::elicit_form`] and the other input methods park the task in
+//! `input_required` until the client answers, and the
 //! `CancellationToken` extractor is raised by `tasks/cancel` (the handler gets
 //! [`TaskSettings::cancel_grace`] to stop before it is dropped).
 //!
@@ -969,6 +970,32 @@ impl std::fmt::Debug for TaskScope {
 }
 
 impl TaskScope {
+    /// The task's id.
+    pub(crate) fn id(&self) -> &str {
+        &self.task_id
+    }
+
+    /// Sets the task's `statusMessage`; whether it was recorded.
+    pub(crate) async fn set_message(&self, message: String) -> bool {
+        let change: TaskChange = Box::new(move |r| {
+            if !r.status.is_terminal() {
+                r.status_message = Some(message.clone());
+                r.last_updated_at = now();
+            }
+        });
+        match self.tasks.store().update(&self.task_id, change).await {
+            Ok(Some(r)) if !r.status.is_terminal() => {
+                self.tasks.publish(&r);
+                true
+            }
+            Ok(_) => false,
+            Err(e) => {
+                tracing::warn!(task = %self.task_id, error = %e, "could not record a status message");
+                false
+            }
+        }
+    }
+
     fn cancelled() -> ErrorObject {
         ErrorObject::new(ErrorCode::REQUEST_CANCELLED, "the task was cancelled")
     }
