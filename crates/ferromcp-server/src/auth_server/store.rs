@@ -198,8 +198,9 @@ pub struct StoreError(pub String);
 /// tokens and revocations each).
 pub const DEFAULT_MAX_RECORDS: usize = 100_000;
 
-/// A process-local [`AuthStore`]. Expired records are swept as new ones come in; each table
-/// holds at most [`DEFAULT_MAX_RECORDS`] (settable) and refuses more.
+/// A process-local [`AuthStore`]. Each table holds at most [`DEFAULT_MAX_RECORDS`]
+/// (settable); a full table first drops its expired records, then refuses more (the
+/// endpoint answers `server_error`). Expired codes and refresh tokens are never returned.
 #[derive(Debug)]
 pub struct InMemoryAuthStore {
     max: usize,
