@@ -318,9 +318,7 @@ impl Handler for ClientHandler {
             _ => {}
         }
         // Then to the change subscriptions (which consume their acknowledgments).
-        self.handlers
-            .listeners
-            .route(method, params, &self.cache)
+        self.handlers.listeners.route(method, params, &self.cache)
     }
 }
 
