@@ -46,7 +46,8 @@
 //!   API over the session. List changes come from the session's `list_changed`
 //!   notifications, acknowledged as far as the server's capabilities declare `listChanged`;
 //!   resource updates need the `resources.subscribe` capability: each URI is subscribed with
-//!   `resources/subscribe` (shared between subscriptions of this client, reference-counted)
+//!   `resources/subscribe` (shared between subscriptions of this client, reference-counted;
+//!   an update of a URI under a subscribed one counts, as the schema allows sub-resources)
 //!   and unsubscribed when the last subscription listening to it closes; a refused
 //!   `resources/subscribe` fails the opening with the server's error. A capability the
 //!   server lacks is left out of [`Subscription::acknowledged`], as a 2026-07-28 server
@@ -400,7 +401,9 @@ fn event_of(method: &str, params: Option<&Value>) -> Option<ListenEvent> {
     })
 }
 
-/// Whether a filter covers an event (handshake-era routing).
+/// Whether a filter covers an event (handshake-era routing). An update may name a
+/// sub-resource of the subscribed one (schema: `ResourceUpdatedNotificationParams.uri`), so a
+/// URI under a subscribed one counts.
 fn covers(filter: &SubscriptionFilter, event: &ListenEvent) -> bool {
     match event {
         ListenEvent::ToolListChanged => filter.tools_list_changed == Some(true),
@@ -410,7 +413,7 @@ fn covers(filter: &SubscriptionFilter, event: &ListenEvent) -> bool {
             .resource_subscriptions
             .iter()
             .flatten()
-            .any(|u| u == uri),
+            .any(|u| uri.starts_with(u.as_str())),
         _ => false,
     }
 }
@@ -1003,6 +1006,20 @@ mod tests {
                 ListenEvent::Ended(ListenEnd::ServerClosed),
             ]
         );
+    }
+
+    /// Handshake-era routing: the asked-for kinds; updates of a subscribed URI or one under it.
+    #[test]
+    fn handshake_routing_covers() {
+        let f = SubscriptionFilter::new()
+            .with_prompts_list_changed(true)
+            .with_resource_subscriptions(vec!["file:///dir/".into()]);
+        let updated = |u: &str| ListenEvent::ResourceUpdated(u.into());
+        assert!(covers(&f, &ListenEvent::PromptListChanged));
+        assert!(!covers(&f, &ListenEvent::ToolListChanged));
+        assert!(covers(&f, &updated("file:///dir/")));
+        assert!(covers(&f, &updated("file:///dir/a.txt")));
+        assert!(!covers(&f, &updated("file:///other")));
     }
 
     /// Only connection-level failures (and transient HTTP statuses) are reconnected.
