@@ -419,3 +419,30 @@ async fn tasks_list_pages_with_cursors() {
     })
     .await;
 }
+
+/// Tasks › Creating tasks: a task-augmented call whose arguments do not fit the schema is
+/// still answered with a task (the receiver accepted the task-augmented request), which
+/// completes with the tool error.
+#[tokio::test(start_paused = true)]
+async fn invalid_arguments_in_a_requested_task_complete_it_with_a_tool_error() {
+    within(async {
+        let c = Client::connect(&server(TaskSettings::new())).await;
+        let created = c
+            .task_call("work", json!({"seconds": "soon"}), json!({}))
+            .await
+            .unwrap();
+        let id = created["task"]["taskId"].as_str().unwrap().to_owned();
+        let result = c
+            .request("tasks/result", json!({"taskId": id}))
+            .await
+            .unwrap();
+        assert_eq!(result["isError"], true);
+        assert!(
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("seconds")
+        );
+    })
+    .await;
+}

@@ -261,10 +261,7 @@ pub(crate) async fn call(
     let arguments = Value::Object(params.arguments.unwrap_or_default());
     // Arguments that do not fit the schema are a tool error the model can read and correct,
     // not a protocol error.
-    if let Err(errors) = entry.validator.validate(&arguments) {
-        let result = CallToolResult::error(errors.to_string());
-        return Ok(CallAnswer::Plain(MaybeInputRequired::Complete(result)));
-    }
+    let invalid = entry.validator.validate(&arguments).err();
     let call = ToolCall {
         ctx,
         name: params.name,
@@ -272,6 +269,21 @@ pub(crate) async fn call(
         state: shared.state.clone(),
         resolved: Default::default(),
     };
+    if let Some(errors) = invalid {
+        let result = CallToolResult::error(errors.to_string());
+        // A task the client asked for (2025-11-25) is still a task, one that ends at once.
+        if let (crate::tasks::Mode::Task { ttl_ms }, Some(tasks)) = (mode, &shared.tasks)
+            && !call.ctx.protocol_version().is_modern()
+        {
+            let created = tasks
+                .spawn(call, ttl_ms, move |_| {
+                    Box::pin(std::future::ready(Ok(result)))
+                })
+                .await?;
+            return Ok(CallAnswer::Task(created));
+        }
+        return Ok(CallAnswer::Plain(MaybeInputRequired::Complete(result)));
+    }
     let round = Round {
         method: methods::TOOLS_CALL,
         bind_arguments: true,
