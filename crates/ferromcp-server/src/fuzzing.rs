@@ -264,6 +264,7 @@ fn repeats_within_expression(t: &UriTemplate) -> bool {
 /// required in those cases. Reserved expansion (`{+x}`, `{#x}`) writes `/`, `?` and the
 /// other delimiters unencoded, so a captured `%2F` comes back as a `/` that splits
 /// differently: nothing is required of those templates but bounded, panic-free matching.
+/// A re-expansion longer than the template's URI limit is not required to match either.
 fn fixpoint(
     t: &UriTemplate,
     caps: &[(String, String)],
@@ -278,6 +279,10 @@ fn fixpoint(
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     });
+    if again.len() > t.max_uri_len() {
+        // Re-encoding can lengthen the URI past the limit, where nothing matches.
+        return;
+    }
     let matched = timed(&again);
     assert!(
         matched.is_some(),
