@@ -822,3 +822,75 @@ async fn tokens_are_never_logged() {
     .await
     .unwrap();
 }
+
+/// Writes one raw HTTP/1.1 request on `conn` and reads its response head and body (by
+/// Content-Length); `None` when the server closed the connection instead.
+async fn raw_exchange(
+    conn: &mut tokio::net::TcpStream,
+    addr: SocketAddr,
+    auth: Option<&str>,
+) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = modern_call(1, "whoami", json!({})).to_string();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
+         mcp-method: tools/call\r\nmcp-name: whoami\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    if let Some(a) = auth {
+        req.push_str(&format!("authorization: {a}\r\n"));
+    }
+    req.push_str("\r\n");
+    // The head and the body in separate segments, as clients that stream bodies send them:
+    // the server answers (401) before the body has arrived.
+    conn.write_all(req.as_bytes()).await.ok()?;
+    conn.flush().await.ok()?;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    conn.write_all(body.as_bytes()).await.ok()?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let len = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                return Some(text);
+            }
+        }
+        let n = conn.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// RFC 6750 §3 / RFC 9110 §9.3.3: a 401 to an unauthenticated POST leaves the connection
+/// usable, so a client that retries with its token on the same (kept-alive) connection gets
+/// an answer, not a disconnect (the body is read, within a bound, before the 401 goes out).
+#[tokio::test]
+async fn a_401_keeps_the_connection_for_the_authorized_retry() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let tok = s.key.sign(&claims("alice", "mcp", json!({})));
+        for _ in 0..5 {
+            let mut conn = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+            let first = raw_exchange(&mut conn, s.addr, None).await.unwrap();
+            assert!(first.starts_with("HTTP/1.1 401"), "{first}");
+            let second = raw_exchange(&mut conn, s.addr, Some(&bearer(&tok)))
+                .await
+                .expect("the connection was closed after the 401");
+            assert!(second.starts_with("HTTP/1.1 200"), "{second}");
+        }
+    })
+    .await
+    .unwrap();
+}

@@ -21,6 +21,11 @@ use super::security::{self, Rejection};
 use super::{legacy, modern};
 use crate::server::Server;
 
+/// The most body bytes read from a request whose token check failed, before its 401 or 403 is
+/// sent (a larger body is not read; the connection then closes).
+#[cfg(feature = "auth")]
+const UNAUTHENTICATED_DRAIN_LIMIT: usize = 64 * 1024;
+
 /// The authenticated caller of a request, as an authentication layer in front of the
 /// service records it (in the request's extensions). Handshake-era sessions are bound to the
 /// principal that created them: a request from another principal gets 404, as for an
@@ -172,6 +177,17 @@ where
     #[cfg(feature = "auth")]
     if let Some(auth) = &shared.config.auth {
         if let Err(r) = super::auth::authenticate(auth, &mut parts).await {
+            // Read the body (within its limit) before answering: a 401 sent while the request
+            // body is still unread makes hyper close the connection, and a client that reuses
+            // it for its authorized retry then sees a disconnect instead of an answer.
+            let declared = parts
+                .headers
+                .get(CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<u64>().ok());
+            // Bounded far below the body limit: an unauthenticated caller gets no large reads.
+            let drain = shared.config.max_body_size.min(UNAUTHENTICATED_DRAIN_LIMIT);
+            let _ = read_body(body, declared, drain).await;
             return r;
         }
     }
