@@ -23,6 +23,7 @@
 //! assert!(kind.contains(Kind::ClientRequest) && kind.contains(Kind::ServerRequest));
 //! ```
 
+mod compile;
 mod data;
 mod generated;
 mod schema;
