@@ -188,17 +188,17 @@ impl Loop {
             answered: AtomicBool::new(false),
         });
         {
+            // One hash of the id: the entry both checks for a duplicate and claims the slot.
             let mut in_flight = lock(&self.shared.in_flight);
-            if in_flight.contains_key(&req.id) {
-                return None;
+            match in_flight.entry(req.id.clone()) {
+                std::collections::hash_map::Entry::Occupied(_) => return None,
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(InFlight {
+                        state: state.clone(),
+                        abort: None,
+                    });
+                }
             }
-            in_flight.insert(
-                req.id.clone(),
-                InFlight {
-                    state: state.clone(),
-                    abort: None,
-                },
-            );
         }
         let related = Arc::new(super::Related {
             shared: self.shared.clone(),
@@ -363,13 +363,15 @@ async fn serve(
     drop(slot);
     {
         let mut in_flight = lock(&shared.in_flight);
-        if in_flight
-            .get(&id)
-            .is_some_and(|e| Arc::ptr_eq(&e.state, &state))
-        {
-            in_flight.remove(&id);
-            if in_flight.is_empty() {
-                shared.idle.notify_waiters();
+        // Remove first (one hash); put back the rare entry that is not this request's (a later
+        // request reusing the id after this one was cancelled).
+        if let Some(entry) = in_flight.remove(&id) {
+            if Arc::ptr_eq(&entry.state, &state) {
+                if in_flight.is_empty() {
+                    shared.idle.notify_waiters();
+                }
+            } else {
+                in_flight.insert(id.clone(), entry);
             }
         }
     }
