@@ -100,6 +100,9 @@ pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(5);
 pub const DEFAULT_STORE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 /// How many tasks one `tasks/list` page holds, by default.
 pub const DEFAULT_TASK_LIST_PAGE_SIZE: usize = 100;
+/// The default `tasks/list` page size under its first name (same value as
+/// [`DEFAULT_TASK_LIST_PAGE_SIZE`]).
+pub const TASK_LIST_PAGE_SIZE: usize = DEFAULT_TASK_LIST_PAGE_SIZE;
 
 /// How the server runs tasks: where they are kept, how long, how many per principal.
 ///
