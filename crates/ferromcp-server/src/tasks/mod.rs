@@ -527,6 +527,9 @@ impl Tasks {
         requested: Option<&TaskMetadata>,
     ) -> Result<Mode, ErrorObject> {
         let version = ctx.protocol_version();
+        if support == TaskSupport::Forbidden && requested.is_none() {
+            return Ok(Mode::Plain);
+        }
         if version.is_modern() {
             // SEP-2663: the server decides; a legacy `task` param is ignored.
             let declared = declares_extension(ctx.connection().client_capabilities().as_ref());
