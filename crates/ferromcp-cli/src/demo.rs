@@ -3,6 +3,8 @@
 
 // The fixtures that ask the client for input (elicitation, sampling, roots): own file.
 mod input;
+// The skills (the `sep-2640-skills-*` scenarios): own file.
+mod skills;
 // The task fixtures (the `tasks-*` scenarios): own file.
 mod tasks;
 
@@ -269,7 +271,8 @@ async fn reconnection(ctx: RequestContext) -> &'static str {
 
 /// Builds the demo server.
 pub(crate) fn server() -> McpServer {
-    let built = McpServer::builder("ferromcp-demo", env!("CARGO_PKG_VERSION"))
+    let demo = McpServer::builder("ferromcp-demo", env!("CARGO_PKG_VERSION"));
+    let built = skills::register(demo)
         .instructions("A demo server: try the add, echo and countdown tools.")
         .tasks(ferromcp_server::tasks::TaskSettings::new())
         .tool(

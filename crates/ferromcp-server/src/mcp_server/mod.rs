@@ -34,6 +34,7 @@ mod registry;
 mod resolve;
 mod resources;
 mod schema;
+mod skills;
 mod tools;
 
 use std::fmt;
@@ -66,6 +67,10 @@ pub use prompts::PromptSpec;
 pub use resolve::{Ask, DEFAULT_MAX_INPUT_ROUNDS, ResolveError, Resolved, Resolver, ResolverRef};
 pub use resources::ResourceSpec;
 pub use schema::{object_schema, schema_object_for};
+pub use skills::{
+    DEFAULT_MAX_SKILL_BYTES, DEFAULT_MAX_SKILL_FILES, DIRECTORY_MIME_TYPE, EXTENSION_SKILLS,
+    METHOD_RESOURCES_DIRECTORY_READ, METHOD_SKILLS_GET, METHOD_SKILLS_LIST, Skill, SkillLimits,
+};
 pub use tools::{ToolDef, ToolSpec};
 
 use crate::middleware::Middleware;
@@ -103,6 +108,8 @@ pub(crate) struct Shared {
     pub(crate) rounds: Rounds,
     /// The task engine, when the server serves tasks.
     pub(crate) tasks: Option<Arc<crate::tasks::Tasks>>,
+    /// The skills extension (SEP-2640), fixed at build time.
+    pub(crate) skills: skills::Skills,
 }
 
 impl McpServer {
@@ -125,6 +132,8 @@ impl McpServer {
             page_size: DEFAULT_PAGE_SIZE,
             errors: Vec::new(),
             tasks: None,
+            skills: Vec::new(),
+            skill_limits: SkillLimits::default(),
         }
     }
 
@@ -197,6 +206,16 @@ impl McpServer {
         self.server.notify_resource_updated(uri);
     }
 
+    /// The `SKILL.md` URIs of the registered skills (SEP-2640), in registration order.
+    pub fn skill_uris(&self) -> Vec<String> {
+        self.shared
+            .skills
+            .entries()
+            .iter()
+            .map(|s| s.uri.clone())
+            .collect()
+    }
+
     /// The names of the registered prompts, in registration order.
     pub fn prompt_names(&self) -> Vec<String> {
         self.shared.prompts.names()
@@ -260,6 +279,8 @@ pub struct McpServerBuilder {
     state_config: Option<SealerConfig>,
     max_input_rounds: u32,
     tasks: Option<crate::tasks::TaskSettings>,
+    skills: Vec<Skill>,
+    skill_limits: SkillLimits,
 }
 
 impl McpServerBuilder {
@@ -312,6 +333,19 @@ impl McpServerBuilder {
             Ok(entry) => self.templates.push(entry),
             Err(e) => self.errors.push(e),
         }
+        self
+    }
+
+    /// Registers a skill (the skills extension, SEP-2640; see [`Skill`]). Its files are
+    /// checked, and their digests computed, when the server is built.
+    pub fn skill(mut self, skill: Skill) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Sets the per-skill limits (default [`SkillLimits::default`]: 512 files, 16 MiB).
+    pub fn skill_limits(mut self, limits: SkillLimits) -> Self {
+        self.skill_limits = limits;
         self
     }
 
@@ -502,11 +536,26 @@ impl McpServerBuilder {
             StateSealer::with_config(keys, config),
             self.max_input_rounds,
         );
+        let skills = skills::Skills::build(self.skills, self.skill_limits)?;
+        let mut resources = self.resources;
+        for skill in skills.entries() {
+            let text = skill.skill_md();
+            let spec = ResourceSpec::new(skill.uri.clone(), skill.name.clone())
+                .description(skill.description.clone())
+                .mime_type("text/markdown")
+                .size(skill.skill_md_size());
+            let read = move || {
+                let text = text.clone();
+                async move { text }
+            };
+            resources.push(resources::resource_entry(spec, read));
+        }
+        let has_skills = !skills.is_empty();
         let has_completions = !self.completions.is_empty();
         let has_tools = self.enable.tools || !self.tools.is_empty();
         let has_prompts = self.enable.prompts || !self.prompts.is_empty();
         let has_resources =
-            self.enable.resources || !self.resources.is_empty() || !self.templates.is_empty();
+            self.enable.resources || !resources.is_empty() || !self.templates.is_empty();
         let task_tools = self
             .tools
             .iter()
@@ -522,13 +571,14 @@ impl McpServerBuilder {
             Shared {
                 tools: Registry::new(self.tools),
                 prompts: Registry::new(self.prompts),
-                resources: Registry::new(self.resources),
+                resources: Registry::new(resources),
                 templates: Registry::new(self.templates),
                 completions: self.completions,
                 state: Arc::new(state),
                 page_size: self.page_size,
                 rounds,
                 tasks: tasks.clone(),
+                skills,
             }
         });
         let s = &shared;
@@ -590,6 +640,9 @@ impl McpServerBuilder {
                 Ok(EmptyResult::new())
             });
         }
+        if has_skills {
+            low = register_skills(low, s);
+        }
         // 2026-07-28: change notifications travel only on listen streams; serving it also
         // makes the 2026 capabilities announce listChanged / subscribe.
         let offered = listen::Offered {
@@ -614,4 +667,28 @@ impl McpServerBuilder {
         let server = low.build()?;
         Ok(McpServer { shared, server })
     }
+}
+
+/// Serves the skills extension (SEP-2640): `skills/list`, `skills/get` and
+/// `resources/directory/read`, and declares it with `directoryRead` (the capabilities carry
+/// `extensions` from 2026-07-28 on).
+fn register_skills(low: ServerBuilder, s: &Arc<Shared>) -> ServerBuilder {
+    let mut directory_read = JsonObject::new();
+    directory_read.insert("directoryRead".into(), true.into());
+    let low = low.extension(EXTENSION_SKILLS, directory_read);
+    let sh = s.clone();
+    let low = low.on_request(METHOD_SKILLS_LIST, move |ctx, p| {
+        let sh = sh.clone();
+        async move { skills::list(&sh.skills, &ctx, &p, sh.page_size) }
+    });
+    let sh = s.clone();
+    let low = low.on_request(METHOD_SKILLS_GET, move |ctx, p| {
+        let sh = sh.clone();
+        async move { skills::get(&sh.skills, &ctx, &p) }
+    });
+    let sh = s.clone();
+    low.on_request(METHOD_RESOURCES_DIRECTORY_READ, move |ctx, p| {
+        let sh = sh.clone();
+        async move { skills::read_directory(&sh.skills, &ctx, &p, sh.page_size) }
+    })
 }

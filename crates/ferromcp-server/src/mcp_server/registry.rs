@@ -107,12 +107,12 @@ fn invalid_cursor() -> ErrorObject {
 }
 
 /// An opaque cursor for the page that starts at `offset`.
-fn encode_cursor(offset: usize) -> Cursor {
+pub(crate) fn encode_cursor(offset: usize) -> Cursor {
     format!("{CURSOR_PREFIX}{offset:x}")
 }
 
 /// The offset a cursor names; -32602 for a cursor this server did not make.
-fn decode_cursor(cursor: Option<&Cursor>) -> Result<usize, ErrorObject> {
+pub(crate) fn decode_cursor(cursor: Option<&Cursor>) -> Result<usize, ErrorObject> {
     let Some(cursor) = cursor else { return Ok(0) };
     cursor
         .strip_prefix(CURSOR_PREFIX)

@@ -208,6 +208,10 @@ pub(crate) async fn read(
     let uri = params.uri;
     let state = shared.state.clone();
     let answers = (params.input_responses, params.request_state);
+    // Skill files (SEP-2640), including the SKILL.md listed below as a static resource.
+    if let Some(result) = shared.skills.read(&uri) {
+        return Ok(MaybeInputRequired::Complete(result));
+    }
     if let Some(entry) = shared.resources.get(&uri) {
         let call = ToolCall {
             ctx,
