@@ -49,6 +49,8 @@ pub mod multiround;
 pub mod oauth;
 mod options;
 mod pagination;
+#[cfg(feature = "skills")]
+pub mod skills;
 pub mod tasks;
 pub mod transport;
 

@@ -1,0 +1,252 @@
+//! The skills extension (`io.modelcontextprotocol/skills`, SEP-2640), client side (feature
+//! `skills`): typed `skills/list`, `skills/get` and `resources/directory/read`, and
+//! [`Client::read_skill_file`], which reads one file of a skill's manifest and verifies it
+//! against the entry's `size` and `digest` before handing the bytes out (SEP-2640 "Integrity
+//! and verification": content that fails either check is never returned).
+//!
+//! Comparing a fetched `SKILL.md`'s frontmatter with the entry's `frontmatter` (also required
+//! of hosts) needs a YAML reader and is left to the caller.
+
+use base64::Engine as _;
+use ferromcp_types::mcp::{Cursor, JsonObject, Resource, ResourceContents};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::{Client, ClientError, RequestOptions};
+
+/// The extension identifier.
+pub const EXTENSION_SKILLS: &str = "io.modelcontextprotocol/skills";
+
+/// One skill, as `skills/list` and `skills/get` describe it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[non_exhaustive]
+pub struct SkillEntry {
+    /// The URI of the skill's `SKILL.md` (`skill://<skill-path>/SKILL.md`).
+    pub uri: String,
+    /// The `SKILL.md` YAML frontmatter as a JSON object (at least `name` and `description`).
+    pub frontmatter: JsonObject,
+    /// The skill's files, or [`SkillResources::Dynamic`].
+    pub resources: SkillResources,
+}
+
+impl SkillEntry {
+    /// The frontmatter's `name`, if it is a string.
+    pub fn name(&self) -> Option<&str> {
+        self.frontmatter.get("name").and_then(Value::as_str)
+    }
+
+    /// The frontmatter's `description`, if it is a string.
+    pub fn description(&self) -> Option<&str> {
+        self.frontmatter.get("description").and_then(Value::as_str)
+    }
+}
+
+/// A skill's manifest of files.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "Value")]
+#[non_exhaustive]
+pub enum SkillResources {
+    /// Every file of the skill, `SKILL.md` included, with digest and size.
+    Files(Vec<SkillFile>),
+    /// `"dynamic"`: the server publishes no manifest.
+    Dynamic,
+}
+
+impl TryFrom<Value> for SkillResources {
+    type Error = String;
+
+    fn try_from(value: Value) -> Result<Self, String> {
+        match value {
+            Value::String(s) if s == "dynamic" => Ok(Self::Dynamic),
+            Value::Array(_) => serde_json::from_value(value)
+                .map(Self::Files)
+                .map_err(|e| e.to_string()),
+            other => Err(format!(
+                "resources is neither an array nor \"dynamic\": {other}"
+            )),
+        }
+    }
+}
+
+/// One file of a skill's manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct SkillFile {
+    /// The file's resource URI.
+    pub uri: String,
+    /// `sha256:<64 lowercase hex>` of the file's raw bytes.
+    pub digest: String,
+    /// The length of the file's raw bytes.
+    pub size: u64,
+}
+
+/// One page of `skills/list`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ListSkillsResult {
+    /// The skills on this page (an entry is never split across pages).
+    pub skills: Vec<SkillEntry>,
+    /// The cursor of the next page, if any.
+    #[serde(default)]
+    pub next_cursor: Option<Cursor>,
+}
+
+/// The result of `skills/get`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[non_exhaustive]
+pub struct GetSkillResult {
+    /// The skill's entry.
+    pub skill: SkillEntry,
+}
+
+/// One page of `resources/directory/read`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DirectoryReadResult {
+    /// The directory's direct children (subdirectories have the MIME type
+    /// `inode/directory`).
+    pub resources: Vec<Resource>,
+    /// The cursor of the next page, if any.
+    #[serde(default)]
+    pub next_cursor: Option<Cursor>,
+}
+
+/// Why [`Client::read_skill_file`] returned no bytes.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillFileError {
+    /// The read failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The result had no contents for the file, or a blob that is not base64.
+    #[error("resources/read of {uri} returned no usable contents")]
+    NoContents {
+        /// The file.
+        uri: String,
+    },
+    /// The bytes' length differs from the manifest's `size`.
+    #[error("{uri}: {actual} bytes, the manifest says {expected}")]
+    SizeMismatch {
+        /// The file.
+        uri: String,
+        /// The manifest's size.
+        expected: u64,
+        /// The size read.
+        actual: u64,
+    },
+    /// The bytes' SHA-256 differs from the manifest's `digest`.
+    #[error("{uri}: digest {actual}, the manifest says {expected}")]
+    DigestMismatch {
+        /// The file.
+        uri: String,
+        /// The manifest's digest.
+        expected: String,
+        /// The digest of what was read.
+        actual: String,
+    },
+}
+
+/// `sha256:<hex>` of `bytes`, as SEP-2640 formats digests.
+pub fn skill_digest(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::from("sha256:"), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+fn decode<T: serde::de::DeserializeOwned>(method: &str, value: Value) -> Result<T, ClientError> {
+    serde_json::from_value(value).map_err(|e| ClientError::decode(method, e))
+}
+
+impl Client {
+    /// The server's settings for the skills extension, if it declared it.
+    pub fn skills_extension(&self) -> Option<&JsonObject> {
+        self.session()
+            .capabilities
+            .extensions
+            .as_ref()?
+            .get(EXTENSION_SKILLS)
+    }
+
+    /// `skills/list`: one page.
+    pub async fn list_skills(
+        &self,
+        cursor: Option<Cursor>,
+    ) -> Result<ListSkillsResult, ClientError> {
+        let params = cursor.map_or_else(|| json!({}), |c| json!({ "cursor": c }));
+        let value = self
+            .send_request("skills/list", params, RequestOptions::new())
+            .await?;
+        decode("skills/list", value)
+    }
+
+    /// `skills/get`: the entry of the skill whose `SKILL.md` is at `uri` (an unknown URI is
+    /// the server's -32602).
+    pub async fn get_skill(&self, uri: &str) -> Result<GetSkillResult, ClientError> {
+        let value = self
+            .send_request("skills/get", json!({ "uri": uri }), RequestOptions::new())
+            .await?;
+        decode("skills/get", value)
+    }
+
+    /// `resources/directory/read`: one page of the direct children of the directory at `uri`.
+    pub async fn read_directory(
+        &self,
+        uri: &str,
+        cursor: Option<Cursor>,
+    ) -> Result<DirectoryReadResult, ClientError> {
+        let mut params = json!({ "uri": uri });
+        if let (Some(c), Value::Object(map)) = (cursor, &mut params) {
+            map.insert("cursor".into(), Value::String(c));
+        }
+        let value = self
+            .send_request("resources/directory/read", params, RequestOptions::new())
+            .await?;
+        decode("resources/directory/read", value)
+    }
+
+    /// Reads one file of a skill's manifest with `resources/read` and returns its bytes
+    /// only if their length is `file.size` and their SHA-256 is `file.digest`.
+    pub async fn read_skill_file(&self, file: &SkillFile) -> Result<Vec<u8>, SkillFileError> {
+        let result = self.read_resource(&file.uri).await?;
+        let no_contents = || SkillFileError::NoContents {
+            uri: file.uri.clone(),
+        };
+        let contents = result
+            .contents
+            .iter()
+            .find(|c| c.uri() == file.uri)
+            .or_else(|| result.contents.first())
+            .ok_or_else(no_contents)?;
+        let bytes = match contents {
+            ResourceContents::Text(t) => t.text.clone().into_bytes(),
+            ResourceContents::Blob(b) => base64::engine::general_purpose::STANDARD
+                .decode(&b.blob)
+                .map_err(|_| no_contents())?,
+            _ => return Err(no_contents()),
+        };
+        let actual = bytes.len() as u64;
+        if actual != file.size {
+            return Err(SkillFileError::SizeMismatch {
+                uri: file.uri.clone(),
+                expected: file.size,
+                actual,
+            });
+        }
+        let digest = skill_digest(&bytes);
+        if digest != file.digest {
+            return Err(SkillFileError::DigestMismatch {
+                uri: file.uri.clone(),
+                expected: file.digest.clone(),
+                actual: digest,
+            });
+        }
+        Ok(bytes)
+    }
+}

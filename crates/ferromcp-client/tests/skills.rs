@@ -1,0 +1,124 @@
+//! The skills extension (SEP-2640), client side, against ferromcp's server in both eras:
+//! the declared extension, `skills/list` pagination, `skills/get`, `resources/directory/read`,
+//! and skill file reads verified against the manifest's size and digest ("Integrity and
+//! verification").
+#![cfg(feature = "skills")]
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use ferromcp_client::skills::{SkillFileError, SkillResources, skill_digest};
+use ferromcp_client::{ClientError, Lifecycle};
+use ferromcp_server::McpServer;
+use ferromcp_server::mcp_server::Skill;
+use serde_json::json;
+
+const PDF_MD: &str = "---\nname: pdf-tools\ndescription: Fill PDF forms\n---\n# PDF tools\n";
+const FORMS_MD: &str = "# Forms\n";
+const LOGO: &[u8] = &[0x89, b'P', b'N', b'G', 0xff, 0x00];
+
+fn server(page_size: usize) -> McpServer {
+    McpServer::builder("skills", "1.0.0")
+        .page_size(page_size)
+        .skill(
+            Skill::new(PDF_MD)
+                .file("references/FORMS.md", FORMS_MD)
+                .file("assets/logo.png", LOGO),
+        )
+        .skill(Skill::new(
+            "---\nname: csv-summary\ndescription: Summarize CSV\n---\n",
+        ))
+        .build()
+        .unwrap()
+}
+
+/// SEP-2640: list (every page), get and directory read are typed; every manifest file reads
+/// back verified, text and binary alike; the extension is visible where the capabilities
+/// carry `extensions` (2026-07-28).
+#[tokio::test]
+async fn sep2640_client_lists_gets_and_reads_verified_files() {
+    within(async {
+        for mode in [Lifecycle::Handshake, Lifecycle::Modern] {
+            let client = connect_mode(mode, server(1).server().clone()).await;
+            assert_eq!(
+                client.skills_extension().cloned(),
+                (mode == Lifecycle::Modern).then(|| obj(json!({"directoryRead": true})))
+            );
+            let first = client.list_skills(None).await.unwrap();
+            assert_eq!(first.skills.len(), 1);
+            let entry = &first.skills[0];
+            assert_eq!(entry.uri, "skill://pdf-tools/SKILL.md");
+            assert_eq!(entry.name(), Some("pdf-tools"));
+            assert_eq!(entry.description(), Some("Fill PDF forms"));
+            let second = client.list_skills(first.next_cursor.clone()).await.unwrap();
+            assert_eq!(second.skills[0].name(), Some("csv-summary"));
+            assert!(second.next_cursor.is_none());
+
+            let got = client.get_skill(&entry.uri).await.unwrap();
+            assert_eq!(&got.skill, entry);
+            let SkillResources::Files(files) = &entry.resources else {
+                panic!("expected a manifest");
+            };
+            let expected: [&[u8]; 3] = [PDF_MD.as_bytes(), FORMS_MD.as_bytes(), LOGO];
+            assert_eq!(files.len(), 3);
+            for (file, bytes) in files.iter().zip(expected) {
+                assert_eq!(file.digest, skill_digest(bytes));
+                assert_eq!(client.read_skill_file(file).await.unwrap(), bytes);
+            }
+
+            let dir = client
+                .read_directory("skill://pdf-tools", None)
+                .await
+                .unwrap();
+            assert_eq!(dir.resources[0].uri, "skill://pdf-tools/SKILL.md");
+            let next = dir.next_cursor.clone().unwrap();
+            let dir2 = client
+                .read_directory("skill://pdf-tools", Some(next))
+                .await
+                .unwrap();
+            assert_eq!(
+                dir2.resources[0].mime_type.as_deref(),
+                Some("inode/directory")
+            );
+
+            let e = client.get_skill("skill://nope/SKILL.md").await.unwrap_err();
+            let ClientError::Protocol(e) = e else {
+                panic!("expected the server's error, got {e:?}");
+            };
+            assert_eq!(e.code.0, -32602);
+        }
+    })
+    .await;
+}
+
+/// SEP-2640 "Integrity and verification": content whose length differs from the manifest's
+/// `size`, or whose SHA-256 differs from its `digest`, is a verification failure and is not
+/// returned.
+#[tokio::test]
+async fn sep2640_client_refuses_content_that_fails_verification() {
+    within(async {
+        let client = connect_mode(Lifecycle::Modern, server(10).server().clone()).await;
+        let list = client.list_skills(None).await.unwrap();
+        let SkillResources::Files(files) = &list.skills[0].resources else {
+            panic!("expected a manifest");
+        };
+        let mut wrong_size = files[1].clone();
+        wrong_size.size += 1;
+        match client.read_skill_file(&wrong_size).await {
+            Err(SkillFileError::SizeMismatch {
+                expected, actual, ..
+            }) => assert_eq!((expected, actual), (wrong_size.size, wrong_size.size - 1)),
+            other => panic!("expected a size mismatch, got {other:?}"),
+        }
+        let mut wrong_digest = files[1].clone();
+        wrong_digest.digest = skill_digest(b"something else");
+        match client.read_skill_file(&wrong_digest).await {
+            Err(SkillFileError::DigestMismatch { actual, .. }) => {
+                assert_eq!(actual, skill_digest(FORMS_MD.as_bytes()));
+            }
+            other => panic!("expected a digest mismatch, got {other:?}"),
+        }
+    })
+    .await;
+}
