@@ -450,3 +450,92 @@ fn sep2640_naming_and_structure_rules_fail_the_build() {
         .build();
     assert!(two.is_err());
 }
+
+/// SEP-2640 "Resource Mapping": a `<skill-path>` may carry an organizational prefix; the
+/// prefix directories are directory resources shared by the skills under them; skill
+/// directories may not nest here, and a prefix follows the path rules.
+#[tokio::test]
+async fn sep2640_prefixed_skills_share_namespace_directories() {
+    run(async {
+        let server = McpServer::builder("s", "1")
+            .skill(Skill::new(md("refunds")).prefix("acme/billing"))
+            .skill(
+                Skill::new(md("invoices"))
+                    .prefix("acme/billing")
+                    .file("t/a.md", "a"),
+            )
+            .skill(Skill::new(md("refunds")).prefix("acme/support"))
+            .build()
+            .unwrap();
+        assert_eq!(
+            server.skill_uris(),
+            [
+                "skill://acme/billing/refunds/SKILL.md",
+                "skill://acme/billing/invoices/SKILL.md",
+                "skill://acme/support/refunds/SKILL.md"
+            ]
+        );
+        let c = Client::connect(&server, Era::Modern).await;
+        let got = c
+            .request(
+                "skills/get",
+                json!({"uri": "skill://acme/billing/invoices/SKILL.md"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            got["skill"]["resources"][1]["uri"],
+            "skill://acme/billing/invoices/t/a.md"
+        );
+        let children = |v: &Value| -> Vec<Value> {
+            v["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| json!([r["uri"], r["mimeType"]]))
+                .collect()
+        };
+        let acme = c
+            .request("resources/directory/read", json!({"uri": "skill://acme"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            children(&acme),
+            [
+                json!(["skill://acme/billing", "inode/directory"]),
+                json!(["skill://acme/support", "inode/directory"])
+            ]
+        );
+        let billing = c
+            .request(
+                "resources/directory/read",
+                json!({"uri": "skill://acme/billing"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            children(&billing),
+            [
+                json!(["skill://acme/billing/invoices", "inode/directory"]),
+                json!(["skill://acme/billing/refunds", "inode/directory"])
+            ]
+        );
+        let read = c
+            .request(
+                "resources/read",
+                json!({"uri": "skill://acme/support/refunds/SKILL.md"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["text"], md("refunds"));
+    })
+    .await;
+
+    let nested = McpServer::builder("s", "1")
+        .skill(Skill::new(md("outer")))
+        .skill(Skill::new(md("inner")).prefix("outer/sub"))
+        .build();
+    assert!(nested.unwrap_err().to_string().contains("may not nest"));
+    let e = build_error(Skill::new(md("x")).prefix("a//b"), None);
+    assert!(e.contains("prefix"), "{e}");
+}

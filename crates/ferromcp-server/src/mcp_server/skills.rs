@@ -17,6 +17,12 @@
 //! - directories readable with `resources/directory/read` (`skill://pdf-tools` and its
 //!   subdirectories; a subdirectory child has the MIME type `inode/directory`).
 //!
+//! [`Skill::prefix`] places a skill under an organizational prefix
+//! (`skill://acme/billing/refunds/SKILL.md`); the prefix directories (`skill://acme`,
+//! `skill://acme/billing`) are directory resources too, shared by the skills under them.
+//! SEP-2640 allows nested skills (a skill directory inside another); this server does not
+//! build them: register the inner skill's files as files of the outer one instead.
+//!
 //! The extension is declared (`{"directoryRead": true}`) in the capabilities of 2026-07-28,
 //! the first revision with `extensions`. At 2025-11-25 and earlier the capabilities have no
 //! `extensions` member, so nothing is declared; the methods still answer and the `SKILL.md`
@@ -83,18 +89,29 @@ const RESERVED_METADATA_PREFIX: &str = "io.modelcontextprotocol/";
 #[must_use]
 pub struct Skill {
     skill_md: String,
+    prefix: Option<String>,
     files: Vec<(String, Vec<u8>)>,
 }
 
 impl Skill {
     /// A skill from the text of its `SKILL.md` (YAML frontmatter with `name` and
     /// `description`, then the instructions). The frontmatter's `name` names the skill and
-    /// its directory (`skill://<name>/`).
+    /// its directory (`skill://<name>`).
     pub fn new(skill_md: impl Into<String>) -> Self {
         Self {
             skill_md: skill_md.into(),
+            prefix: None,
             files: Vec::new(),
         }
+    }
+
+    /// Places the skill under an organizational prefix of one or more `/`-separated
+    /// segments (SEP-2640 `<skill-path>`): with `acme/billing`, the skill `refunds` is
+    /// served at `skill://acme/billing/refunds/SKILL.md`. Skills may not nest: no skill's
+    /// directory may lie inside another's.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = Some(prefix.into());
+        self
     }
 
     /// Adds a supporting file at `path`, relative to the skill's root (for example
@@ -143,6 +160,8 @@ struct SkillFile {
 /// A registered skill.
 pub(crate) struct SkillEntry {
     pub(crate) uri: String,
+    /// The skill's directory (`skill://<skill-path>`).
+    root: String,
     pub(crate) name: String,
     pub(crate) description: String,
     frontmatter: JsonObject,
@@ -199,51 +218,65 @@ impl Skills {
     /// Checks and indexes the skills (digests and sizes are computed here).
     pub(crate) fn build(skills: Vec<Skill>, limits: SkillLimits) -> Result<Self, BuildError> {
         let mut out = Self::default();
+        let mut dirs: BTreeMap<String, BTreeMap<String, Child>> = BTreeMap::new();
         for skill in skills {
             let entry = Arc::new(entry(skill, limits)?);
-            if out.by_uri.contains_key(&entry.uri) {
-                return Err(invalid(&entry.name, "two skills have this name"));
+            for other in &out.skills {
+                let (a, b) = (&entry.root, &other.root);
+                if a == b {
+                    return Err(invalid(
+                        &entry.name,
+                        format!("two skills are served at {a}"),
+                    ));
+                }
+                let inside =
+                    |x: &str, y: &str| x.strip_prefix(y).is_some_and(|r| r.starts_with('/'));
+                if inside(a, b) || inside(b, a) {
+                    return Err(invalid(
+                        &entry.name,
+                        format!(
+                            "{a} and {b}: skill directories may not nest (serve the inner \
+                             skill's files as files of the outer one)"
+                        ),
+                    ));
+                }
             }
-            let mut dirs: BTreeMap<String, BTreeMap<String, Child>> = BTreeMap::new();
-            let root = format!("{SCHEME}{}", entry.name);
-            dirs.entry(root.clone()).or_default();
             for (i, f) in entry.files.iter().enumerate() {
                 out.files.insert(f.uri.clone(), (entry.clone(), i));
-                // Every ancestor directory of the file, from the root down.
-                let rel = &f.uri[root.len() + 1..];
-                let mut parent = root.clone();
-                let segments: Vec<&str> = rel.split('/').collect();
-                for (depth, segment) in segments.iter().enumerate() {
+                // Every directory above the file, from the authority down.
+                let path = f.uri.strip_prefix(SCHEME).unwrap_or(&f.uri);
+                let segments: Vec<&str> = path.split('/').collect();
+                let Some((first, rest)) = segments.split_first() else {
+                    continue;
+                };
+                let mut parent = format!("{SCHEME}{first}");
+                for (depth, segment) in rest.iter().enumerate() {
                     let uri = format!("{parent}/{segment}");
-                    let child = if depth + 1 == segments.len() {
-                        Child {
-                            uri: uri.clone(),
-                            name: (*segment).to_owned(),
-                            mime_type: f.mime_type.clone(),
-                            size: Some(f.bytes.len() as u64),
-                        }
+                    let (mime_type, size) = if depth + 1 == rest.len() {
+                        (f.mime_type.clone(), Some(f.bytes.len() as u64))
                     } else {
-                        Child {
-                            uri: uri.clone(),
-                            name: (*segment).to_owned(),
-                            mime_type: DIRECTORY_MIME_TYPE.to_owned(),
-                            size: None,
-                        }
+                        (DIRECTORY_MIME_TYPE.to_owned(), None)
                     };
-                    dirs.entry(parent.clone())
+                    let child = Child {
+                        uri: uri.clone(),
+                        name: (*segment).to_owned(),
+                        mime_type,
+                        size,
+                    };
+                    dirs.entry(parent)
                         .or_default()
                         .insert((*segment).to_owned(), child);
                     parent = uri;
                 }
             }
-            for (dir, children) in dirs {
-                let mut children: Vec<Child> = children.into_values().collect();
-                // SKILL.md first, then by name.
-                children.sort_by_key(|c| (c.name != SKILL_MD, c.name.clone()));
-                out.dirs.insert(dir, children);
-            }
             out.by_uri.insert(entry.uri.clone(), entry.clone());
             out.skills.push(entry);
+        }
+        for (dir, children) in dirs {
+            let mut children: Vec<Child> = children.into_values().collect();
+            // SKILL.md first, then by name.
+            children.sort_by_key(|c| (c.name != SKILL_MD, c.name.clone()));
+            out.dirs.insert(dir, children);
         }
         Ok(out)
     }
@@ -465,7 +498,13 @@ fn entry(skill: Skill, limits: SkillLimits) -> Result<SkillEntry, BuildError> {
             ),
         ));
     }
-    let root = format!("{SCHEME}{name}");
+    let root = match &skill.prefix {
+        Some(prefix) => {
+            check_path(prefix).map_err(|e| invalid(&name, format!("prefix `{prefix}`: {e}")))?;
+            format!("{SCHEME}{prefix}/{name}")
+        }
+        None => format!("{SCHEME}{name}"),
+    };
     let mut files = vec![file(&root, SKILL_MD, skill.skill_md.into_bytes())];
     let mut paths: Vec<String> = Vec::with_capacity(skill.files.len());
     for (path, bytes) in skill.files {
@@ -490,6 +529,7 @@ fn entry(skill: Skill, limits: SkillLimits) -> Result<SkillEntry, BuildError> {
     }
     Ok(SkillEntry {
         uri: format!("{root}/{SKILL_MD}"),
+        root,
         name,
         description,
         frontmatter,
