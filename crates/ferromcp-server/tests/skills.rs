@@ -420,6 +420,13 @@ fn sep2640_naming_and_structure_rules_fail_the_build() {
         (Skill::new(md(&"a".repeat(65))), "naming rules"),
         (Skill::new("# no frontmatter\n"), "---"),
         (Skill::new("---\nname: x\n---\n"), "description"),
+        (
+            Skill::new(format!(
+                "---\nname: x\ndescription: {}\n---\n",
+                "d".repeat(1025)
+            )),
+            "longer than 1024",
+        ),
         (Skill::new(md("x")).file("../escape", "1"), "segments"),
         (Skill::new(md("x")).file("/abs", "1"), "segments"),
         (Skill::new(md("x")).file("a b", "1"), "segment may hold"),
