@@ -7,6 +7,8 @@
 //! Comparing a fetched `SKILL.md`'s frontmatter with the entry's `frontmatter` (also required
 //! of hosts) needs a YAML reader and is left to the caller.
 
+use std::collections::HashSet;
+
 use base64::Engine as _;
 use ferromcp_types::mcp::{Cursor, JsonObject, Resource, ResourceContents};
 use serde::Deserialize;
@@ -184,6 +186,34 @@ impl Client {
             .send_request("skills/list", params, RequestOptions::new())
             .await?;
         decode("skills/list", value)
+    }
+
+    /// Every skill, following `nextCursor` (bounded by the client's page limit, default
+    /// [`DEFAULT_MAX_PAGES`](crate::DEFAULT_MAX_PAGES); a repeated cursor is an error). An
+    /// empty or partial listing does not mean the server has no other skills (SEP-2640).
+    pub async fn list_all_skills(&self) -> Result<Vec<SkillEntry>, ClientError> {
+        let max_pages = self.inner.settings.max_pages;
+        let mut skills = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor = None;
+        for _ in 0..max_pages {
+            let page = self.list_skills(cursor.take()).await?;
+            skills.extend(page.skills);
+            match page.next_cursor {
+                None => return Ok(skills),
+                Some(next) if !seen.insert(next.clone()) => {
+                    return Err(ClientError::Pagination {
+                        method: "skills/list".to_owned(),
+                        detail: format!("the server repeated the cursor {next:?}"),
+                    });
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(ClientError::Pagination {
+            method: "skills/list".to_owned(),
+            detail: format!("more than {max_pages} pages"),
+        })
     }
 
     /// `skills/get`: the entry of the skill whose `SKILL.md` is at `uri` (an unknown URI is

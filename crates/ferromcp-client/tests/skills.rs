@@ -55,6 +55,9 @@ async fn sep2640_client_lists_gets_and_reads_verified_files() {
             assert_eq!(second.skills[0].name(), Some("csv-summary"));
             assert!(second.next_cursor.is_none());
 
+            let all = client.list_all_skills().await.unwrap();
+            assert_eq!(all, [entry.clone(), second.skills[0].clone()]);
+
             let got = client.get_skill(&entry.uri).await.unwrap();
             assert_eq!(&got.skill, entry);
             let SkillResources::Files(files) = &entry.resources else {
@@ -119,6 +122,37 @@ async fn sep2640_client_refuses_content_that_fails_verification() {
             }
             other => panic!("expected a digest mismatch, got {other:?}"),
         }
+    })
+    .await;
+}
+
+/// SEP-2640 "Pagination mirrors the base protocol's list methods": `list_all_skills`
+/// follows cursors within the client's page bound and stops on a repeated cursor.
+#[tokio::test]
+async fn sep2640_list_all_skills_is_bounded() {
+    within(async {
+        let looping = base("loop")
+            .on_request("skills/list", |_ctx, _p: serde_json::Value| async {
+                Ok(json!({"skills": [], "nextCursor": "again"}))
+            })
+            .build()
+            .unwrap();
+        let client = connect_mode(Lifecycle::Modern, looping).await;
+        let e = client.list_all_skills().await.unwrap_err();
+        assert!(
+            matches!(&e, ClientError::Pagination { detail, .. } if detail.contains("repeated")),
+            "{e:?}"
+        );
+
+        let builder = ferromcp_client::Client::builder()
+            .lifecycle(Lifecycle::Modern)
+            .max_pages(1);
+        let client = connect(builder, server(1).server().clone()).await;
+        let e = client.list_all_skills().await.unwrap_err();
+        assert!(
+            matches!(&e, ClientError::Pagination { detail, .. } if detail.contains("more than 1 pages")),
+            "{e:?}"
+        );
     })
     .await;
 }
