@@ -546,3 +546,76 @@ async fn sep2640_prefixed_skills_share_namespace_directories() {
     let e = build_error(Skill::new(md("x")).prefix("a//b"), None);
     assert!(e.contains("prefix"), "{e}");
 }
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("ferromcp-skills-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    fn write(&self, rel: &str, contents: &str) {
+        let path = self.0.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// SEP-2640 "SDKs: Convenience Wrappers" (declare a skill from a directory): every regular
+/// file below the directory, hidden names and symbolic links skipped, in name order; the
+/// limits are checked before reading; a directory without `SKILL.md` is refused.
+#[tokio::test]
+async fn sep2640_skill_from_directory() {
+    let dir = TempDir::new("from-dir");
+    dir.write("SKILL.md", &md("from-disk"));
+    dir.write("scripts/run.sh", "echo hi\n");
+    dir.write("references/B.md", "b");
+    dir.write("references/A.md", "a");
+    dir.write(".hidden/secret.txt", "no");
+    dir.write(".env", "no");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/hostname", dir.0.join("link.txt")).unwrap();
+
+    let skill = Skill::from_dir(&dir.0, SkillLimits::default()).unwrap();
+    let server = McpServer::builder("s", "1").skill(skill).build().unwrap();
+    run(async {
+        let c = Client::connect(&server, Era::Modern).await;
+        let list = c.request("skills/list", json!({})).await.unwrap();
+        let uris: Vec<_> = list["skills"][0]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["uri"].clone())
+            .collect();
+        assert_eq!(
+            uris,
+            [
+                "skill://from-disk/SKILL.md",
+                "skill://from-disk/references/A.md",
+                "skill://from-disk/references/B.md",
+                "skill://from-disk/scripts/run.sh"
+            ]
+        );
+    })
+    .await;
+
+    let e = Skill::from_dir(&dir.0, SkillLimits::new(3, DEFAULT_MAX_SKILL_BYTES)).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    let e = Skill::from_dir(&dir.0, SkillLimits::new(DEFAULT_MAX_SKILL_FILES, 10)).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    let empty = TempDir::new("no-manifest");
+    empty.write("README.md", "x");
+    let e = Skill::from_dir(&empty.0, SkillLimits::default()).unwrap_err();
+    assert!(e.to_string().contains("no SKILL.md"), "{e}");
+}

@@ -47,6 +47,9 @@
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use base64::Engine as _;
@@ -112,6 +115,68 @@ impl Skill {
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = Some(prefix.into());
         self
+    }
+
+    /// Reads a skill from a directory: `SKILL.md` at its root and every regular file below
+    /// it, as supporting files (symbolic links and names starting with `.` are skipped, so
+    /// nothing outside the directory is read). Sizes are checked against `limits` before any
+    /// file is read; a skill over them, a missing `SKILL.md` or a name that is not UTF-8 is an
+    /// [`io::ErrorKind::InvalidData`](std::io::ErrorKind::InvalidData) error. The rest
+    /// (frontmatter, naming rules) is checked when the server is built.
+    pub fn from_dir(dir: impl AsRef<Path>, limits: SkillLimits) -> io::Result<Self> {
+        let dir = dir.as_ref();
+        let bad = |msg: String| io::Error::new(io::ErrorKind::InvalidData, msg);
+        // (relative path, absolute path), depth first, names sorted.
+        let mut found: Vec<(String, PathBuf)> = Vec::new();
+        let mut total: u64 = 0;
+        let mut stack = vec![(String::new(), dir.to_path_buf())];
+        while let Some((rel, path)) = stack.pop() {
+            let mut entries = fs::read_dir(&path)?.collect::<Result<Vec<_>, _>>()?;
+            entries.sort_by_key(fs::DirEntry::file_name);
+            let mut subdirs = Vec::new();
+            for entry in entries {
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else {
+                    return Err(bad(format!("{}: a name that is not UTF-8", path.display())));
+                };
+                if name.starts_with('.') {
+                    continue;
+                }
+                let child = if rel.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{rel}/{name}")
+                };
+                let kind = entry.file_type()?;
+                if kind.is_dir() {
+                    subdirs.push((child, entry.path()));
+                } else if kind.is_file() {
+                    total = total.saturating_add(entry.metadata()?.len());
+                    found.push((child, entry.path()));
+                    if found.len() > limits.max_files || total > limits.max_total_bytes {
+                        return Err(bad(format!(
+                            "{}: more than {} files or {} bytes",
+                            dir.display(),
+                            limits.max_files,
+                            limits.max_total_bytes
+                        )));
+                    }
+                }
+            }
+            // Popped in name order.
+            stack.extend(subdirs.into_iter().rev());
+        }
+        let Some(i) = found.iter().position(|(rel, _)| rel == SKILL_MD) else {
+            return Err(bad(format!("{}: no {SKILL_MD}", dir.display())));
+        };
+        let (_, manifest) = found.remove(i);
+        let skill_md = String::from_utf8(fs::read(manifest)?)
+            .map_err(|_| bad(format!("{}: {SKILL_MD} is not UTF-8", dir.display())))?;
+        let mut skill = Self::new(skill_md);
+        for (rel, path) in found {
+            skill = skill.file(rel, fs::read(path)?);
+        }
+        Ok(skill)
     }
 
     /// Adds a supporting file at `path`, relative to the skill's root (for example
