@@ -712,8 +712,8 @@ pub(crate) fn parse_frontmatter(text: &str) -> Result<JsonObject, String> {
         return Err("the frontmatter has no closing `---` line".into());
     }
     let mut out = Map::new();
-    // The key of an open nested mapping, and its entries.
-    let mut nested: Option<(String, Map<String, Value>)> = None;
+    // The key of an open nested mapping, its entries and its indentation.
+    let mut nested: Option<(String, Map<String, Value>, usize)> = None;
     for (i, raw) in body.iter().enumerate() {
         let n = i + 2;
         let line = strip_comment(raw);
@@ -725,9 +725,15 @@ pub(crate) fn parse_frontmatter(text: &str) -> Result<JsonObject, String> {
             return Err(format!("frontmatter line {n}: tabs cannot indent YAML"));
         }
         if indented {
-            let Some((_, map)) = nested.as_mut() else {
+            let Some((_, map, indent)) = nested.as_mut() else {
                 return Err(format!("frontmatter line {n}: unexpected indentation"));
             };
+            let this = line.len() - line.trim_start().len();
+            if this != *indent {
+                return Err(format!(
+                    "frontmatter line {n}: indentation differs from the mapping's first line"
+                ));
+            }
             let (key, value) = key_value(line.trim_start(), n)?;
             if value.is_empty() {
                 return Err(format!(
@@ -739,7 +745,7 @@ pub(crate) fn parse_frontmatter(text: &str) -> Result<JsonObject, String> {
             }
             continue;
         }
-        if let Some((key, map)) = nested.take() {
+        if let Some((key, map, _)) = nested.take() {
             out.insert(key, Value::Object(map));
         }
         let (key, value) = key_value(line, n)?;
@@ -748,13 +754,13 @@ pub(crate) fn parse_frontmatter(text: &str) -> Result<JsonObject, String> {
         }
         if value.is_empty() {
             // A nested mapping if indented lines follow, else null.
-            let next_indented = body[i + 1..]
+            let indent = body[i + 1..]
                 .iter()
                 .map(|l| strip_comment(l))
                 .find(|l| !l.trim().is_empty())
-                .is_some_and(|l| l.starts_with(' '));
-            if next_indented {
-                nested = Some((key, Map::new()));
+                .map_or(0, |l| l.len() - l.trim_start_matches(' ').len());
+            if indent > 0 {
+                nested = Some((key, Map::new(), indent));
             } else {
                 out.insert(key, Value::Null);
             }
@@ -762,7 +768,7 @@ pub(crate) fn parse_frontmatter(text: &str) -> Result<JsonObject, String> {
             out.insert(key, scalar(value, n)?);
         }
     }
-    if let Some((key, map)) = nested.take() {
+    if let Some((key, map, _)) = nested.take() {
         out.insert(key, Value::Object(map));
     }
     Ok(out)
@@ -839,8 +845,8 @@ fn scalar(value: &str, n: usize) -> Result<Value, String> {
     {
         return unsupported("a YAML flow collection, block scalar, anchor, alias or tag");
     }
-    if value.contains(": ") {
-        return unsupported("a plain scalar holding `: `");
+    if value.contains(": ") || value.ends_with(':') {
+        return unsupported("a plain scalar holding `: ` or ending in `:`");
     }
     match value {
         "null" | "Null" | "NULL" | "~" => return Ok(Value::Null),
@@ -902,6 +908,9 @@ mod tests {
             "name: x\ndescription: a: b",
             "name: x\nlist:\n  - a",
             "name: x\nname: y",
+            "name: x\ndescription: Note:",
+            "name: x\nmetadata:\n  a: 1\n    b: 2",
+            "name: x\nmetadata:\n\ta: 1",
         ] {
             assert!(
                 parse_frontmatter(&format!("---\n{bad}\n---\n")).is_err(),
@@ -909,6 +918,16 @@ mod tests {
             );
         }
         assert!(parse_frontmatter("name: x\n").is_err());
+        // Whatever the input, an answer and no panic.
+        for odd in [
+            "---\n#\n---",
+            "---\n'\n---",
+            "---\nnamé: é#x\n---",
+            "---\n:\n---",
+            "---\n",
+        ] {
+            let _ = parse_frontmatter(odd);
+        }
         assert!(parse_frontmatter("---\nname: x\n").is_err());
     }
 }
