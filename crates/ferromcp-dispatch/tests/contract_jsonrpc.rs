@@ -460,3 +460,74 @@ impl<F: std::future::Future> PendingExt for F {
         tokio::time::timeout(ms(20), self).await.is_err()
     }
 }
+
+/// Dispatcher contract (MCP "Transports › stdio", shutdown): requests still queued behind the
+/// concurrency limit when the peer ends its stream are served within the shutdown grace, not
+/// dropped unanswered.
+#[tokio::test]
+async fn eof_serves_queued_requests_within_the_grace() {
+    timed(async {
+        let handler = handler_fn(|_, _, params| async move {
+            tokio::time::sleep(ms(5)).await;
+            Ok(params.unwrap_or_else(Payload::empty_object))
+        })
+        .into_arc();
+        let config = DispatcherConfig::default()
+            .max_concurrent_requests(2)
+            .shutdown_grace(Duration::from_secs(5));
+        let (_d, mut raw) = raw_peer(handler, config);
+        for i in 1..=6 {
+            send(&raw, req(i, "x", json!({"i": i}))).await;
+        }
+        let MemoryTransport {
+            ref mut source,
+            sink,
+            ..
+        } = raw;
+        drop(sink); // end of stream, with requests queued
+        let mut answered = Vec::new();
+        for _ in 1..=6 {
+            let m = source.recv().await.unwrap().unwrap();
+            let v = json_of(&m.message);
+            assert_eq!(v["result"]["i"], v["id"], "{v}");
+            answered.push(v["id"].as_i64().unwrap());
+        }
+        answered.sort_unstable();
+        assert_eq!(answered, [1, 2, 3, 4, 5, 6]);
+    })
+    .await;
+}
+
+/// Dispatcher contract: without a shutdown grace, requests that never started are answered
+/// -32000 (connection closed) at end of stream, like the in-flight ones.
+#[tokio::test]
+async fn eof_without_grace_answers_queued_requests_connection_closed() {
+    timed(async {
+        let handler = handler_fn(|_, _, _| std::future::pending()).into_arc();
+        // Two run (and never finish), the third waits for a slot.
+        let config = DispatcherConfig::default()
+            .max_concurrent_requests(2)
+            .shutdown_grace(Duration::ZERO);
+        let (_d, mut raw) = raw_peer(handler, config);
+        for i in 1..=3 {
+            send(&raw, req(i, "x", json!({}))).await;
+        }
+        tokio::time::sleep(ms(20)).await;
+        let MemoryTransport {
+            ref mut source,
+            sink,
+            ..
+        } = raw;
+        drop(sink);
+        let mut answered = Vec::new();
+        for _ in 1..=3 {
+            let m = source.recv().await.unwrap().unwrap();
+            let v = json_of(&m.message);
+            assert_eq!(v["error"]["code"], json!(-32000), "{v}");
+            answered.push(v["id"].as_i64().unwrap());
+        }
+        answered.sort_unstable();
+        assert_eq!(answered, [1, 2, 3]);
+    })
+    .await;
+}

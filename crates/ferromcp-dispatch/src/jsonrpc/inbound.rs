@@ -2,7 +2,7 @@
 //! responses to their callers, cancellation, and shutdown.
 
 use std::collections::VecDeque;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -89,15 +89,26 @@ pub(super) async fn run_loop<S: MessageSource>(
     let mut queue: VecDeque<Queued> = VecDeque::new();
     // The pending read lives across iterations, so sources need not be cancel-safe.
     let mut recv = pin!(recv_owned(source));
+    // Once the source has ended with requests still queued (a client that pipelines and then
+    // closes its end): they still start as slots free up, until the shutdown grace runs out.
+    let mut closing: Option<Pin<Box<tokio::time::Sleep>>> = None;
     loop {
         let event = tokio::select! {
             biased;
             () = lp.shared.stop.cancelled() => Event::Stop,
+            () = async {
+                match closing.as_mut() {
+                    Some(deadline) => deadline.await,
+                    None => std::future::pending().await,
+                }
+            }, if closing.is_some() => Event::Stop,
             slot = lp.slots.clone().acquire_owned(), if !queue.is_empty() => match slot {
                 Ok(slot) => Event::Slot(slot),
                 Err(_) => Event::Stop,
             },
-            (source, item) = &mut recv, if queue.len() < max => Event::Item(source, item),
+            (source, item) = &mut recv, if closing.is_none() && queue.len() < max => {
+                Event::Item(source, item)
+            }
         };
         match event {
             Event::Stop => break,
@@ -105,15 +116,33 @@ pub(super) async fn run_loop<S: MessageSource>(
                 if let Some(q) = queue.pop_front() {
                     lp.start(q, slot);
                 }
+                if closing.is_some() && queue.is_empty() {
+                    break;
+                }
             }
-            Event::Item(_, None) => break,
+            Event::Item(_, None) => {
+                let grace = lp.shared.config.shutdown_grace;
+                if queue.is_empty() || grace.is_zero() {
+                    break;
+                }
+                closing = Some(Box::pin(tokio::time::sleep(grace)));
+            }
             Event::Item(source, Some(item)) => {
                 recv.set(recv_owned(source));
                 lp.dispatch(item, &mut queue).await;
             }
         }
     }
-    lp.shutdown().await;
+    // Requests that never started are answered like the ones cancelled at shutdown.
+    let never_started = queue
+        .into_iter()
+        .filter_map(|q| match q {
+            Queued::Request(req, _) => Some(req.id),
+            Queued::Notification(..) => None,
+        })
+        .collect();
+    let deadline = closing.map(|d| d.deadline());
+    lp.shutdown(never_started, deadline).await;
 }
 
 impl Loop {
@@ -306,9 +335,19 @@ impl Loop {
         }
     }
 
-    async fn shutdown(&self) {
+    /// Closes the dispatcher: in-flight requests get the shutdown grace (what is left of it
+    /// when `deadline`, set at the end of the source, says so) to finish, then are cancelled;
+    /// they and the `never_started` ones are answered -32000.
+    async fn shutdown(
+        &self,
+        never_started: Vec<RequestId>,
+        deadline: Option<tokio::time::Instant>,
+    ) {
         self.shared.close();
-        let grace = self.shared.config.shutdown_grace;
+        let grace = match deadline {
+            Some(d) => d.saturating_duration_since(tokio::time::Instant::now()),
+            None => self.shared.config.shutdown_grace,
+        };
         if !grace.is_zero() {
             let idle = async {
                 loop {
@@ -322,7 +361,7 @@ impl Loop {
             let _ = tokio::time::timeout(grace, idle).await;
         }
         let drained: Vec<(RequestId, InFlight)> = lock(&self.shared.in_flight).drain().collect();
-        let mut answers = Vec::new();
+        let mut answers = never_started;
         for (id, entry) in drained {
             entry.state.cancellation.cancel();
             if let Some(task) = entry.abort {
