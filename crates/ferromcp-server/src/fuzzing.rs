@@ -187,7 +187,7 @@ const MATCH_BUDGET: Duration = Duration::from_secs(2);
 ///
 /// - parsing never panics; a parsed template displays as its source;
 /// - matching never panics, only binds the template's variables, and stays within
-///   [`MATCH_BUDGET`] even on a URI of the maximum length built by repeating the input;
+///   `MATCH_BUDGET` even on a URI of the maximum length built by repeating the input;
 /// - captures are a fixpoint: expanding them gives a URI that matches with the same captures;
 /// - expanding values taken from the URI, then matching, gives a fixpoint too.
 pub fn uri_template(data: &[u8]) {
@@ -390,7 +390,7 @@ struct FuzzForm {
 /// The elicitation form built from a Rust type and the check of a client's answer against
 /// it (`decode_answer`). The input is an `ElicitResult` (or its `content`) as JSON:
 ///
-/// - the form of [`FuzzForm`] builds;
+/// - the form of `FuzzForm` builds;
 /// - reading an arbitrary answer never panics;
 /// - an accepted answer, written back as content, reads back to the same value.
 pub fn elicit_answer(data: &[u8]) {
