@@ -264,7 +264,7 @@ impl<'de> Visitor<'de> for SchemaSeed<'_, 'de> {
                     node.reference = Some(b.def_id(name).map_err(custom)?);
                 }
                 "const" => node.constant = Some(a.next_value::<Value>()?),
-                "enum" => node.enumeration = Some(a.next_value::<Vec<Value>>()?),
+                "enum" => node.bounds_mut().enumeration = Some(a.next_value::<Vec<Value>>()?),
                 "properties" => {
                     node.has_properties = true;
                     node.properties = a.next_value_seed(PropertiesSeed(&mut *b))?;
@@ -290,18 +290,26 @@ impl<'de> Visitor<'de> for SchemaSeed<'_, 'de> {
                     node.any_of.extend(branches);
                 }
                 "allOf" => node.all_of = a.next_value_seed(ListSeed(&mut *b))?,
-                "minimum" => node.minimum = a.next_value::<Value>()?.as_f64().map(|m| (m, false)),
+                "minimum" => {
+                    node.bounds_mut().minimum =
+                        a.next_value::<Value>()?.as_f64().map(|m| (m, false))
+                }
                 "exclusiveMinimum" => {
-                    node.minimum = a.next_value::<Value>()?.as_f64().map(|m| (m, true));
+                    node.bounds_mut().minimum =
+                        a.next_value::<Value>()?.as_f64().map(|m| (m, true));
                 }
-                "maximum" => node.maximum = a.next_value::<Value>()?.as_f64().map(|m| (m, false)),
+                "maximum" => {
+                    node.bounds_mut().maximum =
+                        a.next_value::<Value>()?.as_f64().map(|m| (m, false))
+                }
                 "exclusiveMaximum" => {
-                    node.maximum = a.next_value::<Value>()?.as_f64().map(|m| (m, true));
+                    node.bounds_mut().maximum =
+                        a.next_value::<Value>()?.as_f64().map(|m| (m, true));
                 }
-                "minItems" => node.min_items = a.next_value::<Value>()?.as_u64(),
-                "maxItems" => node.max_items = a.next_value::<Value>()?.as_u64(),
-                "minLength" => node.min_length = a.next_value::<Value>()?.as_u64(),
-                "maxLength" => node.max_length = a.next_value::<Value>()?.as_u64(),
+                "minItems" => node.bounds_mut().min_items = a.next_value::<Value>()?.as_u64(),
+                "maxItems" => node.bounds_mut().max_items = a.next_value::<Value>()?.as_u64(),
+                "minLength" => node.bounds_mut().min_length = a.next_value::<Value>()?.as_u64(),
+                "maxLength" => node.bounds_mut().max_length = a.next_value::<Value>()?.as_u64(),
                 // Annotations and keywords without effect here (`uniqueItems` is not enforced).
                 _ => {
                     a.next_value::<IgnoredAny>()?;
@@ -423,8 +431,8 @@ mod tests {
         let names: Vec<&str> = a.properties.iter().map(|(n, _)| &**n).collect();
         assert_eq!(names, ["b", "kind"], "sorted, escapes decoded");
         let b = node(node(a.properties[0].1).reference.unwrap());
-        assert_eq!(b.max_length, Some(3));
-        assert_eq!(b.enumeration.as_ref().map(Vec::len), Some(2));
+        assert_eq!(b.bounds().max_length, Some(3));
+        assert_eq!(b.bounds().enumeration.as_ref().map(Vec::len), Some(2));
         let result = node(doc.results[0].1);
         assert!(!node(result.any_of[0]).never && node(result.any_of[1]).never);
         let additional: Vec<Additional> = doc.nodes.iter().map(|n| n.additional).collect();

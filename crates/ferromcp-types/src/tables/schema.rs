@@ -60,7 +60,7 @@ pub(super) struct Node {
     pub(super) types: u8,
     pub(super) reference: Option<NodeId>,
     pub(super) constant: Option<Value>,
-    pub(super) enumeration: Option<Vec<Value>>,
+
     /// Whether the schema has a `properties` keyword (even an empty one).
     pub(super) has_properties: bool,
     /// Sorted by name.
@@ -75,6 +75,15 @@ pub(super) struct Node {
     /// `anyOf` and `oneOf` branches.
     pub(super) any_of: Vec<NodeId>,
     pub(super) all_of: Vec<NodeId>,
+    /// `enum` and the numeric bounds: few schemas have them, so they live out of line and a
+    /// node stays small (the arena is built on the first request).
+    pub(super) bounds: Option<Box<Bounds>>,
+}
+
+/// The keywords few schemas use.
+#[derive(Debug, Default)]
+pub(super) struct Bounds {
+    pub(super) enumeration: Option<Vec<Value>>,
     pub(super) minimum: Option<(f64, bool)>,
     pub(super) maximum: Option<(f64, bool)>,
     pub(super) min_items: Option<u64>,
@@ -83,13 +92,23 @@ pub(super) struct Node {
     pub(super) max_length: Option<u64>,
 }
 
+/// The bounds of a node without any.
+static NO_BOUNDS: Bounds = Bounds {
+    enumeration: None,
+    minimum: None,
+    maximum: None,
+    min_items: None,
+    max_items: None,
+    min_length: None,
+    max_length: None,
+};
+
 /// The schema that accepts everything.
 const EMPTY: Node = Node {
     never: false,
     types: 0,
     reference: None,
     constant: None,
-    enumeration: None,
     has_properties: false,
     properties: Vec::new(),
     required: Vec::new(),
@@ -98,12 +117,7 @@ const EMPTY: Node = Node {
     items: None,
     any_of: Vec::new(),
     all_of: Vec::new(),
-    minimum: None,
-    maximum: None,
-    min_items: None,
-    max_items: None,
-    min_length: None,
-    max_length: None,
+    bounds: None,
 };
 
 /// [`EMPTY`] as a static, the answer for an out-of-range id.
@@ -113,6 +127,16 @@ impl Node {
     /// The schema that accepts everything.
     pub(super) fn any() -> Node {
         EMPTY
+    }
+
+    /// `enum` and the numeric bounds (all absent for most nodes).
+    pub(super) fn bounds(&self) -> &Bounds {
+        self.bounds.as_deref().unwrap_or(&NO_BOUNDS)
+    }
+
+    /// The bounds, to set one.
+    pub(super) fn bounds_mut(&mut self) -> &mut Bounds {
+        self.bounds.get_or_insert_with(Box::default)
     }
 
     /// The schema of property `name`, if listed.

@@ -328,7 +328,7 @@ impl Checker<'_> {
                 expected: constant.to_string(),
             }));
         }
-        if let Some(allowed) = &node.enumeration
+        if let Some(allowed) = &node.bounds().enumeration
             && !allowed.contains(value)
         {
             return Err(self.fail(|| ParamsErrorKind::NotAllowed {
@@ -338,14 +338,18 @@ impl Checker<'_> {
         match value {
             Value::Number(n) => self.check_number(node, n.as_f64())?,
             // Counting characters walks the string: only when there is a bound to check.
-            Value::String(s) if node.min_length.is_some() || node.max_length.is_some() => {
+            Value::String(s)
+                if node.bounds().min_length.is_some() || node.bounds().max_length.is_some() =>
+            {
+                let (min, max) = (node.bounds().min_length, node.bounds().max_length);
                 let len = s.chars().count() as u64;
-                self.check_len("characters", len, node.min_length, node.max_length)?;
+                self.check_len("characters", len, min, max)?;
             }
             Value::String(_) => {}
             Value::Array(items) => {
                 let len = items.len() as u64;
-                self.check_len("items", len, node.min_items, node.max_items)?;
+                let b = node.bounds();
+                self.check_len("items", len, b.min_items, b.max_items)?;
                 if let Some(item) = node.items {
                     for (i, v) in items.iter().enumerate() {
                         self.check(item, v, depth + 1)
@@ -367,7 +371,7 @@ impl Checker<'_> {
 
     fn check_number(&self, node: &Node, n: Option<f64>) -> Result<(), Failure> {
         let Some(n) = n else { return Ok(()) };
-        if let Some((min, exclusive)) = node.minimum
+        if let Some((min, exclusive)) = node.bounds().minimum
             && (n < min || (exclusive && n == min))
         {
             let word = if exclusive {
@@ -379,7 +383,7 @@ impl Checker<'_> {
                 bound: format!("{word} {min}"),
             }));
         }
-        if let Some((max, exclusive)) = node.maximum
+        if let Some((max, exclusive)) = node.bounds().maximum
             && (n > max || (exclusive && n == max))
         {
             let word = if exclusive {
