@@ -421,8 +421,10 @@ async fn tasks_list_pages_with_cursors() {
 }
 
 /// Tasks › Creating tasks: a task-augmented call whose arguments do not fit the schema is
-/// still answered with a task (the receiver accepted the task-augmented request), which
-/// completes with the tool error.
+/// still answered with a task (the receiver accepted the task-augmented request), which ends
+/// with the tool error: Tasks › Task Status Lifecycle, a tool result with `isError: true`
+/// moves the task to `failed` (with a status message), and `tasks/result` answers that
+/// result.
 #[tokio::test(start_paused = true)]
 async fn invalid_arguments_in_a_requested_task_complete_it_with_a_tool_error() {
     within(async {
@@ -437,6 +439,9 @@ async fn invalid_arguments_in_a_requested_task_complete_it_with_a_tool_error() {
             .await
             .unwrap();
         assert_eq!(result["isError"], true);
+        let got = c.request("tasks/get", json!({"taskId": id})).await.unwrap();
+        assert_eq!(got["status"], "failed", "{got}");
+        assert!(got["statusMessage"].is_string(), "{got}");
         assert!(
             result["content"][0]["text"]
                 .as_str()

@@ -616,8 +616,8 @@ impl Tasks {
     ) {
         // 2025-11-25: the final status goes to the creating connection as
         // `notifications/tasks/status` (optional in the spec; clients still poll).
-        let notify_to =
-            (!call.ctx.protocol_version().is_modern()).then(|| call.ctx.connection().clone());
+        let core_era = !call.ctx.protocol_version().is_modern();
+        let notify_to = core_era.then(|| call.ctx.connection().clone());
         // A nested spawn turns a panic into a failed task instead of a lost one.
         let mut handle = tokio::spawn(run(call));
         let outcome = tokio::select! {
@@ -643,14 +643,25 @@ impl Tasks {
         }
         let change: TaskChange = match outcome {
             Outcome::Completed(result) => {
+                // 2025-11-25 Tasks › Task Status Lifecycle: a tool result with `isError: true`
+                // moves the task to `failed` (tasks/result still answers that result). The
+                // 2026-07-28 extension reports a tool error as `completed` (SEP-2663).
+                let status = if core_era && result.is_error == Some(true) {
+                    TaskStatus::Failed
+                } else {
+                    TaskStatus::Completed
+                };
                 let value = match serde_json::to_value(&result) {
                     Ok(Value::Object(map)) => Some(map),
                     _ => None,
                 };
                 Box::new(move |r| {
                     if let Some(map) = &value
-                        && transition(r, TaskStatus::Completed)
+                        && transition(r, status)
                     {
+                        if status == TaskStatus::Failed {
+                            r.status_message = Some("the tool reported an error".to_owned());
+                        }
                         r.result = Some(map.clone());
                         r.input_requests.clear();
                     } else if value.is_none() && transition(r, TaskStatus::Failed) {
@@ -891,9 +902,11 @@ impl Tasks {
             }
         };
         let related = json!({ META_RELATED_TASK: { "taskId": id } });
-        match record.status {
-            TaskStatus::Completed => {
-                let mut result = record.result.unwrap_or_default();
+        match (record.status, record.result) {
+            // A completed task, or (2025-11-25) one that failed with a tool error: the
+            // tool's result, as the plain call would have answered.
+            (TaskStatus::Completed, result) | (TaskStatus::Failed, result @ Some(_)) => {
+                let mut result = result.unwrap_or_default();
                 let meta = result
                     .entry("_meta")
                     .or_insert_with(|| Value::Object(JsonObject::new()));
@@ -902,7 +915,7 @@ impl Tasks {
                 }
                 Ok(Value::Object(result))
             }
-            TaskStatus::Failed => Err(record.error.unwrap_or_else(internal)),
+            (TaskStatus::Failed, None) => Err(record.error.unwrap_or_else(internal)),
             _ => Err(
                 ErrorObject::new(ErrorCode::REQUEST_CANCELLED, "the task was cancelled")
                     .with_data(related),
