@@ -330,7 +330,7 @@ struct Probe {
 }
 
 /// Fuzz body of `envelope_differential`: whenever our decoder accepts a single message,
-/// `serde_json` must accept the input as JSON too (but for [`known_divergence`]s), and the
+/// `serde_json` must accept the input as JSON too (but for `known_divergence`s), and the
 /// method and id we read must be the ones it reads.
 pub fn envelope_differential(data: &[u8]) {
     let Ok(message) = Decoder::new().decode_message(data) else {
