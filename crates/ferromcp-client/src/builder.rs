@@ -269,18 +269,28 @@ impl ClientBuilder {
     /// lifecycle failure the transport is shut down.
     pub async fn connect(self, transport: impl Transport) -> Result<Client, ClientError> {
         let connected = transport.open().await?;
-        let handlers = Arc::new(self.handlers);
+        let mut handlers = self.handlers;
+        let hosted = self.tasks.as_ref().and_then(|t| t.hosted.clone());
+        if let Some(config) = hosted.clone() {
+            handlers.hosted = Some(Arc::new(crate::hosted_tasks::HostedTasks::new(
+                config,
+                Arc::downgrade(&connected.dispatcher),
+            )));
+        }
+        let handlers = Arc::new(handlers);
+        let mut capabilities =
+            crate::tasks::declare(handlers.capabilities(), self.tasks.is_some(), false);
+        if hosted.is_some() {
+            // Client-hosted tasks exist at 2025-11-25 only (the 2026-07-28 extension has none).
+            capabilities = crate::hosted_tasks::declare(capabilities);
+        }
         let cache = Arc::new(ResponseCache::new(self.cache));
         if let Some(p) = self.partition {
             cache.set_partition(p);
         }
         let settings = Settings {
             client_info: self.client_info,
-            capabilities: crate::tasks::declare(
-                handlers.capabilities(),
-                self.tasks.is_some(),
-                false,
-            ),
+            capabilities,
             modern_capabilities: crate::tasks::declare(
                 handlers.capabilities(),
                 self.tasks.is_some(),
@@ -299,12 +309,17 @@ impl ClientBuilder {
         });
         let run = dispatcher.clone();
         let listeners = handlers.listeners.clone();
+        let hosted_tasks = handlers.hosted.clone();
         let task = tokio::spawn(async move {
             if let Err(e) = run.run(handler).await {
                 tracing::warn!(error = %e, "the client's dispatcher could not run");
             }
             // The connection is gone: change subscriptions end (src/listen.rs).
             listeners.connection_ended();
+            // And so do the tasks hosted for the server (src/hosted_tasks.rs).
+            if let Some(hosted) = hosted_tasks {
+                hosted.connection_ended();
+            }
         });
         let inner = Inner {
             dispatcher,

@@ -142,6 +142,8 @@ pub(crate) struct Handlers {
     pub(crate) tasks: Arc<crate::tasks::TaskRuntime>,
     /// The open change subscriptions (`crate::listen`), routed from the notifications.
     pub(crate) listeners: Arc<crate::listen::Registry>,
+    /// Client-hosted tasks (`crate::hosted_tasks`), when enabled.
+    pub(crate) hosted: Option<Arc<crate::hosted_tasks::HostedTasks>>,
 }
 
 impl Handlers {
@@ -249,10 +251,15 @@ fn answer<T: Serialize>(r: Result<T, ErrorObject>) -> Result<Payload, HandlerErr
     Payload::from_serialize(&value).map_err(HandlerError::internal)
 }
 
+/// A handler's answer as JSON (what a hosted task keeps for `tasks/result`).
+fn to_json<T: Serialize>(r: Result<T, ErrorObject>) -> Result<Value, ErrorObject> {
+    serde_json::to_value(r?).map_err(|_| ErrorObject::internal_error("Internal error"))
+}
+
 impl Handler for ClientHandler {
     fn on_request(
         self: Arc<Self>,
-        _ctx: DispatchContext,
+        ctx: DispatchContext,
         method: String,
         params: Option<Payload>,
     ) -> BoxFuture<'static, Result<Payload, HandlerError>> {
@@ -261,10 +268,38 @@ impl Handler for ClientHandler {
             match method.as_str() {
                 methods::PING => answer(Ok(EmptyResult::new())),
                 methods::SAMPLING_CREATE_MESSAGE if h.sampling.is_some() => {
-                    answer(h.sample(parse(params)?).await)
+                    let p: CreateMessageRequestParams = parse(params)?;
+                    // Task-augmented, and hosted: a task (crate::hosted_tasks); otherwise
+                    // `params.task` is ignored (Tasks › Behavior Requirements).
+                    if let (Some(hosted), Some(task)) = (h.hosted.clone(), p.task.clone()) {
+                        let work = async move { to_json(h.sample(p).await) };
+                        return hosted.start(&method, &task, work);
+                    }
+                    answer(h.sample(p).await)
                 }
                 methods::ELICITATION_CREATE if h.elicitation.is_some() => {
-                    answer(h.elicit(parse(params)?).await)
+                    let p: ElicitRequestParams = parse(params)?;
+                    let task = match &p {
+                        ElicitRequestParams::Form(f) => f.task.clone(),
+                        ElicitRequestParams::Url(u) => u.task.clone(),
+                        _ => None,
+                    };
+                    if let (Some(hosted), Some(task)) = (h.hosted.clone(), task) {
+                        let work = async move { to_json(h.elicit(p).await) };
+                        return hosted.start(&method, &task, work);
+                    }
+                    answer(h.elicit(p).await)
+                }
+                methods::TASKS_GET
+                | methods::TASKS_RESULT
+                | methods::TASKS_LIST
+                | methods::TASKS_CANCEL
+                    if h.hosted.is_some() =>
+                {
+                    match &h.hosted {
+                        Some(hosted) => hosted.serve(&ctx, &method, params).await,
+                        None => Err(ErrorObject::method_not_found(&method).into()),
+                    }
                 }
                 methods::ROOTS_LIST if h.roots.is_some() => {
                     let _: RequestParams = parse(params)?;

@@ -42,6 +42,7 @@ mod calls;
 mod client;
 mod error;
 pub mod handlers;
+pub mod hosted_tasks;
 pub mod lifecycle;
 pub mod listen;
 pub mod multiround;
@@ -61,6 +62,7 @@ pub use error::ClientError;
 pub use handlers::{
     ElicitationHandler, NotificationHandler, RootsHandler, SamplingHandler, ServerNotification,
 };
+pub use hosted_tasks::HostedTaskConfig;
 pub use lifecycle::Lifecycle;
 pub use listen::{ListenEnd, ListenEvent, ListenOptions, Subscription};
 pub use multiround::DEFAULT_MAX_ROUNDS;

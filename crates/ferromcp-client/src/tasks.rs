@@ -105,6 +105,10 @@ pub struct TaskConfig {
     /// The ceiling of every polling interval (default 30 s): a server's hint above it is
     /// lowered to it.
     pub max_poll_interval: Duration,
+    /// Client-hosted tasks (2025-11-25): when set, the server may send sampling and
+    /// elicitation requests as tasks (see [`hosted_tasks`](crate::hosted_tasks)). Off by
+    /// default.
+    pub hosted: Option<crate::hosted_tasks::HostedTaskConfig>,
 }
 
 impl Default for TaskConfig {
@@ -113,6 +117,7 @@ impl Default for TaskConfig {
             initial_poll_interval: DEFAULT_INITIAL_POLL_INTERVAL,
             min_poll_interval: DEFAULT_MIN_POLL_INTERVAL,
             max_poll_interval: DEFAULT_MAX_POLL_INTERVAL,
+            hosted: None,
         }
     }
 }
@@ -141,6 +146,21 @@ impl TaskConfig {
     #[must_use]
     pub fn max_poll_interval(mut self, d: Duration) -> Self {
         self.max_poll_interval = d;
+        self
+    }
+
+    /// Hosts task-augmented sampling and elicitation requests from the server (2025-11-25,
+    /// with the default [`HostedTaskConfig`](crate::HostedTaskConfig)); `false` turns it off.
+    #[must_use]
+    pub fn host_requests(mut self, on: bool) -> Self {
+        self.hosted = on.then(crate::hosted_tasks::HostedTaskConfig::new);
+        self
+    }
+
+    /// Hosts task-augmented sampling and elicitation requests with these limits.
+    #[must_use]
+    pub fn hosted(mut self, config: crate::hosted_tasks::HostedTaskConfig) -> Self {
+        self.hosted = Some(config);
         self
     }
 
