@@ -50,6 +50,7 @@
 //! assert!(caps.tasks.is_some());
 //! ```
 
+mod client_hosted;
 #[cfg(feature = "redis")]
 mod redis;
 mod store;
@@ -73,6 +74,10 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+pub use self::client_hosted::{
+    CLIENT_TASK_MIN_POLL, ClientTask, DEFAULT_CLIENT_TASK_INITIAL_POLL,
+    DEFAULT_CLIENT_TASK_MAX_POLL,
+};
 #[cfg(feature = "redis")]
 pub use self::redis::{DEFAULT_TASK_NAMESPACE, RedisTaskStore};
 pub use store::{
