@@ -203,6 +203,14 @@ impl DispatchContextBuilder {
         self
     }
 
+    /// Progress goes where `ctx`'s goes: the same token (sent through this context's
+    /// outbound) or the same in-process callback. For work that outlives a request but keeps
+    /// reporting under its progress token.
+    pub fn progress_of(mut self, ctx: &DispatchContext) -> Self {
+        self.inner.progress = ctx.inner.progress.clone();
+        self
+    }
+
     /// The context.
     pub fn build(self) -> DispatchContext {
         DispatchContext {

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use ferromcp_types::jsonrpc::{ErrorObject, Payload, RequestId};
@@ -195,6 +195,18 @@ impl DirectDispatcher {
             }
             (cb, _) => cb,
         };
+        // Progress reaches the caller until the answer, or while `keep_progress` holds after a
+        // successful one (as with `JsonRpcDispatcher`).
+        let open = Arc::new(AtomicBool::new(true));
+        let on_progress = on_progress.map(|cb| {
+            let open = open.clone();
+            Arc::new(move |p| {
+                if open.load(Ordering::Acquire) {
+                    cb(p);
+                }
+            }) as ProgressCallback
+        });
+        let keep = options.keep_progress;
         let closed = self.shared.closed.clone();
         let answer = async {
             let Some(handler) = self.peer_handler().await else {
@@ -213,7 +225,7 @@ impl DirectDispatcher {
                 r = boundary::call_request(handler, ctx, method, params) => r,
             }
         };
-        match wait_for_answer(
+        let result = match wait_for_answer(
             answer,
             options.timeout,
             options.max_total_timeout,
@@ -223,7 +235,16 @@ impl DirectDispatcher {
         {
             Outcome::Answer(r) => r,
             Outcome::TimedOut(_) => Err(ErrorObject::request_timeout()),
+        };
+        let kept = result.is_ok()
+            && keep.is_some_and(|k| {
+                let open = open.clone();
+                k.arm(Box::new(move || open.store(false, Ordering::Release)))
+            });
+        if !kept {
+            open.store(false, Ordering::Release);
         }
+        result
     }
 
     async fn notification(self, method: String, params: Option<Payload>) {

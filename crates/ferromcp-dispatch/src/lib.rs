@@ -38,7 +38,7 @@ pub use dispatcher::{BoxFuture, Dispatcher, Outbound};
 pub use error::{BoxError, HandlerError, RunError, TransportClosed};
 pub use handler::{FnHandler, Handler, handler_fn};
 pub use jsonrpc::{CancelMode, DispatcherConfig, JsonRpcDispatcher};
-pub use options::{CallOptions, Progress, ProgressCallback, ResumptionHooks};
+pub use options::{CallOptions, KeepProgress, Progress, ProgressCallback, ResumptionHooks};
 pub use stream::{
     DEFAULT_OUTBOUND_CAPACITY, LineSink, LineSource, LineTransportConfig, line_transport,
 };

@@ -1,7 +1,7 @@
 //! Per-call options for outbound requests, and progress reports.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use ferromcp_types::jsonrpc::RequestId;
@@ -33,6 +33,112 @@ impl Progress {
 /// Receives the progress reports the peer sends for one outbound request. It runs on the
 /// dispatcher's read loop, so it must be quick and must not block.
 pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Keeps a request's progress route open after its answer, for as long as any clone of it
+/// lives (or until [`KeepProgress::release`]).
+///
+/// Normally progress for a request stops reaching its [`CallOptions::on_progress`] callback
+/// once the answer arrives. A request whose answer starts work that goes on reporting under
+/// the same progress token (the request id) passes one of these with
+/// [`CallOptions::keep_progress`]: when the request is answered with a result, the callback
+/// stays registered for that token until the last clone is dropped or `release` is called.
+/// An error answer, a timeout or an abandoned request keeps nothing.
+///
+/// ```
+/// use ferromcp_dispatch::{CallOptions, KeepProgress};
+///
+/// let keep = KeepProgress::new();
+/// let opts = CallOptions::new().on_progress(|_| {}).keep_progress(keep.clone());
+/// assert!(opts.keep_progress.is_some());
+/// keep.release(); // progress after the answer is no longer routed
+/// assert!(keep.is_released());
+/// ```
+#[derive(Clone, Default)]
+pub struct KeepProgress {
+    inner: Arc<KeepInner>,
+}
+
+/// Ends a kept route.
+type Release = Box<dyn FnOnce() + Send>;
+
+#[derive(Default)]
+struct KeepInner {
+    state: Mutex<KeepState>,
+}
+
+#[derive(Default)]
+struct KeepState {
+    released: bool,
+    release: Option<Release>,
+}
+
+impl KeepInner {
+    fn release(&self) {
+        let release = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.released = true;
+            state.release.take()
+        };
+        if let Some(release) = release {
+            release();
+        }
+    }
+}
+
+impl Drop for KeepInner {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl KeepProgress {
+    /// A holder that keeps nothing until a request using it is answered.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Ends the kept route now, for every clone: later progress is dropped.
+    pub fn release(&self) {
+        self.inner.release();
+    }
+
+    /// Whether [`KeepProgress::release`] was called (or the route otherwise ended).
+    pub fn is_released(&self) -> bool {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .released
+    }
+
+    /// Hands over how to end the route (dispatchers call this when the answer arrives);
+    /// `false` when already released, in which case the caller must keep nothing.
+    pub(crate) fn arm(&self, release: Release) -> bool {
+        let mut state = self
+            .inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if state.released {
+            return false;
+        }
+        // One request per holder: a second arming ends the first route.
+        let previous = state.release.replace(release);
+        drop(state);
+        if let Some(previous) = previous {
+            previous();
+        }
+        true
+    }
+}
+
+impl fmt::Debug for KeepProgress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeepProgress")
+            .field("released", &self.is_released())
+            .finish()
+    }
+}
 
 /// Resumption hooks for the HTTP client transport (handshake-era resumable SSE streams). Other
 /// transports ignore them.
@@ -72,6 +178,9 @@ pub struct CallOptions {
     pub cancel_on_abandon: bool,
     /// Receives the peer's progress reports; the request id becomes the progress token.
     pub on_progress: Option<ProgressCallback>,
+    /// Keeps `on_progress` receiving the peer's progress for this request's token after a
+    /// successful answer, while the holder lives (see [`KeepProgress`]).
+    pub keep_progress: Option<KeepProgress>,
     /// Extra HTTP headers, for HTTP transports (others ignore them).
     pub headers: Option<HeaderMap>,
     /// Resumption hooks, for the HTTP client transport. Setting them turns `cancel_on_abandon`
@@ -87,6 +196,7 @@ impl Default for CallOptions {
             request_id: None,
             cancel_on_abandon: true,
             on_progress: None,
+            keep_progress: None,
             headers: None,
             resumption: None,
         }
@@ -139,6 +249,13 @@ impl CallOptions {
         self
     }
 
+    /// Keeps the progress route open after a successful answer while `keep` lives.
+    #[must_use]
+    pub fn keep_progress(mut self, keep: KeepProgress) -> Self {
+        self.keep_progress = Some(keep);
+        self
+    }
+
     /// Adds an HTTP header (for HTTP transports).
     #[must_use]
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
@@ -164,6 +281,7 @@ impl fmt::Debug for CallOptions {
             .field("request_id", &self.request_id)
             .field("cancel_on_abandon", &self.cancel_on_abandon)
             .field("on_progress", &self.on_progress.is_some())
+            .field("keep_progress", &self.keep_progress)
             .field("headers", &self.headers)
             .field("resumption", &self.resumption.is_some())
             .finish()

@@ -68,6 +68,8 @@ contract!(
     intercept_can_consume,
     no_back_channel_gives_32600,
     progress_reaches_the_callback,
+    kept_progress_route_outlives_the_answer_until_released,
+    progress_after_the_answer_is_dropped_without_keep,
     no_progress_token_makes_progress_a_no_op,
     abandoning_a_call_cancels_the_peer_handler,
     cancellation_works_server_to_client,
@@ -349,6 +351,109 @@ async fn progress_reaches_the_callback(kind: Kind) {
         .map(|i| Progress::new(f64::from(i), Some(3.0), Some(format!("step {i}"))))
         .collect();
     assert_eq!(got, expected, "{kind:?}");
+}
+
+/// A server whose `start` handler answers at once but keeps its context, and whose
+/// `emit {n}` handler reports progress `n` through that kept context before answering (so
+/// the report is on the wire, and delivered, before `emit`'s answer).
+fn late_progress_server() -> Arc<dyn Handler> {
+    let saved: Arc<Mutex<Option<DispatchContext>>> = Arc::new(Mutex::new(None));
+    handler_fn(move |ctx, method, params| {
+        let saved = saved.clone();
+        async move {
+            if method == "start" {
+                *saved.lock().unwrap() = Some(ctx);
+                if params.is_some_and(|p| field(&p, "fail") == json!(true)) {
+                    return Err(ErrorObject::internal_error("start failed").into());
+                }
+            } else {
+                let n = field(params.as_ref().unwrap(), "n").as_f64().unwrap();
+                let started = saved.lock().unwrap().clone().unwrap();
+                started.progress(n, None, None).await;
+            }
+            Ok(Payload::empty_object())
+        }
+    })
+    .into_arc()
+}
+
+/// Has the server report progress `n` on the `start` request, after `start` was answered.
+async fn emit(conn: &Conn, n: u32) {
+    conn.client
+        .send_request("emit", Some(json!({"n": n}).into()), CallOptions::new())
+        .await
+        .unwrap();
+}
+
+/// Utilities › Progress, as MCP 2025-11-25 Tasks › Task Progress Notifications extends it (the
+/// token stays valid after the answer): with `keep_progress`, reports the peer sends under
+/// the request's token after a successful answer keep reaching the callback, in order, until
+/// the holder is released; after that they are dropped.
+async fn kept_progress_route_outlives_the_answer_until_released(kind: Kind) {
+    let conn = Conn::new(kind, echo_handler(), late_progress_server());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let keep = KeepProgress::new();
+    conn.client
+        .send_request(
+            "start",
+            None,
+            CallOptions::new()
+                .on_progress(move |p| tx.send(p.progress).unwrap())
+                .keep_progress(keep.clone()),
+        )
+        .await
+        .unwrap();
+    for n in 1..=3 {
+        emit(&conn, n).await;
+    }
+    for n in 1..=3 {
+        assert_eq!(rx.try_recv(), Ok(f64::from(n)), "{kind:?}");
+    }
+    assert!(!keep.is_released());
+    drop(keep); // the last clone: the route ends
+    emit(&conn, 4).await;
+    assert!(rx.try_recv().is_err(), "{kind:?}: progress after release");
+}
+
+/// Utilities › Progress: without `keep_progress`, reports after the answer are dropped (and
+/// an error answer keeps nothing even with it).
+async fn progress_after_the_answer_is_dropped_without_keep(kind: Kind) {
+    let conn = Conn::new(kind, echo_handler(), late_progress_server());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    conn.client
+        .send_request(
+            "start",
+            None,
+            CallOptions::new().on_progress(move |p| tx.send(p.progress).unwrap()),
+        )
+        .await
+        .unwrap();
+    emit(&conn, 1).await;
+    assert!(
+        rx.try_recv().is_err(),
+        "{kind:?}: progress after the answer"
+    );
+
+    let conn = Conn::new(kind, echo_handler(), late_progress_server());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let keep = KeepProgress::new();
+    let err = conn
+        .client
+        .send_request(
+            "start",
+            Some(json!({"fail": true}).into()),
+            CallOptions::new()
+                .on_progress(move |p| tx.send(p.progress).unwrap())
+                .keep_progress(keep.clone()),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INTERNAL_ERROR, "{kind:?}");
+    emit(&conn, 1).await;
+    assert!(
+        rx.try_recv().is_err(),
+        "{kind:?}: progress kept after an error answer"
+    );
 }
 
 /// Utilities › Progress: without a progress token, `progress` is a no-op.

@@ -5,7 +5,7 @@ mod pending;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use crate::context::{TransportInfo, TransportKind};
 use crate::dispatcher::{BoxFuture, Dispatcher, Outbound};
 use crate::error::RunError;
 use crate::handler::Handler;
-use crate::options::CallOptions;
+use crate::options::{CallOptions, ProgressCallback};
 use crate::transport::{MessageMeta, MessageSink, MessageSource, TransportMessage};
 use crate::utility::{CANCELLED, parse_cancelled};
 
@@ -114,6 +114,10 @@ pub(crate) struct Shared {
     config: DispatcherConfig,
     next_id: AtomicI64,
     pending: Mutex<HashMap<RequestId, PendingEntry>>,
+    /// Progress routes kept after their request's answer (`CallOptions::keep_progress`), by
+    /// token, with a generation so that a stale release cannot end a newer route.
+    kept: Arc<Mutex<HashMap<RequestId, (u64, ProgressCallback)>>>,
+    next_keep: AtomicU64,
     in_flight: Mutex<HashMap<RequestId, InFlight>>,
     /// Set once the connection is closed: no more requests, notifications are dropped.
     closed: AtomicBool,
@@ -172,6 +176,7 @@ impl Shared {
         for entry in drained {
             let _ = entry.tx.send(Err(ErrorObject::connection_closed()));
         }
+        lock(&self.kept).clear();
         self.stop.cancel();
     }
 }
@@ -220,6 +225,8 @@ impl JsonRpcDispatcher {
                 config,
                 next_id: AtomicI64::new(0),
                 pending: Mutex::new(HashMap::new()),
+                kept: Arc::new(Mutex::new(HashMap::new())),
+                next_keep: AtomicU64::new(0),
                 in_flight: Mutex::new(HashMap::new()),
                 closed: AtomicBool::new(false),
                 stop: CancellationToken::new(),

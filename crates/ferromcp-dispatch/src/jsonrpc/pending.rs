@@ -8,7 +8,7 @@ use ferromcp_types::jsonrpc::{ErrorObject, Message, Payload, Request, RequestId}
 use tokio::sync::{Notify, oneshot};
 
 use super::{Shared, lock};
-use crate::options::{CallOptions, Progress, ProgressCallback};
+use crate::options::{CallOptions, KeepProgress, Progress, ProgressCallback};
 use crate::transport::MessageMeta;
 use crate::utility::{CANCELLED, cancelled_params, with_meta};
 use crate::wait::{Outcome, wait_for_answer};
@@ -24,6 +24,8 @@ pub(crate) struct PendingEntry {
     on_progress: Option<ProgressCallback>,
     /// Woken by progress, to restart the per-request timeout.
     progressed: Option<Arc<Notify>>,
+    /// Keeps `on_progress` routed after a successful answer.
+    keep: Option<KeepProgress>,
 }
 
 impl Shared {
@@ -60,17 +62,52 @@ impl Shared {
         let entry = lock(&self.pending).remove(id);
         match entry {
             Some(entry) => {
+                if answer.is_ok() {
+                    self.keep_route(id, &entry);
+                }
                 let _ = entry.tx.send(answer);
             }
             None => tracing::debug!(%id, "dropped a response to an unknown or finished request"),
         }
     }
 
-    /// Hands a progress report to the request's progress callback, if it has one.
+    /// Moves an answered request's progress callback to the kept routes, when its caller
+    /// asked for that; the caller's [`KeepProgress`] ends the route.
+    fn keep_route(&self, id: &RequestId, entry: &PendingEntry) {
+        let (Some(keep), Some(cb)) = (&entry.keep, &entry.on_progress) else {
+            return;
+        };
+        let generation = self.next_keep.fetch_add(1, Ordering::Relaxed);
+        lock(&self.kept).insert(id.clone(), (generation, cb.clone()));
+        let kept = Arc::downgrade(&self.kept);
+        let token = id.clone();
+        let release = Box::new(move || {
+            if let Some(kept) = kept.upgrade() {
+                let mut kept = lock(&kept);
+                if kept.get(&token).is_some_and(|(g, _)| *g == generation) {
+                    kept.remove(&token);
+                }
+            }
+        });
+        if !keep.arm(release) {
+            let mut kept = lock(&self.kept);
+            if kept.get(id).is_some_and(|(g, _)| *g == generation) {
+                kept.remove(id);
+            }
+        }
+    }
+
+    /// Hands a progress report to the request's progress callback, if it has one: the
+    /// pending request's, else a kept route's.
     pub(crate) fn deliver_progress(&self, token: &RequestId, progress: Progress) {
-        let target = lock(&self.pending)
+        let pending = lock(&self.pending)
             .get(token)
             .map(|e| (e.on_progress.clone(), e.progressed.clone()));
+        let target = pending.or_else(|| {
+            lock(&self.kept)
+                .get(token)
+                .map(|(_, cb)| (Some(cb.clone()), None))
+        });
         match target {
             Some((cb, progressed)) => {
                 if let Some(n) = progressed {
@@ -146,6 +183,7 @@ pub(super) async fn request(
         tx,
         on_progress: options.on_progress,
         progressed: progressed.clone(),
+        keep: options.keep_progress,
     };
     let id = shared.register(options.request_id, entry)?;
     let mut guard = Abandon {
