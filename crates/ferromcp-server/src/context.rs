@@ -26,6 +26,8 @@ pub struct ServerSession {
     connection: Connection,
     /// At 2026-07-28: the level this request opted into with `io.modelcontextprotocol/logLevel`.
     log_opt_in: Option<LoggingLevel>,
+    /// A task's session: progress is dropped once any of these is raised (the task ended).
+    progress_ends: Vec<CancellationToken>,
 }
 
 impl ServerSession {
@@ -39,6 +41,7 @@ impl ServerSession {
             dispatch,
             connection,
             log_opt_in,
+            progress_ends: Vec::new(),
         }
     }
 
@@ -77,8 +80,17 @@ impl ServerSession {
         self.dispatch.send_request(method, params, options).await
     }
 
-    /// Reports progress on this request; a no-op when the client sent no progress token.
+    /// Reports progress on this request; a no-op when the client sent no progress token, and
+    /// in a task once the task has ended.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if self
+            .progress_ends
+            .iter()
+            .any(CancellationToken::is_cancelled)
+        {
+            tracing::debug!("progress dropped: the task has ended");
+            return;
+        }
         self.dispatch.progress(progress, total, message).await;
     }
 
@@ -164,17 +176,23 @@ impl RequestContext {
         cancellation: CancellationToken,
     ) -> Self {
         let d = &self.session.dispatch;
-        let dispatch = DispatchContext::builder(
+        let mut builder = DispatchContext::builder(
             self.session.connection.outbound().clone(),
             d.transport().clone(),
         )
         .http_parts(d.http_parts().cloned())
-        .cancellation(cancellation)
-        .build();
+        .cancellation(cancellation);
+        // 2025-11-25 Tasks › Task Progress Notifications: the request's progress token stays
+        // valid for the task's lifetime. The 2026-07-28 extension does not support progress
+        // on tasks (SEP-2663), so a modern task reports none.
+        if !self.protocol_version().is_modern() {
+            builder = builder.progress_of(d);
+        }
         let session = ServerSession {
-            dispatch,
+            dispatch: builder.build(),
             connection: self.session.connection.clone(),
             log_opt_in: self.session.log_opt_in,
+            progress_ends: task.progress_ends(),
         };
         Self {
             session,

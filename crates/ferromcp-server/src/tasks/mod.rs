@@ -279,6 +279,9 @@ pub(crate) fn notification(r: &TaskRecord) -> Value {
 /// A task running in this process.
 struct Running {
     cancel: CancellationToken,
+    /// Raised once the handler's outcome is known, before the terminal status is recorded:
+    /// from then on the handler's progress reports are dropped.
+    ended: CancellationToken,
     changed: Notify,
     /// Handshake era: the sessions of pending `tasks/result` requests, where input requests
     /// travel.
@@ -589,6 +592,7 @@ impl Tasks {
             .map_err(|e| store_error(&e))?;
         let running = Arc::new(Running {
             cancel: CancellationToken::new(),
+            ended: CancellationToken::new(),
             changed: Notify::new(),
             result_streams: Mutex::new(Vec::new()),
             next_stream: AtomicU32::new(0),
@@ -637,6 +641,9 @@ impl Tasks {
             () = running.cancel.cancelled() => Outcome::Cancelled,
             () = self.watch_store(&id, &running) => Outcome::Cancelled,
         };
+        // 2025-11-25 Tasks › Task Progress Notifications: the progress token is valid until
+        // the task is terminal; no report is sent after (nor during a cancellation's grace).
+        running.ended.cancel();
         if matches!(outcome, Outcome::Cancelled) {
             running.cancel.cancel();
             if tokio::time::timeout(self.settings.cancel_grace, &mut handle)
@@ -997,6 +1004,12 @@ impl TaskScope {
     /// The task's id.
     pub(crate) fn id(&self) -> &str {
         &self.task_id
+    }
+
+    /// Signals after which the task's progress reports are dropped: its outcome is known, or
+    /// it is being cancelled.
+    pub(crate) fn progress_ends(&self) -> Vec<CancellationToken> {
+        vec![self.running.ended.clone(), self.running.cancel.clone()]
     }
 
     /// Sets the task's `statusMessage`; whether it was recorded.
