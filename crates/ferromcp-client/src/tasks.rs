@@ -58,6 +58,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ferromcp_dispatch::KeepProgress;
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Payload};
 use ferromcp_types::mcp::methods;
@@ -305,19 +306,46 @@ struct HandleState {
     last: Mutex<Option<TaskInfo>>,
     /// `inputRequests` keys already answered with `tasks/update` (2026-07-28).
     answered: Mutex<HashSet<String>>,
+    /// 2025-11-25 Tasks › Task Progress Notifications: keeps the creating call's progress
+    /// callback receiving (its token stays valid) until the task is terminal or every
+    /// handle is dropped.
+    progress: Option<KeepProgress>,
 }
 
 impl HandleState {
     fn new(task_id: String, info: Option<TaskInfo>) -> Arc<Self> {
-        Arc::new(Self {
+        Self::with_progress(task_id, info, None)
+    }
+
+    fn with_progress(
+        task_id: String,
+        info: Option<TaskInfo>,
+        progress: Option<KeepProgress>,
+    ) -> Arc<Self> {
+        let state = Arc::new(Self {
             task_id,
-            last: Mutex::new(info),
+            last: Mutex::new(None),
             answered: Mutex::new(HashSet::new()),
-        })
+            progress,
+        });
+        if let Some(info) = info {
+            state.record(&info);
+        }
+        state
     }
 
     fn record(&self, info: &TaskInfo) {
         *lock(&self.last) = Some(info.clone());
+        if info.is_terminal() {
+            self.progress_ended();
+        }
+    }
+
+    /// The task is terminal: its progress token is no longer valid.
+    fn progress_ended(&self) {
+        if let Some(keep) = &self.progress {
+            keep.release();
+        }
     }
 }
 
@@ -599,6 +627,8 @@ async fn payload(inner: &Inner, state: &HandleState) -> Result<Value, ClientErro
     let mut value = inner
         .execute(methods::TASKS_RESULT, params, &RequestOptions::new(), false)
         .await?;
+    // `tasks/result` answers once the task is terminal.
+    state.progress_ended();
     if let Value::Object(map) = &mut value {
         map.entry("content")
             .or_insert_with(|| Value::Array(Vec::new()));
@@ -829,15 +859,20 @@ impl Client {
         }
         params.task = Some(task);
         let params = crate::calls::to_object(methods::TOOLS_CALL, &params)?;
+        // The progress token stays valid for the task's lifetime (Tasks › Task Progress
+        // Notifications): the call's progress route outlives its answer while the handle does.
+        let keep = opts.on_progress.is_some().then(KeepProgress::new);
+        let mut call = inner.call_options(methods::TOOLS_CALL, &opts);
+        call.keep_progress.clone_from(&keep);
         let value = inner
-            .execute(methods::TOOLS_CALL, params, &opts, false)
+            .send_once(methods::TOOLS_CALL, params, &opts, call, false)
             .await?;
         match value.get("task") {
             Some(task) if task.is_object() => {
                 let task: Task = serde_json::from_value(task.clone())
                     .map_err(|e| ClientError::decode(methods::TOOLS_CALL, e))?;
                 let info = TaskInfo::from(task);
-                let state = HandleState::new(info.task_id.clone(), Some(info));
+                let state = HandleState::with_progress(info.task_id.clone(), Some(info), keep);
                 Ok(ToolCall::Task(self.handle(state)))
             }
             // The server ran it plainly (it may ignore the task request).
