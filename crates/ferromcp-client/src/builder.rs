@@ -269,20 +269,13 @@ impl ClientBuilder {
     /// lifecycle failure the transport is shut down.
     pub async fn connect(self, transport: impl Transport) -> Result<Client, ClientError> {
         let connected = transport.open().await?;
-        let mut handlers = self.handlers;
-        let hosted = self.tasks.as_ref().and_then(|t| t.hosted.clone());
-        if let Some(config) = hosted.clone() {
-            handlers.hosted = Some(Arc::new(crate::hosted_tasks::HostedTasks::new(
-                config,
+        let handlers = Arc::new(self.handlers);
+        if let Some(config) = self.tasks.as_ref().and_then(|t| t.hosted.as_deref()) {
+            let hosted = crate::hosted_tasks::HostedTasks::new(
+                config.clone(),
                 Arc::downgrade(&connected.dispatcher),
-            )));
-        }
-        let handlers = Arc::new(handlers);
-        let mut capabilities =
-            crate::tasks::declare(handlers.capabilities(), self.tasks.is_some(), false);
-        if hosted.is_some() {
-            // Client-hosted tasks exist at 2025-11-25 only (the 2026-07-28 extension has none).
-            capabilities = crate::hosted_tasks::declare(capabilities);
+            );
+            let _ = handlers.tasks.hosted.set(Arc::new(hosted));
         }
         let cache = Arc::new(ResponseCache::new(self.cache));
         if let Some(p) = self.partition {
@@ -290,7 +283,7 @@ impl ClientBuilder {
         }
         let settings = Settings {
             client_info: self.client_info,
-            capabilities,
+            capabilities: handshake_capabilities(&handlers, self.tasks.as_ref()),
             modern_capabilities: crate::tasks::declare(
                 handlers.capabilities(),
                 self.tasks.is_some(),
@@ -309,7 +302,7 @@ impl ClientBuilder {
         });
         let run = dispatcher.clone();
         let listeners = handlers.listeners.clone();
-        let hosted_tasks = handlers.hosted.clone();
+        let hosted_tasks = handlers.tasks.hosted.get().cloned();
         let task = tokio::spawn(async move {
             if let Err(e) = run.run(handler).await {
                 tracing::warn!(error = %e, "the client's dispatcher could not run");
@@ -348,5 +341,20 @@ impl ClientBuilder {
             }
         }
         Ok(client)
+    }
+}
+
+/// The capabilities declared in the handshake era: the handlers', with tasks the `tasks`
+/// capability, and with hosting its client-hosted part (2025-11-25 only: the 2026-07-28
+/// tasks extension has no client-hosted tasks).
+fn handshake_capabilities(
+    handlers: &Handlers,
+    tasks: Option<&crate::tasks::TaskConfig>,
+) -> ferromcp_types::mcp::ClientCapabilities {
+    let caps = crate::tasks::declare(handlers.capabilities(), tasks.is_some(), false);
+    if tasks.is_some_and(|t| t.hosted.is_some()) {
+        crate::hosted_tasks::declare(caps)
+    } else {
+        caps
     }
 }

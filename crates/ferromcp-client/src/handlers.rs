@@ -142,8 +142,6 @@ pub(crate) struct Handlers {
     pub(crate) tasks: Arc<crate::tasks::TaskRuntime>,
     /// The open change subscriptions (`crate::listen`), routed from the notifications.
     pub(crate) listeners: Arc<crate::listen::Registry>,
-    /// Client-hosted tasks (`crate::hosted_tasks`), when enabled.
-    pub(crate) hosted: Option<Arc<crate::hosted_tasks::HostedTasks>>,
 }
 
 impl Handlers {
@@ -271,7 +269,9 @@ impl Handler for ClientHandler {
                     let p: CreateMessageRequestParams = parse(params)?;
                     // Task-augmented, and hosted: a task (crate::hosted_tasks); otherwise
                     // `params.task` is ignored (Tasks › Behavior Requirements).
-                    if let (Some(hosted), Some(task)) = (h.hosted.clone(), p.task.clone()) {
+                    if let (Some(hosted), Some(task)) =
+                        (h.tasks.hosted.get().cloned(), p.task.clone())
+                    {
                         let work = async move { to_json(h.sample(p).await) };
                         return hosted.start(&method, &task, work);
                     }
@@ -284,7 +284,7 @@ impl Handler for ClientHandler {
                         ElicitRequestParams::Url(u) => u.task.clone(),
                         _ => None,
                     };
-                    if let (Some(hosted), Some(task)) = (h.hosted.clone(), task) {
+                    if let (Some(hosted), Some(task)) = (h.tasks.hosted.get().cloned(), task) {
                         let work = async move { to_json(h.elicit(p).await) };
                         return hosted.start(&method, &task, work);
                     }
@@ -294,9 +294,9 @@ impl Handler for ClientHandler {
                 | methods::TASKS_RESULT
                 | methods::TASKS_LIST
                 | methods::TASKS_CANCEL
-                    if h.hosted.is_some() =>
+                    if h.tasks.hosted.get().is_some() =>
                 {
-                    match &h.hosted {
+                    match h.tasks.hosted.get() {
                         Some(hosted) => hosted.serve(&ctx, &method, params).await,
                         None => Err(ErrorObject::method_not_found(&method).into()),
                     }

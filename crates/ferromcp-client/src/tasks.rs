@@ -1,8 +1,10 @@
 //! Tasks: long-running tool calls, in both protocol eras.
 //!
 //! Turn them on with [`ClientBuilder::tasks`](crate::ClientBuilder::tasks); the client then
-//! declares task support (2025-11-25: the `tasks` capability, with no client-hosted request
-//! types; 2026-07-28: the `io.modelcontextprotocol/tasks` extension under `extensions`).
+//! declares task support (2025-11-25: the `tasks` capability, with client-hosted request
+//! types only when [`TaskConfig::host_requests`] is on, see
+//! [`hosted_tasks`](crate::hosted_tasks); 2026-07-28: the `io.modelcontextprotocol/tasks`
+//! extension under `extensions`).
 //!
 //! - **2025-11-25 core tasks** (experimental): the client *asks* for a task with
 //!   `params.task`, which it may only do when the server declares `tasks.requests.tools.call`
@@ -108,8 +110,8 @@ pub struct TaskConfig {
     pub max_poll_interval: Duration,
     /// Client-hosted tasks (2025-11-25): when set, the server may send sampling and
     /// elicitation requests as tasks (see [`hosted_tasks`](crate::hosted_tasks)). Off by
-    /// default.
-    pub hosted: Option<crate::hosted_tasks::HostedTaskConfig>,
+    /// default. (Boxed: the builder, which every connect future holds, stays small.)
+    pub hosted: Option<Box<crate::hosted_tasks::HostedTaskConfig>>,
 }
 
 impl Default for TaskConfig {
@@ -154,14 +156,14 @@ impl TaskConfig {
     /// with the default [`HostedTaskConfig`](crate::HostedTaskConfig)); `false` turns it off.
     #[must_use]
     pub fn host_requests(mut self, on: bool) -> Self {
-        self.hosted = on.then(crate::hosted_tasks::HostedTaskConfig::new);
+        self.hosted = on.then(Box::default);
         self
     }
 
     /// Hosts task-augmented sampling and elicitation requests with these limits.
     #[must_use]
     pub fn hosted(mut self, config: crate::hosted_tasks::HostedTaskConfig) -> Self {
-        self.hosted = Some(config);
+        self.hosted = Some(Box::new(config));
         self
     }
 
@@ -459,6 +461,8 @@ impl TaskHandle {
 pub(crate) struct TaskRuntime {
     support: Mutex<HashMap<String, Option<TaskSupport>>>,
     waiters: Mutex<HashMap<String, watch::Sender<()>>>,
+    /// The tasks hosted for the server (`crate::hosted_tasks`), when enabled; set at connect.
+    pub(crate) hosted: std::sync::OnceLock<Arc<crate::hosted_tasks::HostedTasks>>,
 }
 
 impl TaskRuntime {
@@ -531,8 +535,8 @@ impl Drop for Subscription {
     }
 }
 
-/// The capabilities to declare: with tasks enabled, the 2025-11-25 `tasks` capability (no
-/// client-hosted task requests: this client is a requestor only) or, in the 2026-07-28
+/// The capabilities to declare: with tasks enabled, the 2025-11-25 `tasks` capability (the
+/// client-hosted part is added by `crate::hosted_tasks::declare`) or, in the 2026-07-28
 /// envelope, the `io.modelcontextprotocol/tasks` extension.
 pub(crate) fn declare(
     mut caps: ClientCapabilities,
