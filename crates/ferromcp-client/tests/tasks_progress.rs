@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferromcp_client::{Client, Lifecycle, RequestOptions, TaskConfig, ToolCall};
+use ferromcp_client::{Client, Connected, Lifecycle, RequestOptions, TaskConfig, ToolCall};
 use ferromcp_dispatch::{
     CallOptions, DispatcherConfig, JsonRpcDispatcher, KeepProgress, Progress, handler_fn,
     memory_pair,
@@ -22,9 +22,10 @@ use ferromcp_dispatch::{Dispatcher, Outbound};
 use ferromcp_server::mcp_server::{Progress as Report, ToolSpec};
 use ferromcp_server::tasks::TaskSettings;
 use ferromcp_server::{McpServer, StreamConfig, serve_stream};
+use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::Payload;
 use ferromcp_types::mcp::{CallToolResult, TaskSupport};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::{Semaphore, mpsc};
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -107,14 +108,37 @@ fn serve(server: &McpServer) -> ferromcp_dispatch::MemoryTransport {
     client_end
 }
 
-async fn connect(server: &McpServer, lifecycle: Lifecycle) -> Client {
-    let end = serve(server);
-    Client::builder()
+/// How the client reaches the server.
+#[derive(Debug, Clone, Copy)]
+enum Via {
+    /// JSON-RPC over an in-memory message stream (`JsonRpcDispatcher`).
+    Stream,
+    /// In process (`DirectDispatcher`, no serialization).
+    InProcess,
+}
+
+const VIAS: [Via; 2] = [Via::Stream, Via::InProcess];
+
+async fn connect(server: &McpServer, lifecycle: Lifecycle, via: Via) -> Client {
+    let builder = Client::builder()
         .lifecycle(lifecycle)
-        .tasks(TaskConfig::new().initial_poll_interval(Duration::from_millis(10)))
-        .connect_stream(end.source, end.sink)
-        .await
-        .unwrap()
+        .tasks(TaskConfig::new().initial_poll_interval(Duration::from_millis(10)));
+    match via {
+        Via::Stream => {
+            let end = serve(server);
+            builder.connect_stream(end.source, end.sink).await.unwrap()
+        }
+        Via::InProcess => {
+            let era = match lifecycle {
+                Lifecycle::Modern => Era::Modern,
+                _ => Era::Handshake,
+            };
+            builder
+                .connect(Connected::new(Arc::new(server.server().in_process(era))))
+                .await
+                .unwrap()
+        }
+    }
 }
 
 fn text(r: &CallToolResult) -> String {
@@ -151,32 +175,40 @@ fn drain(rx: &mut mpsc::UnboundedReceiver<Progress>) -> Vec<Progress> {
 #[tokio::test]
 async fn progress_after_create_task_result_reaches_the_callback_until_completion() {
     within(async {
-        let gates = Gates::new();
-        let s = server(&gates);
-        let client = connect(&s, Lifecycle::Handshake).await;
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let opts = RequestOptions::new().on_progress(move |p| tx.send(p).unwrap());
-        let call = client
-            .call_tool_as_task_with("steps", json!({}), None, opts)
-            .await
-            .unwrap();
-        let ToolCall::Task(handle) = call else {
-            panic!("not a task: {call:?}");
-        };
-        assert!(drain(&mut rx).is_empty(), "no report before the gate opens");
-        gates.start.add_permits(1);
-        let result = handle.wait().await.unwrap();
-        assert_eq!(text(&result), "done");
-        // The reports were written before the task ended, so before the terminal `tasks/get`.
-        assert_eq!(drain(&mut rx), expected());
-        assert!(handle.info().unwrap().is_terminal());
+        for via in VIAS {
+            let gates = Gates::new();
+            let s = server(&gates);
+            let client = connect(&s, Lifecycle::Handshake, via).await;
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            let opts = RequestOptions::new().on_progress(move |p| tx.send(p).unwrap());
+            let call = client
+                .call_tool_as_task_with("steps", json!({}), None, opts)
+                .await
+                .unwrap();
+            let ToolCall::Task(handle) = call else {
+                panic!("{via:?}: not a task: {call:?}");
+            };
+            assert!(
+                drain(&mut rx).is_empty(),
+                "no report before the gate opens ({via:?})"
+            );
+            gates.start.add_permits(1);
+            let result = handle.wait().await.unwrap();
+            assert_eq!(text(&result), "done");
+            // The reports were sent before the task ended, so before the terminal `tasks/get`.
+            assert_eq!(drain(&mut rx), expected(), "{via:?}");
+            assert!(handle.info().unwrap().is_terminal());
 
-        // The handle lives on, but the task is terminal: nothing more is routed (and the
-        // server sends nothing more).
-        gates.late.add_permits(1);
-        gates.late_done.acquire().await.unwrap().forget();
-        client.ping().await.unwrap();
-        assert!(drain(&mut rx).is_empty(), "progress after the task ended");
+            // The handle lives on, but the task is terminal: nothing more is routed (and the
+            // server sends nothing more).
+            gates.late.add_permits(1);
+            gates.late_done.acquire().await.unwrap().forget();
+            client.ping().await.unwrap();
+            assert!(
+                drain(&mut rx).is_empty(),
+                "progress after the task ended ({via:?})"
+            );
+        }
     })
     .await;
 }
@@ -186,26 +218,28 @@ async fn progress_after_create_task_result_reaches_the_callback_until_completion
 #[tokio::test]
 async fn no_progress_is_routed_after_the_handle_is_dropped() {
     within(async {
-        let gates = Gates::new();
-        let s = server(&gates);
-        let client = connect(&s, Lifecycle::Handshake).await;
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let opts = RequestOptions::new().on_progress(move |p| tx.send(p).unwrap());
-        let call = client
-            .call_tool_as_task_with("steps", json!({}), None, opts)
-            .await
-            .unwrap();
-        let id = call.task().unwrap().id().to_owned();
-        drop(call);
-        gates.start.add_permits(1);
-        // A fresh handle (no progress route) waits for the end: the stream is ordered, so
-        // every report was read before the terminal status.
-        let result = client.task(id).wait().await.unwrap();
-        assert_eq!(text(&result), "done");
-        assert!(
-            drain(&mut rx).is_empty(),
-            "progress after the handle dropped"
-        );
+        for via in VIAS {
+            let gates = Gates::new();
+            let s = server(&gates);
+            let client = connect(&s, Lifecycle::Handshake, via).await;
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            let opts = RequestOptions::new().on_progress(move |p| tx.send(p).unwrap());
+            let call = client
+                .call_tool_as_task_with("steps", json!({}), None, opts)
+                .await
+                .unwrap();
+            let id = call.task().unwrap().id().to_owned();
+            drop(call);
+            gates.start.add_permits(1);
+            // A fresh handle (no progress route) waits for the end: the stream is ordered, so
+            // every report was read before the terminal status.
+            let result = client.task(id).wait().await.unwrap();
+            assert_eq!(text(&result), "done");
+            assert!(
+                drain(&mut rx).is_empty(),
+                "progress after the handle dropped ({via:?})"
+            );
+        }
     })
     .await;
 }
@@ -215,21 +249,26 @@ async fn no_progress_is_routed_after_the_handle_is_dropped() {
 #[tokio::test]
 async fn modern_tasks_report_no_progress() {
     within(async {
-        let gates = Gates::new();
-        let s = server(&gates);
-        let client = connect(&s, Lifecycle::Modern).await;
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let opts = RequestOptions::new().on_progress(move |p| tx.send(p).unwrap());
-        let call = client
-            .call_tool_as_task_with("steps", json!({}), None, opts)
-            .await
-            .unwrap();
-        let ToolCall::Task(handle) = call else {
-            panic!("not a task: {call:?}");
-        };
-        gates.start.add_permits(1);
-        assert_eq!(text(&handle.wait().await.unwrap()), "done");
-        assert!(drain(&mut rx).is_empty(), "progress on a 2026-07-28 task");
+        for via in VIAS {
+            let gates = Gates::new();
+            let s = server(&gates);
+            let client = connect(&s, Lifecycle::Modern, via).await;
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            let opts = RequestOptions::new().on_progress(move |p| tx.send(p).unwrap());
+            let call = client
+                .call_tool_as_task_with("steps", json!({}), None, opts)
+                .await
+                .unwrap();
+            let ToolCall::Task(handle) = call else {
+                panic!("{via:?}: not a task: {call:?}");
+            };
+            gates.start.add_permits(1);
+            assert_eq!(text(&handle.wait().await.unwrap()), "done");
+            assert!(
+                drain(&mut rx).is_empty(),
+                "progress on a 2026-07-28 task ({via:?})"
+            );
+        }
     })
     .await;
 }
@@ -289,7 +328,7 @@ async fn server_reports_under_the_original_token_until_terminal() {
                 .unwrap()
                 .into_value()
                 .unwrap();
-            if got["status"] == Value::from("completed") {
+            if got["status"] == "completed" {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
