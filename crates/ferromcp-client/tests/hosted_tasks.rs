@@ -93,6 +93,17 @@ async fn sample_tool(ctx: RequestContext) -> CallToolResult {
     }
 }
 
+/// `fail`: an elicitation task whose client handler fails.
+async fn fail_tool(ctx: RequestContext) -> CallToolResult {
+    let task = ctx.elicit_as_task(form("fail"), None).await.unwrap();
+    let e = task.wait().await.unwrap_err();
+    let last = task.last();
+    json_result(&json!({
+        "error": code(&e), "message": e.message, "status": last.status,
+        "status_message": last.status_message,
+    }))
+}
+
 /// `cancel`: a blocking elicitation task, cancelled; then its result and a second cancel.
 async fn cancel_tool(ctx: RequestContext) -> CallToolResult {
     let task = ctx.elicit_as_task(form("block"), None).await.unwrap();
@@ -174,6 +185,7 @@ fn server() -> McpServer {
         .tool(ToolSpec::new("elicit"), elicit_tool)
         .tool(ToolSpec::new("sample"), sample_tool)
         .tool(ToolSpec::new("cancel"), cancel_tool)
+        .tool(ToolSpec::new("fail"), fail_tool)
         .tool(ToolSpec::new("list"), list_tool)
         .tool(ToolSpec::new("cap"), cap_tool)
         .tool(ToolSpec::new("ttl"), ttl_tool)
@@ -213,6 +225,9 @@ fn builder(era: Era, seen: &Arc<Seen>, tasks: TaskConfig) -> ClientBuilder {
             let s = s.clone();
             async move {
                 s.started.fetch_add(1, Ordering::SeqCst);
+                if p.message() == "fail" {
+                    return Err(ErrorObject::invalid_params("the user's form broke"));
+                }
                 if p.message() == "block" {
                     let _guard = DropGuard(s);
                     std::future::pending::<()>().await;
@@ -347,6 +362,23 @@ async fn task_augmented_elicitation_and_sampling_over_http() {
     .await;
 }
 
+/// Task Execution Errors; Result Retrieval (a JSON-RPC error of the underlying request is
+/// what `tasks/result` returns): a failing client handler moves the task to `failed` with a
+/// status message, and `tasks/result` answers the handler's error.
+#[tokio::test(start_paused = true)]
+async fn a_failing_handler_fails_the_task_with_its_error() {
+    within(async {
+        let seen = Arc::new(Seen::default());
+        let client = in_process(Era::Handshake, &seen, hosting()).await;
+        let r = call(&client, "fail").await;
+        assert_eq!(r["error"], -32602, "{r}");
+        assert_eq!(r["message"], "the user's form broke", "{r}");
+        assert_eq!(r["status"], "failed", "{r}");
+        assert_eq!(r["status_message"], "the user's form broke", "{r}");
+    })
+    .await;
+}
+
 /// Cancelling Tasks; Task Cancellation: `tasks/cancel` moves the task to `cancelled` and
 /// drops the client's handler; `tasks/result` then answers the cancellation error; a second
 /// cancel of the now terminal task is -32602.
@@ -456,7 +488,8 @@ async fn undeclared_is_refused_clearly() {
 
 /// Task Support and Handling (receivers that do not declare the task capability for a
 /// request type MUST process it normally, ignoring the task metadata); Task Status
-/// Notification: a hosting client sends `notifications/tasks/status` when its task ends.
+/// Notification: a hosting client sends `notifications/tasks/status` when its task ends;
+/// Related Task Metadata: its `tasks/result` answer carries the related-task key.
 /// (A low-level server: it sends the raw requests and sees the notifications.)
 #[tokio::test(start_paused = true)]
 async fn undeclared_task_metadata_is_ignored_and_status_is_notified() {
@@ -474,6 +507,22 @@ async fn undeclared_task_metadata_is_ignored_and_status_is_notified() {
                         .session()
                         .send_request(
                             "elicitation/create",
+                            Some(payload),
+                            ferromcp_dispatch::CallOptions::new(),
+                        )
+                        .await?;
+                    Ok::<Value, HandlerError>(answer.into_value().unwrap())
+                },
+            )
+            .on_request(
+                "test/raw-result",
+                |ctx: RequestContext, p: Value| async move {
+                    let payload = ferromcp_types::jsonrpc::Payload::from_serialize(&p)
+                        .map_err(HandlerError::internal)?;
+                    let answer = ctx
+                        .session()
+                        .send_request(
+                            "tasks/result",
                             Some(payload),
                             ferromcp_dispatch::CallOptions::new(),
                         )
@@ -538,6 +587,21 @@ async fn undeclared_task_metadata_is_ignored_and_status_is_notified() {
             .await
             .unwrap();
         assert_eq!(answer["task"]["status"], "working", "{answer}");
+        // Related Task Metadata: `tasks/result` carries the related-task key.
+        let task_id = answer["task"]["taskId"].clone();
+        let result = hosting_client
+            .send_request(
+                "test/raw-result",
+                json!({"taskId": task_id}),
+                RequestOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(result["action"], "accept", "{result}");
+        assert_eq!(
+            result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], task_id,
+            "{result}"
+        );
         let answer = hosting_client
             .send_request("test/sample-task", json!({}), RequestOptions::new())
             .await
