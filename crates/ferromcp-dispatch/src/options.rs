@@ -42,7 +42,9 @@ pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
 /// the same progress token (the request id) passes one of these with
 /// [`CallOptions::keep_progress`]: when the request is answered with a result, the callback
 /// stays registered for that token until the last clone is dropped or `release` is called.
-/// An error answer, a timeout or an abandoned request keeps nothing.
+/// An error answer, a timeout or an abandoned request keeps nothing, nor does a holder
+/// released before the answer. A holder serves one request: using it for another ends the
+/// earlier route when the later one is answered.
 ///
 /// ```
 /// use ferromcp_dispatch::{CallOptions, KeepProgress};

@@ -415,8 +415,8 @@ async fn kept_progress_route_outlives_the_answer_until_released(kind: Kind) {
     assert!(rx.try_recv().is_err(), "{kind:?}: progress after release");
 }
 
-/// Utilities › Progress: without `keep_progress`, reports after the answer are dropped (and
-/// an error answer keeps nothing even with it).
+/// Utilities › Progress: without `keep_progress`, reports after the answer are dropped; an
+/// error answer, or a holder released before the answer, keeps nothing even with it.
 async fn progress_after_the_answer_is_dropped_without_keep(kind: Kind) {
     let conn = Conn::new(kind, echo_handler(), late_progress_server());
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -453,6 +453,26 @@ async fn progress_after_the_answer_is_dropped_without_keep(kind: Kind) {
     assert!(
         rx.try_recv().is_err(),
         "{kind:?}: progress kept after an error answer"
+    );
+
+    let conn = Conn::new(kind, echo_handler(), late_progress_server());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let keep = KeepProgress::new();
+    keep.release();
+    conn.client
+        .send_request(
+            "start",
+            None,
+            CallOptions::new()
+                .on_progress(move |p| tx.send(p.progress).unwrap())
+                .keep_progress(keep.clone()),
+        )
+        .await
+        .unwrap();
+    emit(&conn, 1).await;
+    assert!(
+        rx.try_recv().is_err(),
+        "{kind:?}: progress kept by a holder released before the answer"
     );
 }
 
