@@ -829,6 +829,11 @@ impl Client {
     /// [`Client::call_tool_as_task`] with a requested retention (`params.task.ttl`,
     /// 2025-11-25; the server may grant another, see [`TaskHandle::ttl`]; 2026-07-28 has no
     /// such request and ignores it) and options for the `tools/call` request.
+    ///
+    /// At 2025-11-25 the progress token stays valid for the task's lifetime (Tasks › Task
+    /// Progress Notifications): `opts.on_progress` keeps receiving the server's reports after
+    /// the task is created, until the task is seen terminal or every clone of its
+    /// [`TaskHandle`] is dropped. At 2026-07-28 tasks report no progress (SEP-2663).
     pub async fn call_tool_as_task_with(
         &self,
         name: &str,
