@@ -14,7 +14,8 @@
 //! `notifications/tasks/status` when a task ends.
 //!
 //! Limits (Tasks › Security Considerations › Resource Management): at most
-//! [`HostedTaskConfig::max_active`] unfinished tasks (one more is refused with -32600); a
+//! [`HostedTaskConfig::max_active`] unfinished tasks (one more is refused with -32600), at
+//! most [`HostedTaskConfig::max_retained`] kept (the oldest finished one makes room); a
 //! task is kept for the `ttl` the server asked for, capped by [`HostedTaskConfig::max_ttl`]
 //! ([`HostedTaskConfig::default_ttl`] when it asked for none), from its creation: then its
 //! handler is dropped if still running and the task is forgotten (-32602 "not found" after
@@ -69,6 +70,8 @@ pub const DEFAULT_MAX_HOSTED_TASK_TTL: Duration = Duration::from_secs(60 * 60);
 pub const DEFAULT_HOSTED_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// The default number of tasks in one `tasks/list` page.
 pub const DEFAULT_HOSTED_LIST_PAGE_SIZE: usize = 50;
+/// The default bound on the tasks kept at once (finished ones included).
+pub const DEFAULT_MAX_RETAINED_HOSTED_TASKS: usize = 1000;
 
 /// Limits of client-hosted tasks, given to
 /// [`TaskConfig::hosted`](crate::TaskConfig::hosted).
@@ -85,6 +88,10 @@ pub struct HostedTaskConfig {
     pub poll_interval: Duration,
     /// Tasks per `tasks/list` page (default 50, at least 1).
     pub list_page_size: usize,
+    /// Tasks kept at once, finished ones included (default 1000, at least 1): a new task
+    /// evicts the oldest finished one before its TTL when the table is full, and is refused
+    /// with -32600 when none has finished.
+    pub max_retained: usize,
 }
 
 impl Default for HostedTaskConfig {
@@ -95,6 +102,7 @@ impl Default for HostedTaskConfig {
             max_ttl: DEFAULT_MAX_HOSTED_TASK_TTL,
             poll_interval: DEFAULT_HOSTED_POLL_INTERVAL,
             list_page_size: DEFAULT_HOSTED_LIST_PAGE_SIZE,
+            max_retained: DEFAULT_MAX_RETAINED_HOSTED_TASKS,
         }
     }
 }
@@ -137,6 +145,13 @@ impl HostedTaskConfig {
     #[must_use]
     pub fn list_page_size(mut self, n: usize) -> Self {
         self.list_page_size = n.max(1);
+        self
+    }
+
+    /// Sets the bound on the tasks kept at once (at least 1).
+    #[must_use]
+    pub fn max_retained(mut self, n: usize) -> Self {
+        self.max_retained = n.max(1);
         self
     }
 }
@@ -289,6 +304,27 @@ impl HostedTasks {
                     self.config.max_active
                 ))
                 .into());
+            }
+            if table.tasks.len() >= self.config.max_retained.max(1) {
+                // Full: the oldest finished task goes (unfinished ones are under max_active).
+                let oldest = table
+                    .tasks
+                    .values()
+                    .filter(|e| !e.is_active())
+                    .min_by_key(|e| e.seq)
+                    .map(|e| e.id.clone());
+                match oldest {
+                    Some(old) => {
+                        table.tasks.remove(&old);
+                    }
+                    None => {
+                        return Err(ErrorObject::invalid_request(format!(
+                            "too many tasks: this client keeps at most {}",
+                            self.config.max_retained
+                        ))
+                        .into());
+                    }
+                }
             }
             let seq = table.next_seq;
             table.next_seq += 1;

@@ -149,6 +149,31 @@ async fn list_tool(ctx: RequestContext) -> CallToolResult {
     }))
 }
 
+/// `retain`: five quick tasks, each finished before the next; then what is listed,
+/// whether the first can still be read, and whether one more task fits.
+async fn retain_tool(ctx: RequestContext) -> CallToolResult {
+    let mut tasks = Vec::new();
+    for _ in 0..5 {
+        let task = ctx.elicit_as_task(form("quick"), None).await.unwrap();
+        task.wait().await.unwrap();
+        tasks.push(task);
+    }
+    let created: Vec<String> = tasks.iter().map(|t| t.id()).collect();
+    let listed: Vec<String> = ctx
+        .list_client_tasks(None)
+        .await
+        .unwrap()
+        .tasks
+        .into_iter()
+        .map(|t| t.task_id)
+        .collect();
+    let first = tasks[0].status().await.unwrap_err();
+    let more = ctx.elicit_as_task(form("quick"), None).await.is_ok();
+    json_result(&json!({
+        "created": created, "listed": listed, "first": code(&first), "more": more,
+    }))
+}
+
 /// `cap`: blocking tasks up to the client's bound and one more; a slot frees on cancel.
 async fn cap_tool(ctx: RequestContext) -> CallToolResult {
     let first = ctx.elicit_as_task(form("block"), None).await.unwrap();
@@ -186,6 +211,7 @@ fn server() -> McpServer {
         .tool(ToolSpec::new("sample"), sample_tool)
         .tool(ToolSpec::new("cancel"), cancel_tool)
         .tool(ToolSpec::new("fail"), fail_tool)
+        .tool(ToolSpec::new("retain"), retain_tool)
         .tool(ToolSpec::new("list"), list_tool)
         .tool(ToolSpec::new("cap"), cap_tool)
         .tool(ToolSpec::new("ttl"), ttl_tool)
@@ -433,6 +459,28 @@ async fn concurrency_cap_refuses_one_more() {
         assert_eq!(r["over"], -32600, "{r}");
         assert!(r["message"].as_str().unwrap().contains("at most 2"), "{r}");
         assert_eq!(r["after_cancel"], true, "{r}");
+    })
+    .await;
+}
+
+/// Security Considerations › Resource Management (retention): with `max_retained(3)` five
+/// finished tasks leave the newest three, in order (the oldest were evicted before their
+/// TTL); a new task still fits (it evicts another finished one).
+#[tokio::test(start_paused = true)]
+async fn retention_bound_evicts_the_oldest_finished_tasks() {
+    within(async {
+        let seen = Arc::new(Seen::default());
+        let tasks = TaskConfig::new().hosted(
+            HostedTaskConfig::new()
+                .poll_interval(Duration::from_millis(20))
+                .max_retained(3),
+        );
+        let client = in_process(Era::Handshake, &seen, tasks).await;
+        let r = call(&client, "retain").await;
+        let created = r["created"].as_array().unwrap();
+        assert_eq!(r["listed"], json!(created[2..]), "{r}");
+        assert_eq!(r["first"], -32602, "{r}");
+        assert_eq!(r["more"], true, "{r}");
     })
     .await;
 }
