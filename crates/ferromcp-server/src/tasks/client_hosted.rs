@@ -42,8 +42,16 @@ pub const DEFAULT_CLIENT_TASK_MAX_POLL: Duration = Duration::from_secs(5);
 /// The shortest wait between `tasks/get` polls, whatever the client suggests.
 pub const CLIENT_TASK_MIN_POLL: Duration = Duration::from_millis(10);
 
-/// A task the client runs for this server: an elicitation or a sampling request sent with
-/// `params.task`. `R` is the original request's result type.
+/// A task the client runs for this server (MCP 2025-11-25 client-hosted tasks): an
+/// elicitation or a sampling request sent with `params.task`, started with
+/// [`RequestContext::elicit_as_task`] or [`RequestContext::create_message_as_task`]. `R` is
+/// the original request's result type.
+///
+/// The client must declare `tasks.requests.elicitation.create` /
+/// `tasks.requests.sampling.createMessage` (else -32021 naming it, nothing sent); at
+/// 2026-07-28 there are no client-hosted tasks (-32600). The polls are requests related to
+/// the request being handled (over Streamable HTTP they travel on its SSE stream), so use
+/// the task inside the handler.
 pub struct ClientTask<R> {
     session: ServerSession,
     method: &'static str,

@@ -31,6 +31,10 @@
 //! their TTL (from creation) runs out. Tasks live in a [`TaskStore`]: in memory by default,
 //! or in Redis (feature `redis`) so that any node can serve a task's polls.
 //!
+//! The other direction of 2025-11-25 tasks, a *client* running the server's elicitation or
+//! sampling request as a task, is [`RequestContext::elicit_as_task`] /
+//! [`RequestContext::create_message_as_task`] and [`ClientTask`].
+//!
 //! ```
 //! use ferromcp_server::McpServer;
 //! use ferromcp_server::mcp_server::ToolSpec;
