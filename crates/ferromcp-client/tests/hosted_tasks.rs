@@ -93,6 +93,20 @@ async fn sample_tool(ctx: RequestContext) -> CallToolResult {
     }
 }
 
+/// `block-result`: `tasks/result` right after creation, while the client's handler (50 ms)
+/// still runs; the status seen before and after.
+async fn block_result_tool(ctx: RequestContext) -> CallToolResult {
+    let task = ctx.elicit_as_task(form("slow"), None).await.unwrap();
+    let before = task.status().await.unwrap().status;
+    let started = tokio::time::Instant::now();
+    let r = task.result().await.unwrap();
+    let waited = started.elapsed().as_millis();
+    let after = task.status().await.unwrap().status;
+    json_result(&json!({
+        "before": before, "action": r.action, "waited_ms": waited, "after": after,
+    }))
+}
+
 /// `fail`: an elicitation task whose client handler fails.
 async fn fail_tool(ctx: RequestContext) -> CallToolResult {
     let task = ctx.elicit_as_task(form("fail"), None).await.unwrap();
@@ -211,6 +225,7 @@ fn server() -> McpServer {
         .tool(ToolSpec::new("sample"), sample_tool)
         .tool(ToolSpec::new("cancel"), cancel_tool)
         .tool(ToolSpec::new("fail"), fail_tool)
+        .tool(ToolSpec::new("block-result"), block_result_tool)
         .tool(ToolSpec::new("retain"), retain_tool)
         .tool(ToolSpec::new("list"), list_tool)
         .tool(ToolSpec::new("cap"), cap_tool)
@@ -251,6 +266,9 @@ fn builder(era: Era, seen: &Arc<Seen>, tasks: TaskConfig) -> ClientBuilder {
             let s = s.clone();
             async move {
                 s.started.fetch_add(1, Ordering::SeqCst);
+                if p.message() == "slow" {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
                 if p.message() == "fail" {
                     return Err(ErrorObject::invalid_params("the user's form broke"));
                 }
@@ -384,6 +402,22 @@ async fn task_augmented_elicitation_and_sampling_over_http() {
         let r = call(&client, "cancel").await;
         assert_eq!(r["cancelled"], "cancelled", "{r}");
         client.shutdown().await;
+    })
+    .await;
+}
+
+/// Result Retrieval (a `tasks/result` for a non-terminal task MUST block until it ends):
+/// asked while the client's handler still runs, `tasks/result` answers once it has finished.
+#[tokio::test(start_paused = true)]
+async fn tasks_result_blocks_until_the_task_ends() {
+    within(async {
+        let seen = Arc::new(Seen::default());
+        let client = in_process(Era::Handshake, &seen, hosting()).await;
+        let r = call(&client, "block-result").await;
+        assert_eq!(r["before"], "working", "{r}");
+        assert_eq!(r["action"], "accept", "{r}");
+        assert!(r["waited_ms"].as_u64().unwrap() >= 40, "{r}");
+        assert_eq!(r["after"], "completed", "{r}");
     })
     .await;
 }
