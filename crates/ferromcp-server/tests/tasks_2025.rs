@@ -426,7 +426,7 @@ async fn tasks_list_pages_with_cursors() {
 /// moves the task to `failed` (with a status message), and `tasks/result` answers that
 /// result.
 #[tokio::test(start_paused = true)]
-async fn invalid_arguments_in_a_requested_task_complete_it_with_a_tool_error() {
+async fn invalid_arguments_in_a_requested_task_fail_it_with_the_tool_error() {
     within(async {
         let c = Client::connect(&server(TaskSettings::new())).await;
         let created = c
