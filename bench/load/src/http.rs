@@ -1,6 +1,7 @@
 //! Streamable HTTP scenarios over a minimal hand-written HTTP/1.1 client: keep-alive
 //! connections with `TCP_NODELAY`, `Content-Length` or chunked bodies, JSON or SSE answers.
-//! Every connection is a task on the driver's one current-thread runtime.
+//! Every connection is a task on a current-thread runtime: the driver's one, or for the
+//! throughput loops one per driver thread (`--driver-threads`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -247,37 +248,104 @@ impl Conn {
 }
 
 /// Closed-loop throughput over `conns` connections (each with its own session when `stateful`;
-/// otherwise `initialize` once, then calls without a session): (calls answered, elapsed).
-pub(crate) async fn throughput(
+/// otherwise `initialize` once, then calls without a session), split as evenly as possible
+/// across `threads` driver threads, each with its own current-thread runtime: (calls answered,
+/// elapsed). Every connection is set up (and makes one checked call) before the clock starts;
+/// then all threads start together and share one call budget and one deadline, so the loop is
+/// as closed as with one thread: `conns` requests outstanding in all.
+pub(crate) fn throughput(
     addr: &str,
     conns: usize,
+    threads: usize,
     stateful: bool,
     budget: Budget,
 ) -> Res<(u64, Duration)> {
-    let mut ready = Vec::with_capacity(conns);
-    for _ in 0..conns {
-        let mut c = Conn::connect(addr).await?;
-        c.open(stateful).await?;
-        c.call(true).await?;
-        ready.push(c);
-    }
+    use std::sync::mpsc;
+    let threads = threads.clamp(1, conns.max(1));
     let done = Arc::new(AtomicU64::new(0));
-    let start = Instant::now();
-    let deadline = start + budget.time;
-    let mut tasks = tokio::task::JoinSet::new();
-    for mut c in ready {
-        let done = done.clone();
-        tasks.spawn(async move {
-            while Instant::now() < deadline && done.fetch_add(1, Ordering::Relaxed) < budget.count {
-                c.call(false).await?;
-            }
-            Res::Ok(())
-        });
+    let (ready_tx, ready_rx) = mpsc::channel::<Res<()>>();
+    let mut starts = Vec::with_capacity(threads);
+    let mut handles = Vec::with_capacity(threads);
+    for t in 0..threads {
+        // Thread `t` drives `conns / threads` connections, one more for the first `conns % threads`.
+        let mine = conns / threads + usize::from(t < conns % threads);
+        let (start_tx, start_rx) = mpsc::channel::<Option<Instant>>();
+        starts.push(start_tx);
+        let (addr, done, ready_tx) = (addr.to_owned(), done.clone(), ready_tx.clone());
+        handles.push(std::thread::spawn(move || -> Res<()> {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let setup = rt.block_on(async {
+                let mut ready = Vec::with_capacity(mine);
+                for _ in 0..mine {
+                    let mut c = Conn::connect(&addr).await?;
+                    c.open(stateful).await?;
+                    c.call(true).await?;
+                    ready.push(c);
+                }
+                Res::Ok(ready)
+            });
+            let ready = match setup {
+                Ok(ready) => {
+                    let _ = ready_tx.send(Ok(()));
+                    ready
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.to_string().into()));
+                    return Ok(());
+                }
+            };
+            // `None` (or a dropped sender): another thread failed its setup.
+            let Ok(Some(start)) = start_rx.recv() else {
+                return Ok(());
+            };
+            let deadline = start + budget.time;
+            rt.block_on(async {
+                let mut tasks = tokio::task::JoinSet::new();
+                for mut c in ready {
+                    let done = done.clone();
+                    tasks.spawn(async move {
+                        while Instant::now() < deadline
+                            && done.fetch_add(1, Ordering::Relaxed) < budget.count
+                        {
+                            c.call(false).await?;
+                        }
+                        Res::Ok(())
+                    });
+                }
+                while let Some(joined) = tasks.join_next().await {
+                    joined??;
+                }
+                Res::Ok(())
+            })
+        }));
     }
-    while let Some(joined) = tasks.join_next().await {
-        joined??;
+    drop(ready_tx);
+    let mut setup_error = None;
+    for _ in 0..threads {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => setup_error = setup_error.or(Some(e)),
+            Err(_) => setup_error = setup_error.or(Some("a driver thread ended early".into())),
+        }
+    }
+    let start = Instant::now();
+    for tx in &starts {
+        let _ = tx.send(setup_error.is_none().then_some(start));
+    }
+    let mut run_error = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => run_error = run_error.or(Some(e)),
+            Err(_) => run_error = run_error.or(Some("a driver thread panicked".into())),
+        }
     }
     let elapsed = start.elapsed();
+    if let Some(e) = setup_error.or(run_error) {
+        return Err(e);
+    }
     // Each task over-counts by one on its last check.
     let answered = done.load(Ordering::Relaxed).saturating_sub(conns as u64);
     Ok((answered.min(budget.count), elapsed))

@@ -6,14 +6,17 @@
 //! scenario), and each number is the median over the rounds.
 //!
 //! ```text
-//! ferromcp-bench [--rounds N] [--quick] [--only S,S…] [--server-cpu CPU] [--callgrind N]
-//!     [--callgrind-dir D] --server NAME --stdio 'CMD…' --http 'CMD… {addr}' --http-stateless 'CMD… {addr}'
+//! ferromcp-bench [--rounds N] [--quick] [--only S,S…] [--server-cpu CPU] [--driver-threads N]
+//!     [--callgrind N] [--callgrind-dir D] --server NAME --stdio 'CMD…' --http 'CMD… {addr}' --http-stateless 'CMD… {addr}'
 //!     [--server NAME …]
 //! ```
 //!
 //! Command lines are split on whitespace; `{addr}` becomes `127.0.0.1:PORT`. `--server-cpu`
 //! pins every server with `taskset -c CPU` (pin the driver itself with `taskset` when starting
-//! it). `--callgrind N` also runs each server under `valgrind --tool=callgrind` for N sequential
+//! it). `--driver-threads N` (default 2) drives the HTTP throughput scenarios (`http-stateful`,
+//! `http-stateless`) from N threads, each with its own current-thread runtime and its share of
+//! the 16 connections (still 16 requests outstanding in all); every other scenario is driven by
+//! one thread. The threads inherit the driver's CPU affinity (`taskset` on the driver). `--callgrind N` also runs each server under `valgrind --tool=callgrind` for N sequential
 //! calls and for none, and reports (Ir(N) − Ir(0)) / N. `--only` runs only the named scenarios
 //! (`stdio-seq`, `stdio-pipe`, `http-stateful`, `http-stateless`, `http-seq`, `sessions`,
 //! `idle-memory`, `cold-start`; `none` for just the callgrind counts). `--check` makes every
@@ -52,12 +55,14 @@ pub(crate) struct Opts {
     /// Fail (exit 1) when any measurement failed.
     pub(crate) check: bool,
     pub(crate) server_cpu: Option<String>,
+    /// Threads driving the HTTP throughput scenarios.
+    pub(crate) driver_threads: usize,
     pub(crate) callgrind: Option<u64>,
     pub(crate) callgrind_dir: String,
 }
 
 const USAGE: &str = "usage: ferromcp-bench [--rounds N] [--quick] [--only S,S...] [--check] \
-[--server-cpu CPU] [--callgrind N] [--callgrind-dir DIR] --server NAME --stdio 'CMD' --http 'CMD {addr}' \
+[--server-cpu CPU] [--driver-threads N] [--callgrind N] [--callgrind-dir DIR] --server NAME --stdio 'CMD' --http 'CMD {addr}' \
 --http-stateless 'CMD {addr}' [--server NAME ...]";
 
 fn parse(args: &[String]) -> Res<Opts> {
@@ -68,6 +73,7 @@ fn parse(args: &[String]) -> Res<Opts> {
         only: None,
         check: false,
         server_cpu: None,
+        driver_threads: 2,
         callgrind: None,
         callgrind_dir: "target/bench-callgrind".to_owned(),
     };
@@ -93,6 +99,10 @@ fn parse(args: &[String]) -> Res<Opts> {
             }
             "--rounds" => opts.rounds = value()?.parse()?,
             "--server-cpu" => opts.server_cpu = Some(value()?),
+            "--driver-threads" => match value()?.parse()? {
+                0 => return Err("--driver-threads must be at least 1".into()),
+                n => opts.driver_threads = n,
+            },
             "--callgrind" => opts.callgrind = Some(value()?.parse()?),
             "--callgrind-dir" => opts.callgrind_dir = value()?,
             "--server" => opts.servers.push(ServerSpec {
@@ -132,6 +142,10 @@ fn main() -> ExitCode {
     };
     match scenarios::run_all(&opts) {
         Ok(results) => {
+            report::print(&format!(
+                "HTTP throughput driven by {} driver thread(s) (16 connections split across them)\n\n",
+                opts.driver_threads
+            ));
             let table = report::table(&opts, &results);
             report::print(&table);
             if opts.check && results.failed() {
@@ -144,5 +158,27 @@ fn main() -> ExitCode {
             eprintln!("ferromcp-bench: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    /// Issue 9: the HTTP throughput rows are driven by two threads unless told otherwise.
+    #[test]
+    fn driver_threads_default_two_and_at_least_one() {
+        let base = ["--server", "a", "--stdio", "x"];
+        assert_eq!(parse(&args(&base)).map(|o| o.driver_threads).ok(), Some(2));
+        let mut one = args(&["--driver-threads", "1"]);
+        one.extend(args(&base));
+        assert_eq!(parse(&one).map(|o| o.driver_threads).ok(), Some(1));
+        let mut zero = args(&["--driver-threads", "0"]);
+        zero.extend(args(&base));
+        assert!(parse(&zero).is_err());
     }
 }

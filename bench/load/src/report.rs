@@ -250,6 +250,7 @@ mod tests {
             only: None,
             check: false,
             server_cpu: None,
+            driver_threads: 2,
             callgrind: None,
             callgrind_dir: String::new(),
         };
@@ -280,6 +281,7 @@ mod tests {
             only: None,
             check: true,
             server_cpu: None,
+            driver_threads: 2,
             callgrind: None,
             callgrind_dir: String::new(),
         };

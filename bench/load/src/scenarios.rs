@@ -22,10 +22,12 @@ struct Plan {
     sessions: Budget,
     idle_sessions: u64,
     cold_starts: usize,
+    /// Driver threads for the HTTP throughput loops (`--driver-threads`).
+    driver_threads: usize,
 }
 
 impl Plan {
-    fn new(quick: bool) -> Self {
+    fn new(quick: bool, driver_threads: usize) -> Self {
         let b = |count, ms| Budget {
             count,
             time: Duration::from_millis(ms),
@@ -39,6 +41,7 @@ impl Plan {
                 sessions: b(50, 500),
                 idle_sessions: 50,
                 cold_starts: 1,
+                driver_threads,
             }
         } else {
             Self {
@@ -49,6 +52,7 @@ impl Plan {
                 sessions: b(2000, 5000),
                 idle_sessions: IDLE_SESSIONS,
                 cold_starts: 5,
+                driver_threads,
             }
         }
     }
@@ -74,7 +78,7 @@ pub(crate) const NAMES: [&str; 8] = [
 
 /// Runs every scenario for `opts.rounds` rounds, then the callgrind counts if asked.
 pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
-    let plan = Plan::new(opts.quick);
+    let plan = Plan::new(opts.quick, opts.driver_threads);
     let pin = Prefix::pin(opts.server_cpu.as_deref());
     let rounds = if opts.quick { 1 } else { opts.rounds.max(1) };
     let rt = runtime()?;
@@ -267,14 +271,17 @@ fn http_rate(
         count: plan.http.count.min(2000),
         time: plan.http.time,
     };
-    let run = rt.block_on(async {
-        http::throughput(&addr, 16, stateful, warm).await?;
+    let threads = plan.driver_threads;
+    let run = (|| {
+        http::throughput(&addr, 16, threads, stateful, warm)?;
+        // The whole process's CPU time (every driver thread; the main thread only waits), over
+        // the measured loop's wall time: the percentage of one CPU.
         let before = proc::usage(std::process::id())?;
-        let (calls, elapsed) = http::throughput(&addr, 16, stateful, plan.http).await?;
+        let (calls, elapsed) = http::throughput(&addr, 16, threads, stateful, plan.http)?;
         let after = proc::usage(std::process::id())?;
         let busy = (after.cpu_secs - before.cpu_secs) * 100.0 / elapsed.as_secs_f64();
         Res::Ok((calls as f64 / elapsed.as_secs_f64(), busy))
-    });
+    })();
     proc::kill(&mut child);
     run
 }
