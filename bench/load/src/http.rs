@@ -267,7 +267,8 @@ pub(crate) fn throughput(
     let mut starts = Vec::with_capacity(threads);
     let mut handles = Vec::with_capacity(threads);
     for t in 0..threads {
-        // Thread `t` drives `conns / threads` connections, one more for the first `conns % threads`.
+        // Thread `t` drives `conns / threads` connections, one more for the first
+        // `conns % threads`.
         let mine = conns / threads + usize::from(t < conns % threads);
         let (start_tx, start_rx) = mpsc::channel::<Option<Instant>>();
         starts.push(start_tx);

@@ -16,8 +16,9 @@
 //! it). `--driver-threads N` (default 2) drives the HTTP throughput scenarios (`http-stateful`,
 //! `http-stateless`) from N threads, each with its own current-thread runtime and its share of
 //! the 16 connections (still 16 requests outstanding in all); every other scenario is driven by
-//! one thread. The threads inherit the driver's CPU affinity (`taskset` on the driver). `--callgrind N` also runs each server under `valgrind --tool=callgrind` for N sequential
-//! calls and for none, and reports (Ir(N) − Ir(0)) / N. `--only` runs only the named scenarios
+//! one thread. The threads inherit the driver's CPU affinity (`taskset` on the driver).
+//! `--callgrind N` also runs each server under `valgrind --tool=callgrind` for N sequential calls
+//! and for none, and reports (Ir(N) − Ir(0)) / N. `--only` runs only the named scenarios
 //! (`stdio-seq`, `stdio-pipe`, `http-stateful`, `http-stateless`, `http-seq`, `sessions`,
 //! `idle-memory`, `cold-start`; `none` for just the callgrind counts). `--check` makes every
 //! failed measurement an error (exit status 1), for CI's smoke run.
