@@ -37,6 +37,7 @@ mod roots;
 mod sampling;
 mod schema;
 mod serde_util;
+pub mod skills;
 mod subscriptions;
 mod tasks;
 mod tools;
