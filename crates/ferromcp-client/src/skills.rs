@@ -4,12 +4,17 @@
 //! against the entry's `size` and `digest` before handing the bytes out (SEP-2640 "Integrity
 //! and verification": content that fails either check is never returned).
 //!
-//! Comparing a fetched `SKILL.md`'s frontmatter with the entry's `frontmatter` (also required
-//! of hosts) needs a YAML reader and is left to the caller.
+//! [`Client::load_skill`] is the host's "load" step: it reads the `SKILL.md` with that
+//! verified read, reads its YAML frontmatter (with
+//! [`ferromcp_types::mcp::skills::parse_frontmatter`]) and compares it field by field with
+//! the entry's `frontmatter` (SEP-2640 "Integrity and verification"); only a skill that
+//! passes becomes a [`LoadedSkill`], through which its supporting files are read. Nothing is
+//! read before a skill is loaded.
 
 use std::collections::HashSet;
 
 use base64::Engine as _;
+use ferromcp_types::mcp::skills::parse_frontmatter;
 use ferromcp_types::mcp::{Cursor, JsonObject, Resource, ResourceContents};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -116,7 +121,45 @@ pub struct DirectoryReadResult {
     pub next_cursor: Option<Cursor>,
 }
 
-/// Why [`Client::read_skill_file`] returned no bytes.
+/// A skill whose `SKILL.md` passed [`Client::load_skill`]: size, digest and frontmatter match
+/// the entry.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LoadedSkill {
+    /// The entry the skill was loaded from.
+    pub entry: SkillEntry,
+    /// The text of its `SKILL.md`.
+    pub skill_md: String,
+}
+
+impl LoadedSkill {
+    /// The skill's files other than `SKILL.md` (empty for a `"dynamic"` manifest).
+    pub fn supporting_files(&self) -> impl Iterator<Item = &SkillFile> {
+        let files = match &self.entry.resources {
+            SkillResources::Files(files) => files.as_slice(),
+            SkillResources::Dynamic => &[],
+        };
+        files.iter().filter(|f| f.uri != self.entry.uri)
+    }
+
+    /// Reads the file at `uri` of this skill's manifest, verified by
+    /// [`Client::read_skill_file`]; a URI outside the manifest is
+    /// [`SkillFileError::NotInManifest`]. With a `"dynamic"` manifest there is nothing to
+    /// verify against and the bytes are returned as read.
+    pub async fn read_file(&self, client: &Client, uri: &str) -> Result<Vec<u8>, SkillFileError> {
+        match &self.entry.resources {
+            SkillResources::Files(files) => match files.iter().find(|f| f.uri == uri) {
+                Some(file) => client.read_skill_file(file).await,
+                None => Err(SkillFileError::NotInManifest {
+                    uri: uri.to_owned(),
+                }),
+            },
+            SkillResources::Dynamic => client.read_skill_bytes(uri).await,
+        }
+    }
+}
+
+/// Why [`Client::read_skill_file`] or [`Client::load_skill`] returned nothing.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SkillFileError {
@@ -148,6 +191,30 @@ pub enum SkillFileError {
         expected: String,
         /// The digest of what was read.
         actual: String,
+    },
+    /// The file is not in the skill's manifest (for [`Client::load_skill`]: the manifest
+    /// does not list the entry's `SKILL.md`).
+    #[error("{uri} is not in the skill's manifest")]
+    NotInManifest {
+        /// The file.
+        uri: String,
+    },
+    /// The `SKILL.md` is not UTF-8 or its frontmatter cannot be read.
+    #[error("{uri}: unreadable frontmatter: {reason}")]
+    InvalidFrontmatter {
+        /// The `SKILL.md`.
+        uri: String,
+        /// Why.
+        reason: String,
+    },
+    /// A frontmatter field of the `SKILL.md` differs from (or is missing in) the entry's
+    /// `frontmatter`, or the other way round.
+    #[error("{uri}: frontmatter field `{field}` differs from the skill entry")]
+    FrontmatterMismatch {
+        /// The `SKILL.md`.
+        uri: String,
+        /// The first differing field (in key order).
+        field: String,
     },
 }
 
@@ -244,23 +311,7 @@ impl Client {
     /// Reads one file of a skill's manifest with `resources/read` and returns its bytes
     /// only if their length is `file.size` and their SHA-256 is `file.digest`.
     pub async fn read_skill_file(&self, file: &SkillFile) -> Result<Vec<u8>, SkillFileError> {
-        let result = self.read_resource(&file.uri).await?;
-        let no_contents = || SkillFileError::NoContents {
-            uri: file.uri.clone(),
-        };
-        let contents = result
-            .contents
-            .iter()
-            .find(|c| c.uri() == file.uri)
-            .or_else(|| result.contents.first())
-            .ok_or_else(no_contents)?;
-        let bytes = match contents {
-            ResourceContents::Text(t) => t.text.clone().into_bytes(),
-            ResourceContents::Blob(b) => base64::engine::general_purpose::STANDARD
-                .decode(&b.blob)
-                .map_err(|_| no_contents())?,
-            _ => return Err(no_contents()),
-        };
+        let bytes = self.read_skill_bytes(&file.uri).await?;
         let actual = bytes.len() as u64;
         if actual != file.size {
             return Err(SkillFileError::SizeMismatch {
@@ -278,5 +329,67 @@ impl Client {
             });
         }
         Ok(bytes)
+    }
+    /// `resources/read` of `uri`, as raw bytes (unverified).
+    async fn read_skill_bytes(&self, uri: &str) -> Result<Vec<u8>, SkillFileError> {
+        let result = self.read_resource(uri).await?;
+        let no_contents = || SkillFileError::NoContents {
+            uri: uri.to_owned(),
+        };
+        let contents = result
+            .contents
+            .iter()
+            .find(|c| c.uri() == uri)
+            .or_else(|| result.contents.first())
+            .ok_or_else(no_contents)?;
+        match contents {
+            ResourceContents::Text(t) => Ok(t.text.clone().into_bytes()),
+            ResourceContents::Blob(b) => base64::engine::general_purpose::STANDARD
+                .decode(&b.blob)
+                .map_err(|_| no_contents()),
+            _ => Err(no_contents()),
+        }
+    }
+
+    /// Loads a skill the way SEP-2640 asks a host to: reads its `SKILL.md` (verified against
+    /// the manifest's size and digest by [`read_skill_file`](Self::read_skill_file)), reads
+    /// the file's YAML frontmatter and compares it field by field (JSON equality) with
+    /// `entry.frontmatter`. Only if everything matches is the skill returned; its supporting
+    /// files are then read with [`LoadedSkill::read_file`]. With a `"dynamic"` manifest the
+    /// size and digest cannot be checked, only the frontmatter.
+    pub async fn load_skill(&self, entry: &SkillEntry) -> Result<LoadedSkill, SkillFileError> {
+        let bytes = match &entry.resources {
+            SkillResources::Files(files) => match files.iter().find(|f| f.uri == entry.uri) {
+                Some(file) => self.read_skill_file(file).await?,
+                None => {
+                    return Err(SkillFileError::NotInManifest {
+                        uri: entry.uri.clone(),
+                    });
+                }
+            },
+            SkillResources::Dynamic => self.read_skill_bytes(&entry.uri).await?,
+        };
+        let invalid = |reason: String| SkillFileError::InvalidFrontmatter {
+            uri: entry.uri.clone(),
+            reason,
+        };
+        let skill_md = String::from_utf8(bytes).map_err(|_| invalid("not UTF-8".into()))?;
+        let parsed = parse_frontmatter(&skill_md).map_err(invalid)?;
+        let mut fields: Vec<&String> = parsed.keys().chain(entry.frontmatter.keys()).collect();
+        fields.sort();
+        fields.dedup();
+        if let Some(field) = fields
+            .into_iter()
+            .find(|k| parsed.get(*k) != entry.frontmatter.get(*k))
+        {
+            return Err(SkillFileError::FrontmatterMismatch {
+                uri: entry.uri.clone(),
+                field: field.clone(),
+            });
+        }
+        Ok(LoadedSkill {
+            entry: entry.clone(),
+            skill_md,
+        })
     }
 }

@@ -156,3 +156,102 @@ async fn sep2640_list_all_skills_is_bounded() {
     })
     .await;
 }
+
+/// SEP-2640 "Integrity and verification" (hosts compare the loaded `SKILL.md`'s frontmatter
+/// with the entry's): a skill whose entry matches its file loads, and its supporting files
+/// are then read verified; an entry whose `frontmatter` differs from the file's (a changed,
+/// added or removed field) is refused and names the field.
+#[tokio::test]
+async fn sep2640_load_skill_checks_frontmatter_against_the_entry() {
+    within(async {
+        let client = connect_mode(Lifecycle::Modern, server(10).server().clone()).await;
+        let entry = client.list_skills(None).await.unwrap().skills[0].clone();
+        let loaded = client.load_skill(&entry).await.unwrap();
+        assert_eq!(loaded.skill_md, PDF_MD);
+        assert_eq!(loaded.entry, entry);
+        let others: Vec<_> = loaded.supporting_files().map(|f| f.uri.clone()).collect();
+        assert_eq!(others.len(), 2);
+        assert!(!others.contains(&entry.uri));
+        let forms = "skill://pdf-tools/references/FORMS.md";
+        assert_eq!(
+            loaded.read_file(&client, forms).await.unwrap(),
+            FORMS_MD.as_bytes()
+        );
+        assert!(matches!(
+            loaded.read_file(&client, "skill://pdf-tools/nope.md").await,
+            Err(SkillFileError::NotInManifest { .. })
+        ));
+
+        let mut changed = entry.clone();
+        changed
+            .frontmatter
+            .insert("description".into(), json!("Something else"));
+        let mut added = entry.clone();
+        added.frontmatter.insert("version".into(), json!(2));
+        let mut removed = entry.clone();
+        removed.frontmatter.remove("name");
+        for (tampered, field) in [
+            (changed, "description"),
+            (added, "version"),
+            (removed, "name"),
+        ] {
+            match client.load_skill(&tampered).await {
+                Err(SkillFileError::FrontmatterMismatch { field: f, uri }) => {
+                    assert_eq!((f.as_str(), uri.as_str()), (field, entry.uri.as_str()));
+                }
+                other => panic!("expected a frontmatter mismatch on {field}, got {other:?}"),
+            }
+        }
+    })
+    .await;
+}
+
+/// SEP-2640 "Integrity and verification", the case a server of its own making cannot
+/// produce: a `SKILL.md` whose size and digest match the manifest but whose frontmatter
+/// differs from the listed entry is refused, and a `SKILL.md` without frontmatter too.
+#[tokio::test]
+async fn sep2640_load_skill_refuses_a_listed_frontmatter_the_file_does_not_have() {
+    const SERVED: &str = "---\nname: pdf-tools\ndescription: Evil\n---\n# PDF\n";
+    const NO_FM: &str = "# no frontmatter\n";
+    within(async {
+        let scripted = base("scripted")
+            .on_request("skills/list", |_ctx, _p: serde_json::Value| async {
+                let file = |uri: &str, text: &str| {
+                    json!({"uri": uri, "digest": skill_digest(text.as_bytes()),
+                           "size": text.len()})
+                };
+                Ok(json!({"skills": [
+                    {"uri": "skill://pdf-tools/SKILL.md",
+                     "frontmatter": {"name": "pdf-tools", "description": "Fill PDF forms"},
+                     "resources": [file("skill://pdf-tools/SKILL.md", SERVED)]},
+                    {"uri": "skill://bare/SKILL.md",
+                     "frontmatter": {"name": "bare", "description": "Bare"},
+                     "resources": [file("skill://bare/SKILL.md", NO_FM)]}
+                ]}))
+            })
+            .on_request("resources/read", |_ctx, p: serde_json::Value| async move {
+                let uri = p["uri"].as_str().unwrap_or_default().to_owned();
+                let text = if uri.starts_with("skill://bare/") {
+                    NO_FM
+                } else {
+                    SERVED
+                };
+                Ok(json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}))
+            })
+            .build()
+            .unwrap();
+        let client = connect_mode(Lifecycle::Modern, scripted).await;
+        let skills = client.list_skills(None).await.unwrap().skills;
+        match client.load_skill(&skills[0]).await {
+            Err(SkillFileError::FrontmatterMismatch { field, .. }) => {
+                assert_eq!(field, "description");
+            }
+            other => panic!("expected a frontmatter mismatch, got {other:?}"),
+        }
+        assert!(matches!(
+            client.load_skill(&skills[1]).await,
+            Err(SkillFileError::InvalidFrontmatter { .. })
+        ));
+    })
+    .await;
+}
