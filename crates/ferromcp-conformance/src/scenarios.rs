@@ -34,6 +34,10 @@ pub(crate) async fn run(inv: &Invocation) -> Result<(), String> {
         // MCP_CONFORMANCE_PROTOCOL_VERSION says (it answers a 2026-07-28 request with 400);
         // the auto lifecycle's probe sees a legacy server and falls back to `initialize`.
         "json-schema-ref-no-deref" => list_only(inv, Lifecycle::Auto).await,
+        // A host lists skills on connection and loads one only when it is needed; the
+        // no-prefetch mock checks that listing alone reads no skill file.
+        "sep-2640-client-no-prefetch" => skills_host(inv, lifecycle, false).await,
+        skills if skills.starts_with("sep-2640-client-") => skills_host(inv, lifecycle, true).await,
         auth if auth.starts_with("auth/") => {
             let provider = oauth_provider(inv)?;
             let inv = Invocation {
@@ -251,6 +255,46 @@ async fn basic(inv: &Invocation, lifecycle: Lifecycle) -> Result<(), String> {
 async fn list_only(inv: &Invocation, lifecycle: Lifecycle) -> Result<(), String> {
     with_client(inv, lifecycle, |client| async move {
         let outcome = list_tools(&client).await.map(drop);
+        (client, outcome)
+    })
+    .await
+}
+
+/// The `sep-2640-client-*` scenarios (skills extension): act as a host. List the skills
+/// (nothing is read yet: no prefetch) and, when `load`, load the first one with [`Client::load_skill`]
+/// (`SKILL.md` read and verified against the entry's size, digest and frontmatter) and,
+/// only if it loads, read its supporting files. A refused skill is what the tampering
+/// scenarios expect, so it is reported on stderr and the scenario still succeeds.
+async fn skills_host(inv: &Invocation, lifecycle: Lifecycle, load: bool) -> Result<(), String> {
+    with_client(inv, lifecycle, |client| async move {
+        let outcome = async {
+            let skills = client
+                .list_all_skills()
+                .await
+                .map_err(|e| fail("skills/list", &e))?;
+            tracing::info!(count = skills.len(), "skills listed");
+            let Some(entry) = skills.first().filter(|_| load) else {
+                return Ok(());
+            };
+            let loaded = match client.load_skill(entry).await {
+                Ok(loaded) => loaded,
+                Err(ferromcp_client::skills::SkillFileError::Client(e)) => {
+                    return Err(fail(&format!("loading {}", entry.uri), &e));
+                }
+                Err(e) => {
+                    eprintln!("conformance-client: refused skill {}: {e}", entry.uri);
+                    return Ok(());
+                }
+            };
+            let others: Vec<String> = loaded.supporting_files().map(|f| f.uri.clone()).collect();
+            for uri in others {
+                if let Err(e) = loaded.read_file(&client, &uri).await {
+                    eprintln!("conformance-client: refused skill file {uri}: {e}");
+                }
+            }
+            Ok(())
+        }
+        .await;
         (client, outcome)
     })
     .await
