@@ -1,7 +1,7 @@
 //! The skills extension (SEP-2640), client side, against ferromcp's server in both eras:
 //! the declared extension, `skills/list` pagination, `skills/get`, `resources/directory/read`,
-//! and skill file reads verified against the manifest's size and digest ("Integrity and
-//! verification").
+//! skill file reads verified against the manifest's size and digest, and `load_skill`'s
+//! frontmatter comparison ("Integrity and verification").
 #![cfg(feature = "skills")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
