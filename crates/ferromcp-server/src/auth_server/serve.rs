@@ -6,10 +6,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
-use http::{Method, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -163,7 +160,7 @@ impl AuthHttpServer {
             };
             let (stream, peer) = match accepted {
                 Ok(c) => c,
-                Err(e) if is_transient(&e) => {
+                Err(e) if crate::http::is_transient(&e) => {
                     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                     continue;
                 }
@@ -173,16 +170,6 @@ impl AuthHttpServer {
             tokio::spawn(serve_connection(stream, peer, routes.clone()));
         }
     }
-}
-
-fn is_transient(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::Interrupted
-            | io::ErrorKind::WouldBlock
-    ) || e.raw_os_error().is_some_and(|c| c == 24 || c == 23)
 }
 
 struct Routes {
@@ -201,15 +188,15 @@ async fn serve_connection(stream: TcpStream, peer: SocketAddr, routes: Arc<Route
             if routes.auth.owns(&path) {
                 return Ok::<_, std::convert::Infallible>(routes.auth.handle(req).await);
             }
-            if routes.resource.metadata_paths().contains(&path) {
-                return Ok(prm(&routes.resource, req.method()));
+            if let Some(r) =
+                crate::http::auth::metadata_response(&routes.resource, req.method(), &path)
+            {
+                return Ok(r);
             }
             if path == routes.service.config().path {
-                let limit = routes.service.config().max_body_size;
-                return Ok(match buffered(req, limit).await {
-                    Ok(req) => routes.service.handle(req).await,
-                    Err(r) => r,
-                });
+                // The service reads the body (bounded) before any 401, so the connection
+                // stays usable for the client's retry with its new token.
+                return Ok(routes.service.handle(req).await);
             }
             let mut r = Response::new(McpBody::full("Not Found"));
             *r.status_mut() = StatusCode::NOT_FOUND;
@@ -223,53 +210,4 @@ async fn serve_connection(stream: TcpStream, peer: SocketAddr, routes: Arc<Route
     if let Err(e) = conn.await {
         tracing::debug!(error = %e, "HTTP connection ended with an error");
     }
-}
-
-/// The request with its body read (at most `limit` + 1 bytes: past that the service answers
-/// 413). A response sent before the body was read (a 401 from the token check) would leave
-/// the rest of the body unread and hyper would close the connection, racing a client that
-/// reuses it for the retry with the new token; reading first keeps the connection usable.
-async fn buffered(
-    req: http::Request<Incoming>,
-    limit: usize,
-) -> Result<http::Request<Full<Bytes>>, Response<McpBody>> {
-    let (parts, mut body) = req.into_parts();
-    let mut buf: Vec<u8> = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let Ok(frame) = frame else {
-            let mut r = Response::new(McpBody::full("Bad Request: body"));
-            *r.status_mut() = StatusCode::BAD_REQUEST;
-            return Err(r);
-        };
-        if let Ok(data) = frame.into_data() {
-            buf.extend_from_slice(&data);
-            if buf.len() > limit {
-                break;
-            }
-        }
-    }
-    Ok(http::Request::from_parts(
-        parts,
-        Full::new(Bytes::from(buf)),
-    ))
-}
-
-/// The RFC 9728 document.
-fn prm(config: &AuthConfig, method: &Method) -> Response<McpBody> {
-    let mut r = if *method == Method::GET || *method == Method::HEAD {
-        let body = serde_json::to_vec(&config.metadata()).unwrap_or_default();
-        let mut r = Response::new(McpBody::full(body));
-        r.headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        r.headers_mut()
-            .insert(CACHE_CONTROL, HeaderValue::from_static("max-age=3600"));
-        r
-    } else {
-        let mut r = Response::new(McpBody::empty());
-        *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-        r
-    };
-    r.headers_mut()
-        .insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    r
 }

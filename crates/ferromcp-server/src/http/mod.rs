@@ -19,7 +19,7 @@
 //! ```
 
 #[cfg(feature = "auth")]
-mod auth;
+pub(crate) mod auth;
 mod body;
 mod config;
 mod event_store;
@@ -149,7 +149,8 @@ impl HttpServer {
     }
 }
 
-fn is_transient(e: &io::Error) -> bool {
+/// Accept errors after which the listener keeps accepting (EMFILE and ENFILE included).
+pub(crate) fn is_transient(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionAborted
