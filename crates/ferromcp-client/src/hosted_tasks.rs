@@ -43,7 +43,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use ferromcp_dispatch::{DispatchContext, Dispatcher, HandlerError};
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Payload};
@@ -579,44 +579,12 @@ fn new_task_id() -> Result<String, HandlerError> {
 }
 
 fn now() -> String {
-    iso8601(SystemTime::now())
-}
-
-/// `t` as an ISO 8601 UTC timestamp with milliseconds.
-fn iso8601(t: SystemTime) -> String {
-    let ms = t
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let days = ms.div_euclid(86_400_000);
-    let rem = ms.rem_euclid(86_400_000);
-    // Days to a civil date (the proleptic Gregorian calendar, eras of 400 years).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000
-    )
+    ferromcp_types::mcp::task_timestamp(SystemTime::now())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps_are_iso8601_utc() {
-        let t = UNIX_EPOCH + Duration::from_millis(1_764_484_200_123);
-        assert_eq!(iso8601(t), "2025-11-30T06:30:00.123Z");
-    }
 
     #[test]
     fn task_ids_are_128_random_bits() {

@@ -62,7 +62,7 @@ mod store;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use ferromcp_dispatch::{BoxFuture, CallOptions, TransportKind};
 use ferromcp_types::ProtocolVersion;
@@ -385,34 +385,8 @@ fn new_task_id() -> Result<String, ErrorObject> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// `t` as an ISO 8601 UTC timestamp with milliseconds.
-pub(crate) fn iso8601(t: SystemTime) -> String {
-    let ms = t
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let days = ms.div_euclid(86_400_000);
-    let rem = ms.rem_euclid(86_400_000);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000
-    )
-}
-
 fn now() -> String {
-    iso8601(SystemTime::now())
+    ferromcp_types::mcp::task_timestamp(SystemTime::now())
 }
 
 fn duration_ms(d: Duration) -> u64 {
@@ -1246,13 +1220,6 @@ pub(crate) fn is_extension_method(method: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn iso8601_formats_utc_with_milliseconds() {
-        let t = UNIX_EPOCH + Duration::from_millis(1_785_233_096_789);
-        assert_eq!(iso8601(t), "2026-07-28T10:04:56.789Z");
-        assert_eq!(iso8601(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-    }
 
     #[test]
     fn task_ids_are_128_random_bits() {

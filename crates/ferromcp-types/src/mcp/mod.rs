@@ -114,7 +114,7 @@ pub use tasks::{
     CancelTaskRequestParams, CancelTaskResult, CreateTaskResult, GetTaskPayloadRequestParams,
     GetTaskPayloadResult, GetTaskRequestParams, GetTaskResult, ListTasksResult,
     RelatedTaskMetadata, Task, TaskIdParams, TaskMetadata, TaskStatus,
-    TaskStatusNotificationParams,
+    TaskStatusNotificationParams, task_timestamp,
 };
 pub use tools::{
     CallToolRequestParams, CallToolResult, ListToolsResult, TaskSupport, Tool, ToolAnnotations,

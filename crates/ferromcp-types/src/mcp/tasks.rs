@@ -1,6 +1,8 @@
 //! Tasks (2025-11-25, experimental; an extension from 2026-07-28 on): task-augmented requests,
 //! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `notifications/tasks/status`.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use serde::{Deserialize, Serialize};
 
 use super::meta::{Cursor, JsonObject, Meta};
@@ -462,4 +464,48 @@ pub mod ext {
     pub type UpdateTaskResult = TaskAck;
     /// Result of `tasks/cancel`.
     pub type CancelTaskResult = TaskAck;
+}
+
+/// `t` as the ISO 8601 UTC timestamp with milliseconds that a task's `createdAt` and
+/// `lastUpdatedAt` carry (`2026-07-28T10:04:56.789Z`). Times before 1970 read as the epoch.
+#[must_use]
+pub fn task_timestamp(t: SystemTime) -> String {
+    let ms = t
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let days = ms.div_euclid(86_400_000);
+    let rem = ms.rem_euclid(86_400_000);
+    // Days to a civil date (Howard Hinnant's civil_from_days: eras of 400 years).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000
+    )
+}
+
+#[cfg(test)]
+mod timestamp_tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::task_timestamp as timestamp;
+
+    #[test]
+    fn timestamps_are_iso8601_utc_with_milliseconds() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_785_233_096_789);
+        assert_eq!(timestamp(t), "2026-07-28T10:04:56.789Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_764_484_200_123);
+        assert_eq!(timestamp(t), "2025-11-30T06:30:00.123Z");
+        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+    }
 }
