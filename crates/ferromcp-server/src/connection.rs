@@ -47,6 +47,9 @@ struct Negotiated {
     /// Set by `initialize`; `initialize` on a connection that has it is rejected.
     handshake_done: bool,
     log_level: Option<LoggingLevel>,
+    /// The params of an `initialize` the kernel answered, until the middleware stack around
+    /// it has succeeded and the handshake is committed.
+    staged_initialize: Option<serde_json::Value>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -101,6 +104,7 @@ impl Connection {
                     client_capabilities,
                     handshake_done: false,
                     log_level: None,
+                    staged_initialize: None,
                 }),
                 initialized: AtomicBool::new(ready),
                 state: Mutex::new(HashMap::new()),
@@ -164,6 +168,16 @@ impl Connection {
         n.handshake_done = true;
         drop(n);
         self.inner.initialized.store(true, Ordering::Release);
+    }
+
+    /// Keeps the params of the `initialize` being answered until the stack around it is done.
+    pub(crate) fn stage_initialize(&self, params: serde_json::Value) {
+        lock(&self.inner.negotiated).staged_initialize = Some(params);
+    }
+
+    /// The staged `initialize` params, if the kernel answered one since the last call.
+    pub(crate) fn take_staged_initialize(&self) -> Option<serde_json::Value> {
+        lock(&self.inner.negotiated).staged_initialize.take()
     }
 
     pub(crate) fn mark_initialized(&self) {

@@ -125,25 +125,21 @@ impl ServerRunner {
         params: Option<Value>,
     ) -> Result<JsonObject, HandlerError> {
         let meta = read_meta(params.as_ref());
-        let ctx = RequestContext::new(server.clone(), connection.clone(), dispatch, &method, meta);
-        let answered = InitializeSlot::default();
-        let slot = answered.clone();
         let layers = server.inner.middleware.clone();
-        let inner_server = server.clone();
-        let inner = Arc::new(move |req: McpRequest| -> BoxFuture<'static, McpResult> {
-            Box::pin(inner_ladder(inner_server.clone(), req, slot.clone()))
-        });
-        let result = Next::new(layers, inner)
+        let ctx = RequestContext::new(server, connection.clone(), dispatch, &method, meta);
+        let result = Next::new(layers, ladder)
             .run(McpRequest {
                 ctx,
                 method,
                 params,
             })
-            .await?;
-        if let Some(params) = answered.take() {
+            .await;
+        // The params of an `initialize` the ladder answered (after any rewrite by a layer).
+        let staged = connection.take_staged_initialize();
+        let result = result?;
+        if let Some(params) = staged {
             // Commit only after the whole stack succeeded: a layer that fails vetoes the
-            // handshake. The params are the ones the ladder answered (after any rewrite by a
-            // layer), so the connection records what the result says.
+            // handshake, so the connection records what the result says.
             commit_initialize(&connection, Some(&params))?;
         }
         Ok(result)
@@ -206,26 +202,6 @@ impl ServerRunner {
     }
 }
 
-/// The params of the `initialize` the ladder answered, for the commit after the stack.
-#[derive(Clone, Default)]
-struct InitializeSlot(Arc<std::sync::Mutex<Option<Value>>>);
-
-impl InitializeSlot {
-    fn set(&self, params: Value) {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(params);
-    }
-
-    fn take(&self) -> Option<Value> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-    }
-}
-
 /// Records a successful `initialize` on the connection.
 fn commit_initialize(connection: &Connection, params: Option<&Value>) -> Result<(), HandlerError> {
     let params: InitializeRequestParams = params
@@ -238,14 +214,20 @@ fn commit_initialize(connection: &Connection, params: Option<&Value>) -> Result<
     Ok(())
 }
 
+/// The innermost step of the middleware stack: the request ladder.
+fn ladder(req: McpRequest) -> BoxFuture<'static, McpResult> {
+    Box::pin(inner_ladder(req))
+}
+
 /// The request ladder, inside the middleware stack.
-async fn inner_ladder(server: Server, req: McpRequest, answered: InitializeSlot) -> McpResult {
+async fn inner_ladder(req: McpRequest) -> McpResult {
     let McpRequest {
         ctx,
         method,
         params,
         ..
     } = req;
+    let server = ctx.server().clone();
     let connection = ctx.connection().clone();
     let version = connection.protocol_version();
 
@@ -285,7 +267,7 @@ async fn inner_ladder(server: Server, req: McpRequest, answered: InitializeSlot)
         // gets no `completions` capability and no server-info fields of later revisions.
         let mut result = to_object(&result, &method)?;
         tables::shape_result(&method, negotiated, &mut result);
-        answered.set(params.unwrap_or(Value::Null));
+        connection.stage_initialize(params.unwrap_or(Value::Null));
         return Ok(result);
     }
 
