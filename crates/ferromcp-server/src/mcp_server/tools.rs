@@ -275,11 +275,10 @@ pub(crate) async fn call(
         if let (crate::tasks::Mode::Task { ttl_ms }, Some(tasks)) = (mode, &shared.tasks)
             && !call.ctx.protocol_version().is_modern()
         {
-            let created = tasks
-                .spawn(call, ttl_ms, move |_| {
-                    Box::pin(std::future::ready(Ok(result)))
-                })
-                .await?;
+            let created = Box::pin(tasks.spawn(call, ttl_ms, move |_| {
+                Box::pin(std::future::ready(Ok(result)))
+            }))
+            .await?;
             return Ok(CallAnswer::Task(created));
         }
         return Ok(CallAnswer::Plain(MaybeInputRequired::Complete(result)));
@@ -291,14 +290,27 @@ pub(crate) async fn call(
         request_state: params.request_state,
     };
     let run = entry.call.clone();
+    // The common case, a plain call of a tool without resolvers before 2026-07-28, awaits the
+    // handler directly; the other paths are boxed, so this future stays small (it is moved
+    // into a box on every call).
+    let modern = call.ctx.protocol_version().is_modern();
+    if !modern && entry.resolvers.is_empty() && matches!(mode, crate::tasks::Mode::Plain) {
+        return Ok(CallAnswer::Plain(MaybeInputRequired::Complete(run(call).await?)));
+    }
     match (mode, &shared.tasks) {
         (crate::tasks::Mode::Task { ttl_ms }, Some(tasks)) => {
             let tasks = tasks.clone();
             let spawn = move |c: ToolCall| -> BoxFuture<'static, _> {
                 Box::pin(async move { tasks.spawn(c, ttl_ms, move |c| run(c)).await })
             };
-            let answer =
-                resolve::serve(&shared.rounds, call, &entry.resolvers, round, spawn).await?;
+            let answer = Box::pin(resolve::serve(
+                &shared.rounds,
+                call,
+                &entry.resolvers,
+                round,
+                spawn,
+            ))
+            .await?;
             Ok(match answer {
                 MaybeInputRequired::Complete(created) => CallAnswer::Task(created),
                 MaybeInputRequired::InputRequired(more) => {
@@ -307,9 +319,13 @@ pub(crate) async fn call(
             })
         }
         _ => Ok(CallAnswer::Plain(
-            resolve::serve(&shared.rounds, call, &entry.resolvers, round, move |c| {
-                run(c)
-            })
+            Box::pin(resolve::serve(
+                &shared.rounds,
+                call,
+                &entry.resolvers,
+                round,
+                move |c| run(c),
+            ))
             .await?,
         )),
     }
