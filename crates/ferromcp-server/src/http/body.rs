@@ -5,7 +5,8 @@ use std::any::Any;
 use std::convert::Infallible;
 use std::fmt;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bytes::{Buf, Bytes};
@@ -16,8 +17,9 @@ use http::{Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use tokio::sync::mpsc;
-use tokio::time::{Instant, Interval};
+use tokio::time::{Instant, Sleep};
 
+use super::frames::FrameRx;
 use super::headers::{EVENT_STREAM, JSON, X_ACCEL_BUFFERING};
 
 /// The body of every response the MCP service sends: nothing, one buffer, or a stream of
@@ -35,13 +37,109 @@ enum Kind {
 struct SseBody {
     /// A frame to send before those in `rx`.
     front: Option<Bytes>,
-    rx: mpsc::Receiver<Bytes>,
-    keep_alive: Option<Interval>,
+    rx: Frames,
+    keep_alive: Option<KeepAlive>,
     /// Dropped with the body: a client disconnect (or the end of the stream) runs its `Drop`.
     _guard: Option<Box<dyn Any + Send>>,
 }
 
+/// Where an SSE body's frames come from.
+enum Frames {
+    /// A tokio channel (the 2026-07-28 exchanges and the Redis relays, which wait for room).
+    Channel(mpsc::Receiver<Bytes>),
+    /// A session stream's queue (handshake-era POST and GET streams).
+    Queue(FrameRx),
+}
+
+impl Frames {
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        match self {
+            Self::Channel(rx) => rx.poll_recv(cx),
+            Self::Queue(rx) => rx.poll_recv(cx),
+        }
+    }
+}
+
 const KEEP_ALIVE_FRAME: &[u8] = b":\n\n";
+
+/// The keep-alive of an SSE body: a comment once the stream has been idle for `period`.
+///
+/// A frame only records the time (no timer update per frame). The timer is armed when the
+/// body first waits, and may be set earlier than the keep-alive is due (a recycled timer, or
+/// one armed before the last frame): it then fires early, is re-armed for the due time, and
+/// no comment goes out before the stream has really been idle for `period`.
+struct KeepAlive {
+    period: Duration,
+    /// The last frame (or the opening of the stream).
+    idle_since: Instant,
+    sleep: Option<Pin<Box<Sleep>>>,
+    /// Where the timer goes when the body ends, for the next body to reuse.
+    pool: Option<Arc<TimerPool>>,
+}
+
+impl KeepAlive {
+    /// Ready when a keep-alive comment is due.
+    fn poll_due(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let due = self.idle_since + self.period;
+        let sleep = match &mut self.sleep {
+            Some(sleep) => sleep,
+            None => {
+                let recycled = self.pool.as_ref().and_then(|p| p.take());
+                self.sleep
+                    .insert(recycled.unwrap_or_else(|| Box::pin(tokio::time::sleep_until(due))))
+            }
+        };
+        if sleep.deadline() > due {
+            // Never later than due (only a recycled timer can be).
+            sleep.as_mut().reset(due);
+        }
+        loop {
+            ready!(sleep.as_mut().poll(cx));
+            if sleep.deadline() >= due {
+                self.idle_since = Instant::now();
+                return Poll::Ready(());
+            }
+            // Fired early: wait for the rest.
+            sleep.as_mut().reset(due);
+        }
+    }
+}
+
+impl Drop for KeepAlive {
+    fn drop(&mut self) {
+        if let (Some(pool), Some(sleep)) = (&self.pool, self.sleep.take()) {
+            pool.put(sleep);
+        }
+    }
+}
+
+/// Keep-alive timers of ended SSE bodies, reused by the next ones (one session's POST
+/// streams): registering a fresh timer per response costs more than reusing one, and a
+/// fresh timer due before every other one makes tokio wake its driver (an `eventfd` write
+/// per response). Bounded; the timers of one runtime only (a session lives in one).
+#[derive(Default)]
+pub(crate) struct TimerPool {
+    timers: Mutex<Vec<Pin<Box<Sleep>>>>,
+}
+
+/// The most timers a [`TimerPool`] keeps.
+const TIMER_POOL_SIZE: usize = 8;
+
+impl TimerPool {
+    fn take(&self) -> Option<Pin<Box<Sleep>>> {
+        self.timers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+    }
+
+    fn put(&self, sleep: Pin<Box<Sleep>>) {
+        let mut timers = self.timers.lock().unwrap_or_else(PoisonError::into_inner);
+        if timers.len() < TIMER_POOL_SIZE {
+            timers.push(sleep);
+        }
+    }
+}
 
 impl McpBody {
     /// An empty body.
@@ -60,14 +158,20 @@ impl McpBody {
     }
 
     /// An SSE body fed by `rx` (each item one complete frame); ends when every sender is
-    /// dropped. `guard` is dropped with the body.
-    pub(crate) fn sse(
-        rx: mpsc::Receiver<Bytes>,
+    /// dropped. `guard` is dropped with the body; the keep-alive timer comes from `pool`
+    /// when it has one (and goes back to it).
+    fn sse(
+        rx: Frames,
         keep_alive: Duration,
         guard: Option<Box<dyn Any + Send>>,
+        pool: Option<Arc<TimerPool>>,
     ) -> Self {
-        let keep_alive = (!keep_alive.is_zero())
-            .then(|| tokio::time::interval_at(Instant::now() + keep_alive, keep_alive));
+        let keep_alive = (!keep_alive.is_zero()).then(|| KeepAlive {
+            period: keep_alive,
+            idle_since: Instant::now(),
+            sleep: None,
+            pool,
+        });
         Self {
             kind: Kind::Sse(SseBody {
                 front: None,
@@ -116,18 +220,16 @@ impl Body for McpBody {
             Kind::Sse(sse) => match sse.rx.poll_recv(cx) {
                 Poll::Ready(Some(frame)) => {
                     if let Some(k) = &mut sse.keep_alive {
-                        k.reset();
+                        k.idle_since = Instant::now();
                     }
                     Poll::Ready(Some(Ok(Frame::data(frame))))
                 }
                 Poll::Ready(None) => Poll::Ready(None),
                 Poll::Pending => match &mut sse.keep_alive {
-                    Some(k) => match k.poll_tick(cx) {
-                        Poll::Ready(_) => {
-                            Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE_FRAME)))))
-                        }
-                        Poll::Pending => Poll::Pending,
-                    },
+                    Some(k) => {
+                        ready!(k.poll_due(cx));
+                        Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE_FRAME)))))
+                    }
                     None => Poll::Pending,
                 },
             },
@@ -237,7 +339,21 @@ pub(crate) fn sse_response(
     keep_alive: Duration,
     guard: Option<Box<dyn Any + Send>>,
 ) -> Response<McpBody> {
-    let mut r = Response::new(McpBody::sse(rx, keep_alive, guard));
+    with_sse_headers(McpBody::sse(Frames::Channel(rx), keep_alive, guard, None))
+}
+
+/// An SSE response over a session stream's queue; its keep-alive timer comes from (and
+/// returns to) `pool` when given.
+pub(crate) fn sse_queue_response(
+    rx: FrameRx,
+    keep_alive: Duration,
+    pool: Option<Arc<TimerPool>>,
+) -> Response<McpBody> {
+    with_sse_headers(McpBody::sse(Frames::Queue(rx), keep_alive, None, pool))
+}
+
+fn with_sse_headers(body: McpBody) -> Response<McpBody> {
+    let mut r = Response::new(body);
     let h = r.headers_mut();
     h.insert(CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
     h.insert(

@@ -102,14 +102,18 @@ impl InMemoryEventStore {
 
     fn store_now(&self, session: &str, stream: &str, data: Bytes) -> String {
         let mut map = self.lock();
-        let s = map.entry(session.to_owned()).or_default();
+        // Looked up by `&str` first: the key is copied only for a session's first event.
+        let s = match map.get_mut(session) {
+            Some(s) => s,
+            None => map.entry(session.to_owned()).or_default(),
+        };
         let n = s.next;
         s.next += 1;
         if s.events.len() >= self.per_session {
             s.events.pop_front();
         }
         s.events.push_back((n, stream.into(), data));
-        format!("{stream}-{n}")
+        event_id(stream, n)
     }
 
     fn replay_now(&self, session: &str, last: &str) -> Option<Replay> {
@@ -128,7 +132,7 @@ impl InMemoryEventStore {
             .skip(start + 1)
             .filter(|(_, st, _)| &**st == stream)
             .map(|(m, st, data)| StoredEvent {
-                id: format!("{st}-{m}"),
+                id: event_id(st, *m),
                 data: data.clone(),
             })
             .collect();
@@ -137,6 +141,15 @@ impl InMemoryEventStore {
             events,
         })
     }
+}
+
+/// `{stream}-{n}`, written without the formatting machinery (this runs for every event).
+fn event_id(stream: &str, n: u64) -> String {
+    let mut id = String::with_capacity(stream.len() + 8);
+    id.push_str(stream);
+    id.push('-');
+    super::legacy::streams::push_decimal(&mut id, n);
+    id
 }
 
 impl fmt::Debug for InMemoryEventStore {

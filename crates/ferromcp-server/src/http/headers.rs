@@ -24,9 +24,9 @@ pub(crate) const JSON: &str = "application/json";
 /// `text/event-stream`.
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
 
-/// The single value of a header, as text; `Err(())` when it appears more than once or is not
-/// visible ASCII.
-pub(crate) fn single(headers: &HeaderMap, name: &HeaderName) -> Result<Option<String>, ()> {
+/// The single value of a header, as text (trimmed); `Err(())` when it appears more than once
+/// or is not visible ASCII. Borrowed: the hot path reads it without an allocation.
+pub(crate) fn single<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h str>, ()> {
     let mut values = headers.get_all(name).iter();
     let Some(first) = values.next() else {
         return Ok(None);
@@ -34,56 +34,97 @@ pub(crate) fn single(headers: &HeaderMap, name: &HeaderName) -> Result<Option<St
     if values.next().is_some() {
         return Err(());
     }
-    first
-        .to_str()
-        .map(|s| Some(s.trim().to_owned()))
-        .map_err(|_| ())
+    first.to_str().map(|s| Some(s.trim())).map_err(|_| ())
 }
 
-/// The first value of a header as text, if it is text.
-pub(crate) fn first(headers: &HeaderMap, name: &HeaderName) -> Option<String> {
+/// The first value of a header as text (trimmed), if it is text.
+pub(crate) fn first<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Option<&'h str> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
-        .map(|s| s.trim().to_owned())
+        .map(str::trim)
 }
 
 /// Whether the request's `Content-Type` is `application/json` (parameters such as
 /// `charset` allowed).
 pub(crate) fn is_json_content(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
+    let Some(value) = headers.get(CONTENT_TYPE) else {
+        return false;
+    };
+    // The value nearly every client sends, answered without splitting.
+    if value.as_bytes().eq_ignore_ascii_case(JSON.as_bytes()) {
+        return true;
+    }
+    value
+        .to_str()
+        .ok()
         .and_then(|v| v.split(';').next())
         .is_some_and(|t| t.trim().eq_ignore_ascii_case(JSON))
 }
 
+/// The `Accept` value the MCP specification tells clients to send, as most do.
+const COMMON_ACCEPT: &[u8] = b"application/json, text/event-stream";
+
 /// Whether the `Accept` header admits `wanted` (`type/subtype`); `*/*` and `type/*` count,
 /// a `q=0` entry does not.
 pub(crate) fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
-    let (wtype, _) = wanted.split_once('/').unwrap_or((wanted, ""));
-    headers
-        .get_all(ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|entry| {
-            let mut parts = entry.split(';');
-            let range = parts.next().unwrap_or("").trim();
+    accepts_each(headers, [wanted])[0]
+}
+
+/// [`accepts`] for several media types in one pass over the `Accept` header (the POST
+/// checks ask for `application/json` and `text/event-stream` together).
+pub(crate) fn accepts_each<const N: usize>(headers: &HeaderMap, wanted: [&str; N]) -> [bool; N] {
+    let mut found = [false; N];
+    // Byte-wise splitting: `Accept` is visible ASCII once `to_str` has passed, and the
+    // separators and whitespace are single bytes.
+    for value in headers.get_all(ACCEPT).iter() {
+        if value.as_bytes().eq_ignore_ascii_case(COMMON_ACCEPT) {
+            // The common value, without splitting: two ranges, no parameters.
+            for (hit, wanted) in found.iter_mut().zip(wanted) {
+                *hit = *hit
+                    || media_range_admits(b"application/json", wanted.as_bytes())
+                    || media_range_admits(b"text/event-stream", wanted.as_bytes());
+            }
+            continue;
+        }
+        let Ok(value) = value.to_str() else { continue };
+        for entry in value.as_bytes().split(|&b| b == b',') {
+            let mut parts = entry.split(|&b| b == b';');
+            let range = parts.next().unwrap_or_default().trim_ascii();
             let refused = parts.any(|p| {
-                let p = p.trim();
-                p.strip_prefix("q=")
-                    .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
+                p.trim_ascii().strip_prefix(b"q=").is_some_and(|q| {
+                    std::str::from_utf8(q)
+                        .ok()
+                        .and_then(|q| q.trim().parse::<f32>().ok())
+                        .is_some_and(|q| q <= 0.0)
+                })
             });
             if refused {
-                return false;
+                continue;
             }
-            range.eq_ignore_ascii_case(wanted)
-                || range == "*/*"
-                || range
-                    .strip_suffix("/*")
-                    .is_some_and(|t| t.eq_ignore_ascii_case(wtype))
-        })
+            for (hit, wanted) in found.iter_mut().zip(wanted) {
+                *hit = *hit || media_range_admits(range, wanted.as_bytes());
+            }
+        }
+        if found.iter().all(|f| *f) {
+            break;
+        }
+    }
+    found
+}
+
+/// Whether one media range (`type/subtype`, `type/*` or `*/*`) admits `wanted`.
+fn media_range_admits(range: &[u8], wanted: &[u8]) -> bool {
+    if range.eq_ignore_ascii_case(wanted) || range == b"*/*" {
+        return true;
+    }
+    let wtype = match wanted.iter().position(|&b| b == b'/') {
+        Some(i) => &wanted[..i],
+        None => wanted,
+    };
+    range
+        .strip_suffix(b"/*")
+        .is_some_and(|t| t.eq_ignore_ascii_case(wtype))
 }
 
 /// Decodes a header value that may use the `=?base64?{Base64}?=` sentinel (MCP 2026-07-28
@@ -164,6 +205,8 @@ mod tests {
         assert_eq!(decode_header_value("=?base64??=").as_deref(), Some(""));
     }
 
+    /// MCP 2025-11-25 "Streamable HTTP › Sending Messages to the Server": the Accept rules
+    /// the POST and GET checks apply.
     #[test]
     fn accept_rules() {
         let mut h = HeaderMap::new();
@@ -181,5 +224,35 @@ mod tests {
         assert!(accepts(&h, EVENT_STREAM) && !accepts(&h, JSON));
         h.insert(ACCEPT, "*/*;q=0".parse().unwrap_or_else(|_| unreachable!()));
         assert!(!accepts(&h, JSON));
+        // The common value (its fast path) and the same ranges spelled otherwise agree.
+        for value in [
+            "application/json, text/event-stream",
+            "Application/JSON, Text/Event-Stream",
+            "application/json,text/event-stream",
+            "text/event-stream ; charset=utf-8 , application/json",
+        ] {
+            h.insert(ACCEPT, value.parse().unwrap_or_else(|_| unreachable!()));
+            assert_eq!(
+                accepts_each(&h, [JSON, EVENT_STREAM, "text/html"]),
+                [true, true, false],
+                "{value}"
+            );
+        }
+        // Several Accept headers count together; one refusal does not hide the other's range.
+        h.insert(
+            ACCEPT,
+            "application/json"
+                .parse()
+                .unwrap_or_else(|_| unreachable!()),
+        );
+        h.append(
+            ACCEPT,
+            "text/event-stream, application/json;q=0"
+                .parse()
+                .unwrap_or_else(|_| unreachable!()),
+        );
+        assert_eq!(accepts_each(&h, [JSON, EVENT_STREAM]), [true, true]);
+        h.remove(ACCEPT);
+        assert_eq!(accepts_each(&h, [JSON, EVENT_STREAM]), [false, false]);
     }
 }

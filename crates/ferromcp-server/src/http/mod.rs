@@ -24,6 +24,7 @@ mod body;
 mod config;
 mod event_store;
 mod exchange;
+mod frames;
 mod headers;
 mod legacy;
 mod modern;

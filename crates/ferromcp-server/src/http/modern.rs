@@ -41,8 +41,7 @@ pub(crate) async fn post(
 ) -> Response<McpBody> {
     let config = &shared.config;
     let h = &parts.headers;
-    let wants_json = headers::accepts(h, JSON);
-    let wants_sse = headers::accepts(h, EVENT_STREAM);
+    let [wants_json, wants_sse] = headers::accepts_each(h, [JSON, EVENT_STREAM]);
     if !wants_json || (!config.json_response && !wants_sse) {
         return super::body::http_error(
             StatusCode::NOT_ACCEPTABLE,
@@ -66,19 +65,14 @@ pub(crate) async fn post(
             // Accepted and dropped: this revision defines no client notification over HTTP
             // (and honouring notifications/cancelled would let one caller cancel another's
             // work).
-            return match headers::first(h, &MCP_PROTOCOL_VERSION)
-                .and_then(|v| ProtocolVersion::parse(&v))
-            {
+            return match headers::first(h, &MCP_PROTOCOL_VERSION).and_then(ProtocolVersion::parse) {
                 Some(v) if v.is_modern() => status_only(StatusCode::ACCEPTED),
                 _ => {
                     let requested = headers::first(h, &MCP_PROTOCOL_VERSION);
                     error(
                         StatusCode::BAD_REQUEST,
                         None,
-                        ErrorObject::unsupported_protocol_version(
-                            &supported(),
-                            requested.as_deref(),
-                        ),
+                        ErrorObject::unsupported_protocol_version(&supported(), requested),
                     )
                 }
             };
@@ -215,7 +209,7 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
     ) && let Some(header) = headers::single(h, &MCP_NAME).map_err(|()| dup("Mcp-Name"))?
     {
         let body_value = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
-        let decoded = headers::decode_header_value(&header);
+        let decoded = headers::decode_header_value(header);
         if decoded.as_deref() != body_value {
             return Err(header_mismatch(format!(
                 "Mcp-Name header value '{header}' does not match body value '{}'",
@@ -229,7 +223,7 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         let Some(header) = header else {
             return Err(header_mismatch("the Mcp-Name header is missing"));
         };
-        let Some(decoded) = headers::decode_header_value(&header) else {
+        let Some(decoded) = headers::decode_header_value(header) else {
             return Err(header_mismatch(
                 "the Mcp-Name header holds an invalid Base64 sentinel",
             ));

@@ -195,7 +195,7 @@ where
     // 2026-07-28, or a value ferromcp does not serve, goes to the 2026-07-28 entry, whose
     // version rung answers -32022 with the supported list.
     let header = headers::first(&parts.headers, &MCP_PROTOCOL_VERSION);
-    let version = header.as_deref().map(ProtocolVersion::parse);
+    let version = header.map(ProtocolVersion::parse);
     let modern = match version {
         None => false,
         Some(Some(v)) => v.is_modern(),

@@ -18,7 +18,7 @@ use http::header::HeaderValue;
 use http::{Response, StatusCode};
 use serde_json::Value;
 
-use super::body::{McpBody, error, http_error, sse_response, status_only};
+use super::body::{McpBody, error, http_error, sse_queue_response, status_only};
 use super::exchange::{self, ExchangeOptions};
 use super::headers::{
     self, EVENT_STREAM, JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
@@ -33,13 +33,13 @@ use transport::{Inbox, InboxSource, PushError, SessionSink};
 /// The version a handshake-era request speaks: its header's, or 2025-03-26 without one.
 fn header_version(parts: &http::request::Parts) -> ProtocolVersion {
     headers::first(&parts.headers, &MCP_PROTOCOL_VERSION)
-        .and_then(|v| ProtocolVersion::parse(&v))
+        .and_then(ProtocolVersion::parse)
         .unwrap_or(ProtocolVersion::HTTP_HEADERLESS_DEFAULT)
 }
 
-fn with_session(mut r: Response<McpBody>, id: &str) -> Response<McpBody> {
-    if let Ok(v) = HeaderValue::from_str(id) {
-        r.headers_mut().insert(MCP_SESSION_ID, v);
+fn with_session(mut r: Response<McpBody>, session: &Session) -> Response<McpBody> {
+    if let Some(v) = &session.id_header {
+        r.headers_mut().insert(MCP_SESSION_ID, v.clone());
     }
     r
 }
@@ -66,21 +66,24 @@ fn lookup(
     })?;
     let Some(id) = id else { return Ok(None) };
     let store = &shared.config.session_store;
-    let Some(session) = store.get(&id) else {
+    let Some(session) = store.get(id) else {
         return Err(not_found());
     };
     if session.is_terminated() {
-        store.remove(&id);
-        return Err(not_found());
-    }
-    if session.expired(shared.config.init_timeout, shared.config.idle_timeout) {
-        end(shared, &session);
+        store.remove(id);
         return Err(not_found());
     }
     if session.principal.as_ref() != parts.extensions.get::<Principal>() {
+        // A foreign principal neither ends nor refreshes the session.
+        if session.expired(shared.config.init_timeout, shared.config.idle_timeout) {
+            end(shared, &session);
+        }
         return Err(not_found());
     }
-    session.touch();
+    if !session.admit(shared.config.init_timeout, shared.config.idle_timeout) {
+        end(shared, &session);
+        return Err(not_found());
+    }
     Ok(Some(session))
 }
 
@@ -148,7 +151,7 @@ fn create(
     );
     let outbound: Arc<dyn Outbound> = Arc::new(dispatcher.clone());
     let seed = headers::first(&parts.headers, &MCP_PROTOCOL_VERSION)
-        .and_then(|v| ProtocolVersion::parse(&v))
+        .and_then(ProtocolVersion::parse)
         .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
     let connection =
         Connection::for_handshake(outbound, !c.json_response, seed).with_session_id(id.clone());
@@ -192,7 +195,8 @@ pub(crate) async fn post(
 ) -> Response<McpBody> {
     let c = &shared.config;
     let h = &parts.headers;
-    if !headers::accepts(h, JSON) || (!c.json_response && !headers::accepts(h, EVENT_STREAM)) {
+    let [json, sse] = headers::accepts_each(h, [JSON, EVENT_STREAM]);
+    if !json || (!c.json_response && !sse) {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: Accept must list application/json and text/event-stream",
@@ -253,8 +257,10 @@ pub(crate) async fn post(
         #[cfg(feature = "redis")]
         crate::http::redis::register(shared, &session, v).await;
     }
-    let id = session.id.clone();
-    with_session(session_post(shared, &session, parts, message).await, &id)
+    with_session(
+        session_post(shared, &session, parts, message).await,
+        &session,
+    )
 }
 
 async fn session_post(
@@ -336,7 +342,7 @@ async fn session_post(
         session.streams.abandon(&id);
         return push_failed(e);
     }
-    sse_response(rx, c.keep_alive, None)
+    sse_queue_response(rx, c.keep_alive, Some(session.streams.timers.clone()))
 }
 
 fn push_failed(e: PushError) -> Response<McpBody> {
@@ -434,7 +440,6 @@ pub(crate) async fn get(
         Ok(Some(s)) => s,
         Ok(None) => return http_error(StatusCode::BAD_REQUEST, "Bad Request: Missing session ID"),
     };
-    let sid = session.id.clone();
     let opened = match headers::first(&parts.headers, &LAST_EVENT_ID) {
         Some(last) => {
             let Some(store) = &c.event_store else {
@@ -443,17 +448,17 @@ pub(crate) async fn get(
                         StatusCode::BAD_REQUEST,
                         "Bad Request: this server's streams are not resumable",
                     ),
-                    &sid,
+                    &session,
                 );
             };
-            match store.replay_after(&sid, &last).await {
+            match store.replay_after(&session.id, last).await {
                 None => {
                     return with_session(
                         http_error(
                             StatusCode::BAD_REQUEST,
                             "Bad Request: unknown Last-Event-ID",
                         ),
-                        &sid,
+                        &session,
                     );
                 }
                 Some(replay) => session.streams.resume(&replay.stream, replay.events),
@@ -462,14 +467,14 @@ pub(crate) async fn get(
         None => session.streams.open_standalone().await,
     };
     let r = match opened {
-        Ok(rx) => sse_response(rx, c.keep_alive, None),
+        Ok(rx) => sse_queue_response(rx, c.keep_alive, None),
         Err(OpenError::Conflict) => http_error(
             StatusCode::CONFLICT,
             "Conflict: only one standalone SSE stream is allowed per session",
         ),
         Err(_) => not_found(),
     };
-    with_session(r, &sid)
+    with_session(r, &session)
 }
 
 /// A DELETE: ends the session (200), after which its id gets 404.

@@ -17,6 +17,9 @@ use crate::http::service::Principal;
 /// POSTs, its connection, and its SSE streams.
 pub struct Session {
     pub(crate) id: String,
+    /// `id` as the `Mcp-Session-Id` value of every response (made once; cloning it shares
+    /// the bytes). `None` if the id is not a valid header value.
+    pub(crate) id_header: Option<http::HeaderValue>,
     pub(crate) principal: Option<Principal>,
     pub(crate) created: Instant,
     /// Milliseconds since `created` of the last request.
@@ -38,6 +41,7 @@ impl Session {
         streams: Arc<Streams>,
     ) -> Self {
         Self {
+            id_header: http::HeaderValue::from_str(&id).ok(),
             id,
             principal,
             created: Instant::now(),
@@ -66,22 +70,39 @@ impl Session {
     }
 
     pub(crate) fn touch(&self) {
-        let ms = u64::try_from(self.created.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_seen.store(ms, Ordering::Relaxed);
+        self.touch_at(self.created.elapsed());
     }
 
-    fn idle_for(&self) -> Duration {
-        let last = Duration::from_millis(self.last_seen.load(Ordering::Relaxed));
-        self.created.elapsed().saturating_sub(last)
+    /// Records a request `age` after the session was created.
+    fn touch_at(&self, age: Duration) {
+        let ms = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
+        self.last_seen.store(ms, Ordering::Relaxed);
     }
 
     /// Whether the session should be ended: not initialized within `init_timeout`, or idle
     /// (no request, nothing in flight, no GET stream) for `idle_timeout`.
     pub(crate) fn expired(&self, init_timeout: Duration, idle_timeout: Duration) -> bool {
-        if !self.connection.is_initialized() && self.created.elapsed() > init_timeout {
+        self.expired_at(self.created.elapsed(), init_timeout, idle_timeout)
+    }
+
+    /// [`expired`](Self::expired) at `age` after the session was created.
+    fn expired_at(&self, age: Duration, init_timeout: Duration, idle_timeout: Duration) -> bool {
+        if !self.connection.is_initialized() && age > init_timeout {
             return true;
         }
-        self.idle_for() > idle_timeout && self.streams.is_quiet()
+        let last = Duration::from_millis(self.last_seen.load(Ordering::Relaxed));
+        age.saturating_sub(last) > idle_timeout && self.streams.is_quiet()
+    }
+
+    /// For a request on the session: `true` (and the session's idle time restarts) when it
+    /// has not expired. One clock read for both.
+    pub(crate) fn admit(&self, init_timeout: Duration, idle_timeout: Duration) -> bool {
+        let age = self.created.elapsed();
+        if self.expired_at(age, init_timeout, idle_timeout) {
+            return false;
+        }
+        self.touch_at(age);
+        true
     }
 
     /// Ends the session: the dispatcher stops (in-flight requests are answered -32000 on

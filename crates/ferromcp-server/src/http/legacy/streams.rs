@@ -20,25 +20,24 @@ use bytes::Bytes;
 use ferromcp_dispatch::TransportMessage;
 use ferromcp_dispatch::codec::{SseEvent, encode_message_event};
 use ferromcp_types::jsonrpc::{ErrorObject, Message, RequestId};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
+use crate::http::body::TimerPool;
 use crate::http::event_store::{EventStore, StoredEvent};
+use crate::http::frames::{self, FrameRx, FrameTx, TrySendError};
 
 /// The standalone (GET) stream's id.
 pub(crate) const STANDALONE: &str = "g";
 
 enum ReqStream {
-    Sse {
-        stream: String,
-        tx: Option<mpsc::Sender<Bytes>>,
-    },
+    Sse { stream: String, tx: Option<FrameTx> },
     Json(Option<oneshot::Sender<Message>>),
 }
 
 #[derive(Default)]
 struct State {
     requests: HashMap<RequestId, ReqStream>,
-    standalone: Option<mpsc::Sender<Bytes>>,
+    standalone: Option<FrameTx>,
     closed: bool,
 }
 
@@ -48,10 +47,13 @@ pub(crate) struct Streams {
     store: Option<Arc<dyn EventStore>>,
     /// Priming events are sent to clients at 2025-11-25 and later.
     priming: std::sync::atomic::AtomicBool,
-    retry_ms: u64,
+    /// The end of every priming event: `retry: {retry_ms}`, then the empty data line.
+    priming_tail: Box<[u8]>,
     queue: usize,
     next_stream: AtomicU64,
     state: Mutex<State>,
+    /// Keep-alive timers reused by the session's POST responses.
+    pub(crate) timers: Arc<TimerPool>,
 }
 
 /// Why a stream could not be opened.
@@ -76,10 +78,13 @@ impl Streams {
             session,
             store,
             priming: std::sync::atomic::AtomicBool::new(true),
-            retry_ms,
+            priming_tail: format!("retry: {retry_ms}\ndata: \n\n")
+                .into_bytes()
+                .into_boxed_slice(),
             queue: queue.max(1),
             next_stream: AtomicU64::new(0),
             state: Mutex::new(State::default()),
+            timers: Arc::default(),
         }
     }
 
@@ -104,12 +109,14 @@ impl Streams {
     }
 
     /// Opens the SSE stream of request `id`; returns its receiver, primed.
-    pub(crate) async fn open_request(
-        &self,
-        id: &RequestId,
-    ) -> Result<mpsc::Receiver<Bytes>, OpenError> {
-        let stream = format!("r{}", self.next_stream.fetch_add(1, Ordering::Relaxed));
-        let (tx, rx) = mpsc::channel(self.queue);
+    pub(crate) async fn open_request(&self, id: &RequestId) -> Result<FrameRx, OpenError> {
+        let mut stream = String::with_capacity(8);
+        stream.push('r');
+        push_decimal(
+            &mut stream,
+            self.next_stream.fetch_add(1, Ordering::Relaxed),
+        );
+        let (tx, rx) = frames::channel(self.queue);
         {
             let mut s = self.lock();
             if s.closed {
@@ -174,8 +181,8 @@ impl Streams {
     }
 
     /// Opens the standalone GET stream (409 when one is live).
-    pub(crate) async fn open_standalone(&self) -> Result<mpsc::Receiver<Bytes>, OpenError> {
-        let (tx, rx) = mpsc::channel(self.queue);
+    pub(crate) async fn open_standalone(&self) -> Result<FrameRx, OpenError> {
+        let (tx, rx) = frames::channel(self.queue);
         {
             let mut s = self.lock();
             if s.closed {
@@ -196,8 +203,8 @@ impl Streams {
         &self,
         stream: &str,
         events: Vec<StoredEvent>,
-    ) -> Result<mpsc::Receiver<Bytes>, OpenError> {
-        let (tx, rx) = mpsc::channel(self.queue.max(events.len() + 1));
+    ) -> Result<FrameRx, OpenError> {
+        let (tx, rx) = frames::channel(self.queue.max(events.len() + 1));
         for e in events {
             let text = String::from_utf8_lossy(&e.data).into_owned();
             if let Ok(frame) = SseEvent::new(text).with_id(e.id).to_bytes() {
@@ -230,20 +237,23 @@ impl Streams {
         Ok(rx)
     }
 
-    /// Sends the priming event: an id and empty data, with `retry`.
-    async fn prime(&self, stream: &str, tx: &mpsc::Sender<Bytes>) {
+    /// Sends the priming event: an id and empty data, with `retry` (the frame
+    /// `SseEvent::new("").with_id(id).with_retry(retry_ms)` encodes, written directly).
+    async fn prime(&self, stream: &str, tx: &FrameTx) {
         let Some(store) = &self.store else { return };
         if !self.priming.load(Ordering::Relaxed) {
             return;
         }
         let id = store.store(&self.session, stream, Bytes::new()).await;
-        if let Ok(frame) = SseEvent::new("")
-            .with_id(id)
-            .with_retry(self.retry_ms)
-            .to_bytes()
-        {
-            let _ = tx.try_send(Bytes::from(frame));
+        if !valid_event_id(&id) {
+            return;
         }
+        let mut frame = Vec::with_capacity(5 + id.len() + self.priming_tail.len());
+        frame.extend_from_slice(b"id: ");
+        frame.extend_from_slice(id.as_bytes());
+        frame.push(b'\n');
+        frame.extend_from_slice(&self.priming_tail);
+        let _ = tx.try_send(Bytes::from(frame));
     }
 
     /// Routes one outbound message of the dispatcher.
@@ -307,36 +317,41 @@ impl Streams {
 
     /// Stores (when resumable) and sends one event; `false` when the client is gone or too
     /// slow (the stream is then detached).
-    async fn emit(
-        &self,
-        stream: &str,
-        tx: Option<&mpsc::Sender<Bytes>>,
-        message: &Message,
-    ) -> bool {
-        let id = match &self.store {
-            Some(store) => Some(
-                store
-                    .store(&self.session, stream, Bytes::from(message.to_vec()))
-                    .await,
-            ),
-            None => None,
+    async fn emit(&self, stream: &str, tx: Option<&FrameTx>, message: &Message) -> bool {
+        // With a store, the message is encoded once: the stored data and the frame's data
+        // line are the same bytes. The event is stored even when no client is attached.
+        let frame = match &self.store {
+            Some(store) => {
+                let json = Bytes::from(message.to_vec());
+                let id = store.store(&self.session, stream, json.clone()).await;
+                if tx.is_none() {
+                    return false;
+                }
+                message_frame(&id, &json)
+            }
+            None if tx.is_none() => return false,
+            None => {
+                let mut frame = Vec::new();
+                encode_message_event(&mut frame, None, message)
+                    .is_ok()
+                    .then_some(frame)
+            }
         };
-        let Some(tx) = tx else { return false };
-        let mut frame = Vec::new();
-        if encode_message_event(&mut frame, id.as_deref(), message).is_err() {
-            return true;
-        }
+        let (Some(tx), Some(frame)) = (tx, frame) else {
+            // No client (`false`), or an id that cannot be framed: nothing to send.
+            return tx.is_some();
+        };
         match tx.try_send(Bytes::from(frame)) {
             Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
+            Err(TrySendError::Full) => {
                 tracing::warn!(stream, "SSE client too slow; stream closed (resumable)");
                 false
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
+            Err(TrySendError::Closed) => false,
         }
     }
 
-    fn detach(&self, id: &RequestId, tx: Option<&mpsc::Sender<Bytes>>) {
+    fn detach(&self, id: &RequestId, tx: Option<&FrameTx>) {
         let mut s = self.lock();
         if let Some(ReqStream::Sse { tx: slot, .. }) = s.requests.get_mut(id) {
             if let (Some(cur), Some(tx)) = (slot.as_ref(), tx) {
@@ -397,6 +412,51 @@ impl Streams {
         s.standalone = None;
         s.requests.clear();
     }
+}
+
+/// Whether `id` can be an SSE event id: no line break (it would split the frame) and no NUL
+/// (a parser ignores such an id), as `SseEvent::encode` requires.
+fn valid_event_id(id: &str) -> bool {
+    !id.bytes().any(|b| matches!(b, b'\n' | b'\r' | 0))
+}
+
+/// The event frame `encode_message_event` writes for a message whose compact JSON is `json`,
+/// built from those bytes (line breaks, which JSON can only hold as whitespace, become
+/// spaces); `None` for an id that would split the frame.
+fn message_frame(id: &str, json: &[u8]) -> Option<Vec<u8>> {
+    if !valid_event_id(id) {
+        return None;
+    }
+    let mut frame = Vec::with_capacity(id.len() + json.len() + 13);
+    frame.extend_from_slice(b"id: ");
+    frame.extend_from_slice(id.as_bytes());
+    frame.extend_from_slice(b"\ndata: ");
+    let start = frame.len();
+    frame.extend_from_slice(json);
+    for b in &mut frame[start..] {
+        if matches!(*b, b'\n' | b'\r') {
+            *b = b' ';
+        }
+    }
+    frame.extend_from_slice(b"\n\n");
+    Some(frame)
+}
+
+/// Appends `n` in decimal to `out` (without the formatting machinery: this runs per request).
+pub(crate) fn push_decimal(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        // `n % 10` is below 10: the cast cannot truncate.
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[i..].iter().map(|&d| char::from(d)));
 }
 
 /// Lets the handler of a handshake-era request close SSE streams before it answers
@@ -485,7 +545,7 @@ mod tests {
             streams.route(note(&id)).await;
         }
         let mut got = 0;
-        while rx.try_recv().is_ok() {
+        while rx.try_recv().is_some() {
             got += 1;
         }
         assert_eq!(got, 2, "priming + one event fit the queue of 2");

@@ -63,8 +63,8 @@ pub(crate) async fn intercept(
     let principal = parts.extensions.get::<Principal>();
     let last = headers::first(&parts.headers, &LAST_EVENT_ID)
         .filter(|_| parts.method == Method::GET && shared.config.event_store.is_some());
-    if let Some(local) = store.local_session(&sid) {
-        store.touch(&sid);
+    if let Some(local) = store.local_session(sid) {
+        store.touch(sid);
         // Resumptions are served from Redis on the owner too (no race between the replay
         // and live events); everything else, and every refusal, goes on locally.
         let last = last?;
@@ -73,9 +73,9 @@ pub(crate) async fn intercept(
         }
         local.touch();
         let owner = store.node.id.clone();
-        return Some(resume(shared, store, &sid, &owner, &last).await);
+        return Some(resume(shared, store, sid, &owner, last).await);
     }
-    let record = match store.read_record(&sid).await {
+    let record = match store.read_record(sid).await {
         Ok(Some(r)) => r,
         Ok(None) => return Some(not_found()),
         Err(e) => {
@@ -92,27 +92,27 @@ pub(crate) async fn intercept(
     if record.node == store.node.id || !store.alive(&record.node).await {
         // Its owner is gone (or is this node, restarted): the session is lost. What the
         // owner stored can still be replayed (the stream then ends without a response).
-        store.delete_record(&sid).await;
+        store.delete_record(sid).await;
         return Some(match last {
-            Some(last) => resume(shared, store, &sid, &record.node, &last).await,
+            Some(last) => resume(shared, store, sid, &record.node, last).await,
             None => not_found(),
         });
     }
-    store.touch(&sid);
+    store.touch(sid);
     let r = match (&parts.method, message) {
-        (&Method::POST, Some(m)) => forward(shared, store, &sid, &record, parts, m).await,
+        (&Method::POST, Some(m)) => forward(shared, store, sid, &record, parts, m).await,
         (&Method::GET, _) => match last {
-            Some(last) => resume(shared, store, &sid, &record.node, &last).await,
-            None => standalone(shared, store, &sid, &record).await,
+            Some(last) => resume(shared, store, sid, &record.node, last).await,
+            None => standalone(shared, store, sid, &record).await,
         },
         (&Method::DELETE, _) => {
-            store.delete_record(&sid).await;
-            let _ = store.send_to_owner(&record.node, &sid, "x", &[]).await;
+            store.delete_record(sid).await;
+            let _ = store.send_to_owner(&record.node, sid, "x", &[]).await;
             status_only(StatusCode::OK)
         }
         _ => return None,
     };
-    Some(with_session(r, &sid))
+    Some(with_session(r, sid))
 }
 
 fn priming(record: &Record) -> bool {
