@@ -56,12 +56,28 @@ enum ProgressRoute {
     Callback(ProgressCallback),
 }
 
+/// Where a context's sends go.
+enum Via {
+    /// An outbound that relates its messages to the request itself.
+    Outbound(Arc<dyn Outbound>),
+    /// A JSON-RPC connection; every message is related to the context's request id. Saves
+    /// the JSON-RPC dispatcher an allocation (and an id clone) per inbound request.
+    Connection(Arc<crate::jsonrpc::Shared>),
+}
+
+/// Where `DispatchContext::cancellation` comes from.
+enum Cancellation {
+    Token(CancellationToken),
+    /// An inbound JSON-RPC request's, made on first use.
+    Request(Arc<crate::jsonrpc::RequestState>),
+}
+
 struct Inner {
-    outbound: Arc<dyn Outbound>,
+    via: Via,
     transport: TransportInfo,
     request_id: Option<RequestId>,
     http: Option<Arc<http::request::Parts>>,
-    cancellation: CancellationToken,
+    cancellation: Cancellation,
     progress: ProgressRoute,
 }
 
@@ -95,7 +111,14 @@ pub struct DispatchContext {
 /// Builds a [`DispatchContext`].
 #[must_use]
 pub struct DispatchContextBuilder {
-    inner: Inner,
+    via: Via,
+    transport: TransportInfo,
+    request_id: Option<RequestId>,
+    http: Option<Arc<http::request::Parts>>,
+    /// `None` until set: a fresh token is made at `build` only when none was given (a token
+    /// is an allocation).
+    cancellation: Option<CancellationToken>,
+    progress: ProgressRoute,
 }
 
 impl DispatchContext {
@@ -105,15 +128,43 @@ impl DispatchContext {
         outbound: Arc<dyn Outbound>,
         transport: TransportInfo,
     ) -> DispatchContextBuilder {
+        Self::builder_via(Via::Outbound(outbound), transport)
+    }
+
+    fn builder_via(via: Via, transport: TransportInfo) -> DispatchContextBuilder {
         DispatchContextBuilder {
-            inner: Inner {
-                outbound,
+            via,
+            transport,
+            request_id: None,
+            http: None,
+            cancellation: None,
+            progress: ProgressRoute::None,
+        }
+    }
+
+    /// The context of an inbound JSON-RPC request: sends go through `shared`, related to
+    /// `id`. One allocation (the context itself); the caller's values are moved in.
+    pub(crate) fn for_connection_request(
+        shared: Arc<crate::jsonrpc::Shared>,
+        transport: TransportInfo,
+        id: RequestId,
+        http: Option<Arc<http::request::Parts>>,
+        state: Arc<crate::jsonrpc::RequestState>,
+        progress_token: Option<RequestId>,
+    ) -> Self {
+        let progress = match progress_token {
+            Some(token) => ProgressRoute::Notify(token),
+            None => ProgressRoute::None,
+        };
+        Self {
+            inner: Arc::new(Inner {
+                via: Via::Connection(shared),
                 transport,
-                request_id: None,
-                http: None,
-                cancellation: CancellationToken::new(),
-                progress: ProgressRoute::None,
-            },
+                request_id: Some(id),
+                http,
+                cancellation: Cancellation::Request(state),
+                progress,
+            }),
         }
     }
 
@@ -134,7 +185,18 @@ impl DispatchContext {
 
     /// Raised when the peer cancels the request or the connection shuts down.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.inner.cancellation
+        match &self.inner.cancellation {
+            Cancellation::Token(token) => token,
+            Cancellation::Request(state) => state.cancellation(),
+        }
+    }
+
+    /// Whether the cancellation signal is raised (without making a lazy one).
+    fn is_cancelled(&self) -> bool {
+        match &self.inner.cancellation {
+            Cancellation::Token(token) => token.is_cancelled(),
+            Cancellation::Request(state) => state.is_cancelled(),
+        }
     }
 
     /// The progress token the peer sent, if any.
@@ -149,6 +211,12 @@ impl DispatchContext {
         }
     }
 
+    /// The request a connection context's messages relate to (always set by
+    /// [`for_connection_request`](Self::for_connection_request)).
+    fn related(&self) -> Option<RequestId> {
+        self.inner.request_id.clone()
+    }
+
     fn has_progress(&self) -> bool {
         !matches!(self.inner.progress, ProgressRoute::None)
     }
@@ -159,7 +227,7 @@ impl DispatchContext {
             ProgressRoute::None => {}
             ProgressRoute::Notify(token) => {
                 let params = progress_params(token, progress, total, message);
-                self.inner.outbound.notify(PROGRESS, Some(params)).await;
+                self.notify(PROGRESS, Some(params)).await;
             }
             ProgressRoute::Callback(cb) => {
                 cb(Progress::new(progress, total, message.map(str::to_owned)));
@@ -171,26 +239,26 @@ impl DispatchContext {
 impl DispatchContextBuilder {
     /// The id of the request being handled.
     pub fn request_id(mut self, id: RequestId) -> Self {
-        self.inner.request_id = Some(id);
+        self.request_id = Some(id);
         self
     }
 
     /// The parts of the HTTP request the message came in.
     pub fn http_parts(mut self, parts: Option<Arc<http::request::Parts>>) -> Self {
-        self.inner.http = parts;
+        self.http = parts;
         self
     }
 
     /// The cancellation signal (a fresh one by default).
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
-        self.inner.cancellation = token;
+        self.cancellation = Some(token);
         self
     }
 
     /// Progress goes to the peer as `notifications/progress` with this token.
     pub fn progress_token(mut self, token: Option<RequestId>) -> Self {
         if let Some(token) = token {
-            self.inner.progress = ProgressRoute::Notify(token);
+            self.progress = ProgressRoute::Notify(token);
         }
         self
     }
@@ -198,7 +266,7 @@ impl DispatchContextBuilder {
     /// Progress goes straight to this callback (in-process dispatch).
     pub fn progress_callback(mut self, cb: Option<ProgressCallback>) -> Self {
         if let Some(cb) = cb {
-            self.inner.progress = ProgressRoute::Callback(cb);
+            self.progress = ProgressRoute::Callback(cb);
         }
         self
     }
@@ -207,14 +275,21 @@ impl DispatchContextBuilder {
     /// outbound) or the same in-process callback. For work that outlives a request but keeps
     /// reporting under its progress token.
     pub fn progress_of(mut self, ctx: &DispatchContext) -> Self {
-        self.inner.progress = ctx.inner.progress.clone();
+        self.progress = ctx.inner.progress.clone();
         self
     }
 
     /// The context.
     pub fn build(self) -> DispatchContext {
         DispatchContext {
-            inner: Arc::new(self.inner),
+            inner: Arc::new(Inner {
+                via: self.via,
+                transport: self.transport,
+                request_id: self.request_id,
+                http: self.http,
+                cancellation: Cancellation::Token(self.cancellation.unwrap_or_default()),
+                progress: self.progress,
+            }),
         }
     }
 }
@@ -232,11 +307,25 @@ impl Outbound for DispatchContext {
             );
             return Box::pin(std::future::ready(Err(ErrorObject::invalid_request(msg))));
         }
-        self.inner.outbound.send_request(method, params, options)
+        match &self.inner.via {
+            Via::Outbound(outbound) => outbound.send_request(method, params, options),
+            Via::Connection(shared) => crate::jsonrpc::send_related_request(
+                shared,
+                self.related(),
+                method,
+                params,
+                options,
+            ),
+        }
     }
 
     fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
-        self.inner.outbound.notify(method, params)
+        match &self.inner.via {
+            Via::Outbound(outbound) => outbound.notify(method, params),
+            Via::Connection(shared) => {
+                crate::jsonrpc::notify_related(shared, self.related(), method, params)
+            }
+        }
     }
 }
 
@@ -245,7 +334,7 @@ impl fmt::Debug for DispatchContext {
         f.debug_struct("DispatchContext")
             .field("request_id", &self.inner.request_id)
             .field("transport", &self.inner.transport)
-            .field("cancelled", &self.inner.cancellation.is_cancelled())
+            .field("cancelled", &self.is_cancelled())
             .field("progress", &self.has_progress())
             .finish_non_exhaustive()
     }
@@ -254,7 +343,7 @@ impl fmt::Debug for DispatchContext {
 impl fmt::Debug for DispatchContextBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DispatchContextBuilder")
-            .field("request_id", &self.inner.request_id)
+            .field("request_id", &self.request_id)
             .finish_non_exhaustive()
     }
 }

@@ -213,12 +213,13 @@ impl LineSource {
             if self.done {
                 return None;
             }
-            let frame = match self.reader.next_frame().await {
+            // The frame is decoded where it was framed, without a copy.
+            let span = match self.reader.next_span().await {
                 None => {
                     self.done = true;
                     return None;
                 }
-                Some(Ok(frame)) => frame,
+                Some(Ok(span)) => span,
                 Some(Err(LineError::TooLong { limit })) => {
                     return Some(Err(DecodeError::Parse(format!(
                         "line longer than {limit} bytes"
@@ -230,14 +231,15 @@ impl LineSource {
                     return None;
                 }
             };
+            let frame = self.reader.span(span);
             if !self.allow_batches {
                 return Some(
                     self.decoder
-                        .decode_message(&frame)
+                        .decode_message(frame)
                         .map(TransportMessage::from),
                 );
             }
-            match self.decoder.decode(&frame) {
+            match self.decoder.decode(frame) {
                 Ok(Frame::Single(message)) => return Some(Ok(message.into())),
                 Ok(Frame::Batch(entries)) => self.pending = entries.into_iter(),
                 Err(e) => return Some(Err(e)),
@@ -303,12 +305,31 @@ impl LineSink {
 
 impl MessageSink for LineSink {
     fn send(&self, msg: TransportMessage) -> BoxFuture<'_, Result<(), TransportClosed>> {
-        Box::pin(async move {
-            self.tx
-                .send(Outgoing::Message(msg.message))
-                .await
-                .map_err(|_| TransportClosed)
-        })
+        // Most sends find room in the queue: answer them with a zero-sized future, which
+        // `Box::pin` does not allocate. `try_send` finds no room while others wait for some,
+        // so it does not overtake them.
+        match self.tx.try_send(Outgoing::Message(msg.message)) {
+            Ok(()) => Box::pin(Finished::<true>),
+            Err(mpsc::error::TrySendError::Closed(_)) => Box::pin(Finished::<false>),
+            Err(mpsc::error::TrySendError::Full(item)) => {
+                Box::pin(async move { self.tx.send(item).await.map_err(|_| TransportClosed) })
+            }
+        }
+    }
+}
+
+/// A send that has already finished: sent (`true`) or refused because the transport is
+/// closed (`false`).
+struct Finished<const SENT: bool>;
+
+impl<const SENT: bool> Future for Finished<SENT> {
+    type Output = Result<(), TransportClosed>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::task::Poll::Ready(if SENT { Ok(()) } else { Err(TransportClosed) })
     }
 }
 

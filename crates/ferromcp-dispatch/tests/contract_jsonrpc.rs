@@ -331,6 +331,45 @@ async fn signal_mode_raises_the_signal_and_never_answers() {
     .await;
 }
 
+/// Utilities › Cancellation, signal mode: a handler that first looks at its signal after the
+/// peer cancelled finds it raised (the dispatcher makes the signal on first use).
+#[tokio::test]
+async fn signal_mode_signal_is_raised_for_a_handler_that_looks_late() {
+    timed(async {
+        let (go_tx, go_rx) = tokio::sync::watch::channel(false);
+        let (seen_tx, mut seen_rx) = tokio::sync::mpsc::channel(1);
+        let handler = handler_fn(move |ctx, method, _| {
+            let mut go = go_rx.clone();
+            let seen = seen_tx.clone();
+            async move {
+                if method == "slow" {
+                    let _ = go.wait_for(|open| *open).await;
+                    let _ = seen.send(ctx.cancellation().is_cancelled()).await;
+                }
+                Ok(Payload::empty_object())
+            }
+        })
+        .into_arc();
+        let config = DispatcherConfig::default().cancel_mode(CancelMode::Signal);
+        let (_d, mut raw) = raw_peer(handler, config);
+        send(&raw, req("a", "slow", json!({}))).await;
+        let cancel = json!({"requestId": "a", "reason": "user"});
+        send(
+            &raw,
+            Notification::new(utility::CANCELLED, Some(cancel.into())),
+        )
+        .await;
+        // Messages are read in order: once "b" is answered, the cancellation was handled.
+        send(&raw, req("b", "fast", json!({}))).await;
+        let m = recv(&mut raw).await;
+        assert_eq!(m.message.id(), Some(&RequestId::from("b")));
+        go_tx.send(true).unwrap();
+        assert_eq!(seen_rx.recv().await, Some(true));
+        assert!(raw.source.recv().now_or_never_is_pending().await);
+    })
+    .await;
+}
+
 /// Methods marked inline finish before the next message is read.
 #[tokio::test]
 async fn inline_methods_finish_before_the_next_message_is_read() {

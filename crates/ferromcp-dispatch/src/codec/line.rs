@@ -4,6 +4,8 @@
 //! newlines. The decoder also tolerates `\r\n`, skips blank lines, and bounds the length of a
 //! line; the encoder guarantees that what it writes never contains a newline inside a message.
 
+use std::ops::Range;
+
 use bytes::Bytes;
 use ferromcp_types::jsonrpc::{DecodeError, Decoder, Message};
 
@@ -143,6 +145,14 @@ impl LineDecoder {
 
     /// The next complete frame, or `None` when more bytes are needed.
     pub fn next_frame(&mut self) -> Option<Result<Bytes, LineError>> {
+        let span = self.next_span()?;
+        Some(span.map(|span| Bytes::copy_from_slice(&self.buf[span])))
+    }
+
+    /// Like [`next_frame`](Self::next_frame), but the frame is left in the buffer: the range
+    /// is valid (see [`span`](Self::span)) until the decoder is next changed. Saves the copy
+    /// when the frame is decoded at once.
+    pub(crate) fn next_span(&mut self) -> Option<Result<Range<usize>, LineError>> {
         if self.pending_too_long {
             self.pending_too_long = false;
             return Some(Err(self.too_long()));
@@ -163,38 +173,59 @@ impl LineDecoder {
             let start = self.pos;
             self.pos = newline + 1;
             self.scanned = self.pos;
-            let line = trim_cr(&self.buf[start..newline]);
-            if line.len() > self.max_line_len {
+            let end = trim_cr(&self.buf, start, newline);
+            if end - start > self.max_line_len {
                 return Some(Err(self.too_long()));
             }
-            if is_blank(line) {
+            if is_blank(&self.buf[start..end]) {
                 continue;
             }
-            return Some(Ok(Bytes::copy_from_slice(line)));
+            return Some(Ok(start..end));
         }
+    }
+
+    /// The bytes of a frame that [`next_span`](Self::next_span) or
+    /// [`finish_span`](Self::finish_span) just returned.
+    pub(crate) fn span(&self, span: Range<usize>) -> &[u8] {
+        &self.buf[span]
     }
 
     /// Ends the stream: yields what is left, including the last line when it was not
     /// terminated by a newline (or the error for a too-long one), then resets the decoder.
     /// Call it until it returns `None`.
     pub fn finish(&mut self) -> Option<Result<Bytes, LineError>> {
-        if let Some(frame) = self.next_frame() {
+        let out = self
+            .finish_span()
+            .map(|span| span.map(|span| Bytes::copy_from_slice(&self.buf[span])));
+        if self.pos == self.buf.len() {
+            self.clear();
+        }
+        out
+    }
+
+    /// Like [`finish`](Self::finish), but the frame is left in the buffer (as with
+    /// [`next_span`](Self::next_span)); the decoder is reset by the call that returns `None`.
+    pub(crate) fn finish_span(&mut self) -> Option<Result<Range<usize>, LineError>> {
+        if let Some(frame) = self.next_span() {
             return Some(frame);
         }
         if std::mem::take(&mut self.discarding) {
             self.clear();
             return Some(Err(self.too_long()));
         }
-        let line = trim_cr(&self.buf[self.pos..]);
-        let out = if line.len() > self.max_line_len {
+        let start = self.pos;
+        let end = trim_cr(&self.buf, start, self.buf.len());
+        // The rest is consumed: the next call finds nothing and resets.
+        self.pos = self.buf.len();
+        self.scanned = self.pos;
+        if end - start > self.max_line_len {
             Some(Err(self.too_long()))
-        } else if is_blank(line) {
+        } else if is_blank(&self.buf[start..end]) {
+            self.clear();
             None
         } else {
-            Some(Ok(Bytes::copy_from_slice(line)))
-        };
-        self.clear();
-        out
+            Some(Ok(start..end))
+        }
     }
 
     fn too_long(&self) -> LineError {
@@ -233,12 +264,59 @@ impl LineDecoder {
     }
 }
 
-fn find_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+/// One in every byte of a word.
+const LOW_BITS: u64 = u64::from_ne_bytes([0x01; 8]);
+/// The top bit of every byte of a word.
+const HIGH_BITS: u64 = u64::from_ne_bytes([0x80; 8]);
+
+/// The top bit of each byte of `word` that equals `byte`, and maybe of bytes above such a
+/// byte (the borrow of the subtraction can spread upwards, never downwards): the lowest set
+/// bit is always an exact match.
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    let x = word ^ (LOW_BITS * u64::from(byte));
+    x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS
 }
 
-fn trim_cr(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\r").unwrap_or(line)
+/// The index of the first byte of `bytes` for which `found` (built from [`bytes_equal`])
+/// marks a match, scanning eight bytes at a time: lines and encoded messages are long, and
+/// this search runs over every byte read and written.
+fn find_bytes(bytes: &[u8], found: impl Fn(u64) -> u64, is: impl Fn(u8) -> bool) -> Option<usize> {
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let hits = found(u64::from_le_bytes(word));
+        if hits != 0 {
+            // Little-endian: the lowest bit is the first byte.
+            return Some(offset + (hits.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    let tail = chunks.remainder();
+    tail.iter().position(|&b| is(b)).map(|i| offset + i)
+}
+
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    find_bytes(bytes, |w| bytes_equal(w, b'\n'), |b| b == b'\n')
+}
+
+/// The first `\n` or `\r` in `bytes`.
+fn find_line_break(bytes: &[u8]) -> Option<usize> {
+    find_bytes(
+        bytes,
+        |w| bytes_equal(w, b'\n') | bytes_equal(w, b'\r'),
+        |b| b == b'\n' || b == b'\r',
+    )
+}
+
+/// The end of `buf[start..end]` without one `\r` at its end.
+fn trim_cr(buf: &[u8], start: usize, end: usize) -> usize {
+    if end > start && buf[end - 1] == b'\r' {
+        end - 1
+    } else {
+        end
+    }
 }
 
 /// Whether a line holds only JSON whitespace (the `\n` is already gone).
@@ -360,9 +438,58 @@ impl LineWriter {
 /// Replaces line terminators with spaces: outside JSON strings they are whitespace, and inside
 /// strings valid JSON cannot hold them raw.
 pub(crate) fn flatten_newlines(bytes: &mut [u8]) {
-    for b in bytes {
+    // Encoded messages rarely hold one: find the first quickly, rewrite from there.
+    let Some(first) = find_line_break(bytes) else {
+        return;
+    };
+    for b in &mut bytes[first..] {
         if *b == b'\n' || *b == b'\r' {
             *b = b' ';
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word-at-a-time searches agree with a byte-by-byte search at every position and
+    /// length (chunk boundaries, the tail, several matches, bytes that differ by one bit).
+    #[test]
+    fn word_searches_match_a_byte_search() {
+        for len in 0..40 {
+            for at in 0..len {
+                for (hit, other) in [(b'\n', b'\r'), (b'\r', b'\n')] {
+                    let mut bytes: Vec<u8> = (0..len)
+                        .map(|i| [b'a', b'\x0b', 0x8a, b'x'][i % 4])
+                        .collect();
+                    bytes[at] = hit;
+                    if at + 1 < len {
+                        bytes[at + 1] = other;
+                    }
+                    let first_nl = bytes.iter().position(|&b| b == b'\n');
+                    let first_any = bytes.iter().position(|&b| b == b'\n' || b == b'\r');
+                    assert_eq!(find_newline(&bytes), first_nl, "{bytes:?}");
+                    assert_eq!(find_line_break(&bytes), first_any, "{bytes:?}");
+                }
+            }
+            let plain = vec![b'{'; len];
+            assert_eq!(find_newline(&plain), None);
+            assert_eq!(find_line_break(&plain), None);
+        }
+    }
+
+    /// MCP Transports › stdio: no message spans two lines, wherever its line breaks are.
+    #[test]
+    fn flatten_replaces_every_line_break() {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut bytes = vec![b' '; len];
+                bytes[at] = b'\r';
+                bytes[len - 1] = b'\n';
+                flatten_newlines(&mut bytes);
+                assert!(bytes.iter().all(|&b| b == b' '), "{bytes:?}");
+            }
         }
     }
 }

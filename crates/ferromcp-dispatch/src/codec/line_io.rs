@@ -1,5 +1,7 @@
 //! The async adapter of the line codec over [`tokio::io::AsyncRead`].
 
+use std::ops::Range;
+
 use bytes::Bytes;
 use ferromcp_types::jsonrpc::{DecodeError, Decoder, Message};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -70,12 +72,19 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// Cancel-safe: if the future is dropped before it completes, no bytes are lost.
     /// After an I/O error, the next call reads again.
     pub async fn next_frame(&mut self) -> Option<Result<Bytes, LineError>> {
+        let span = self.next_span().await?;
+        Some(span.map(|span| Bytes::copy_from_slice(self.decoder.span(span))))
+    }
+
+    /// Like [`next_frame`](Self::next_frame), but the frame stays in the decoder's buffer:
+    /// read it with [`span`](Self::span) before the next call. Saves a copy per frame.
+    pub(crate) async fn next_span(&mut self) -> Option<Result<Range<usize>, LineError>> {
         loop {
-            if let Some(frame) = self.decoder.next_frame() {
+            if let Some(frame) = self.decoder.next_span() {
                 return Some(frame);
             }
             if self.eof {
-                return self.decoder.finish();
+                return self.decoder.finish_span();
             }
             match self.reader.read(&mut self.read_buf).await {
                 Ok(0) => self.eof = true,
@@ -84,6 +93,11 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 Err(e) => return Some(Err(LineError::Io(e))),
             }
         }
+    }
+
+    /// The bytes of the frame [`next_span`](Self::next_span) just returned.
+    pub(crate) fn span(&self, span: Range<usize>) -> &[u8] {
+        self.decoder.span(span)
     }
 
     /// The next frame decoded into a message with `decoder`; `None` once the reader is

@@ -3,13 +3,13 @@
 
 use std::collections::VecDeque;
 use std::pin::{Pin, pin};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use ferromcp_types::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio::task::AbortHandle;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::{CancelMode, JsonRpcDispatcher, Shared, lock};
@@ -23,22 +23,70 @@ use crate::utility::{CANCELLED, PROGRESS, parse_cancelled, parse_progress, progr
 /// How long the -32000 answers to unanswered requests may take to write at shutdown.
 const SHUTDOWN_ANSWER_BOUND: Duration = Duration::from_secs(1);
 
-/// A running inbound request.
-pub(crate) struct InFlight {
-    state: Arc<RequestState>,
-    abort: Option<AbortHandle>,
-}
+/// A running inbound request, as the in-flight table holds it.
+pub(crate) type InFlight = Arc<RequestState>;
 
-struct RequestState {
-    cancellation: CancellationToken,
+pub(crate) struct RequestState {
+    /// Raised when the peer cancels the request or the connection shuts down.
+    cancelled: AtomicBool,
+    /// The handler's cancellation signal, made only when the handler asks for it (see
+    /// [`RequestState::cancellation`]): most handlers never do, and a token is an allocation
+    /// plus locking on every clone and drop.
+    token: OnceLock<CancellationToken>,
     /// Claimed by whoever answers (or decides never to answer) the request.
     answered: AtomicBool,
+    /// The handler's task, once spawned (never set for an inline request). Set by the read
+    /// loop right after the spawn; only the read loop aborts (cancellation, shutdown), so it
+    /// never sees a spawned request without it.
+    task: OnceLock<JoinHandle<()>>,
 }
 
 impl RequestState {
+    pub(crate) fn new() -> Self {
+        Self {
+            cancelled: AtomicBool::new(false),
+            token: OnceLock::new(),
+            answered: AtomicBool::new(false),
+            task: OnceLock::new(),
+        }
+    }
+
+    /// The handler's cancellation signal, raised if the request is already cancelled.
+    pub(crate) fn cancellation(&self) -> &CancellationToken {
+        let token = self.token.get_or_init(CancellationToken::new);
+        // Pairs with the fence in `cancel`: either `cancel` sees this token, or this sees
+        // the flag it raised (a store then a load on each side, so both need the fence).
+        fence(Ordering::SeqCst);
+        if self.cancelled.load(Ordering::Relaxed) {
+            token.cancel();
+        }
+        token
+    }
+
+    /// Whether the cancellation signal is raised.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Raises the cancellation signal.
+    fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        if let Some(token) = self.token.get() {
+            token.cancel();
+        }
+    }
+
     /// Claims the right to answer; `false` when someone already has.
     fn claim(&self) -> bool {
         !self.answered.swap(true, Ordering::AcqRel)
+    }
+
+    /// Drops the handler's future (at its task's next poll).
+    fn abort(&self) {
+        if let Some(task) = self.task.get() {
+            task.abort();
+        }
     }
 }
 
@@ -46,6 +94,15 @@ impl RequestState {
 enum Queued {
     Request(Request, MessageMeta),
     Notification(Notification, MessageMeta),
+}
+
+/// Work a message leaves for the read loop to finish before it reads on (rare: the common
+/// messages are handled synchronously, so no per-message future is built).
+enum Deferred {
+    /// Write this answer (to a frame that failed to decode).
+    Answer(Message),
+    /// Run this request on the read loop ([`Handler::runs_inline`]).
+    Inline(Request, MessageMeta),
 }
 
 /// Everything the loop needs besides the source.
@@ -57,7 +114,10 @@ struct Loop {
     slots: Arc<Semaphore>,
 }
 
-async fn recv_owned<S: MessageSource>(mut source: S) -> (S, Option<Inbound>) {
+/// Reads one item, owning the source meanwhile (so the pending read can live across loop
+/// iterations). The source is boxed once per connection so that handing it back and forth
+/// moves a pointer, not the source.
+async fn recv_owned<S: MessageSource>(mut source: Box<S>) -> (Box<S>, Option<Inbound>) {
     let item = source.recv().await;
     (source, item)
 }
@@ -69,7 +129,7 @@ async fn recv_owned<S: MessageSource>(mut source: S) -> (S, Option<Inbound>) {
 enum Event<S> {
     Stop,
     Slot(OwnedSemaphorePermit),
-    Item(S, Option<Inbound>),
+    Item(Box<S>, Option<Inbound>),
 }
 
 pub(super) async fn run_loop<S: MessageSource>(
@@ -88,24 +148,27 @@ pub(super) async fn run_loop<S: MessageSource>(
     };
     let mut queue: VecDeque<Queued> = VecDeque::new();
     // The pending read lives across iterations, so sources need not be cancel-safe.
-    let mut recv = pin!(recv_owned(source));
+    let mut recv = pin!(recv_owned(Box::new(source)));
     // Once the source has ended with requests still queued (a client that pipelines and then
     // closes its end): they still start as slots free up, until the shutdown grace runs out.
     let mut closing: Option<Pin<Box<tokio::time::Sleep>>> = None;
     loop {
         let event = tokio::select! {
             biased;
-            () = lp.shared.stop.cancelled() => Event::Stop,
+            () = std::future::poll_fn(|cx| lp.shared.halt.poll_raised(cx)) => Event::Stop,
             () = async {
                 match closing.as_mut() {
                     Some(deadline) => deadline.await,
                     None => std::future::pending().await,
                 }
             }, if closing.is_some() => Event::Stop,
-            slot = lp.slots.clone().acquire_owned(), if !queue.is_empty() => match slot {
-                Ok(slot) => Event::Slot(slot),
-                Err(_) => Event::Stop,
-            },
+            // An async block, so the semaphore is only cloned when a slot is awaited.
+            slot = async { lp.slots.clone().acquire_owned().await }, if !queue.is_empty() => {
+                match slot {
+                    Ok(slot) => Event::Slot(slot),
+                    Err(_) => Event::Stop,
+                }
+            }
             (source, item) = &mut recv, if closing.is_none() && queue.len() < max => {
                 Event::Item(source, item)
             }
@@ -129,7 +192,9 @@ pub(super) async fn run_loop<S: MessageSource>(
             }
             Event::Item(source, Some(item)) => {
                 recv.set(recv_owned(source));
-                lp.dispatch(item, &mut queue).await;
+                if let Some(deferred) = lp.dispatch(item, &mut queue) {
+                    lp.finish(deferred).await;
+                }
             }
         }
     }
@@ -146,14 +211,13 @@ pub(super) async fn run_loop<S: MessageSource>(
 }
 
 impl Loop {
-    async fn dispatch(&self, item: Inbound, queue: &mut VecDeque<Queued>) {
+    /// Routes one inbound item; what cannot be done without waiting is returned.
+    fn dispatch(&self, item: Inbound, queue: &mut VecDeque<Queued>) -> Option<Deferred> {
         let msg = match item {
             Ok(msg) => msg,
             Err(e) => {
                 tracing::debug!(error = %e, "inbound frame failed to decode");
-                let answer = Message::Error(e.to_response());
-                let _ = self.shared.write(answer, MessageMeta::default()).await;
-                return;
+                return Some(Deferred::Answer(Message::Error(e.to_response())));
             }
         };
         let meta = msg.meta;
@@ -167,12 +231,12 @@ impl Loop {
             },
             Message::Request(req) => {
                 if self.handler.runs_inline(&req.method) {
-                    self.run_inline(req, meta).await;
+                    return Some(Deferred::Inline(req, meta));
                 } else if !queue.is_empty() {
                     queue.push_back(Queued::Request(req, meta));
                 } else {
                     match self.slots.clone().try_acquire_owned() {
-                        Ok(slot) => self.start(Queued::Request(req, meta), slot),
+                        Ok(slot) => self.start_request(req, meta, slot),
                         Err(_) => queue.push_back(Queued::Request(req, meta)),
                     }
                 }
@@ -188,13 +252,24 @@ impl Loop {
                     }
                 }
                 if boundary::intercept(&*self.handler, &n.method, n.params.as_ref()) {
-                    return;
+                    return None;
                 }
                 match self.slots.clone().try_acquire_owned() {
                     Ok(slot) if queue.is_empty() => self.start(Queued::Notification(n, meta), slot),
                     _ => queue.push_back(Queued::Notification(n, meta)),
                 }
             }
+        }
+        None
+    }
+
+    /// Does what [`dispatch`](Self::dispatch) left for the loop to wait on.
+    async fn finish(&self, deferred: Deferred) {
+        match deferred {
+            Deferred::Answer(answer) => {
+                let _ = self.shared.write(answer, MessageMeta::default()).await;
+            }
+            Deferred::Inline(req, meta) => self.run_inline(req, meta).await,
         }
     }
 
@@ -207,63 +282,32 @@ impl Loop {
     }
 
     /// Builds a request's context and registers it as in flight; `None` for a duplicate id.
-    fn admit(
-        &self,
-        req: &Request,
-        meta: MessageMeta,
-    ) -> Option<(DispatchContext, Arc<RequestState>)> {
-        let state = Arc::new(RequestState {
-            cancellation: CancellationToken::new(),
-            answered: AtomicBool::new(false),
-        });
+    fn admit(&self, req: &Request, meta: MessageMeta) -> Option<(DispatchContext, InFlight)> {
+        let state = Arc::new(RequestState::new());
         {
             // One hash of the id: the entry both checks for a duplicate and claims the slot.
             let mut in_flight = lock(&self.shared.in_flight);
             match in_flight.entry(req.id.clone()) {
                 std::collections::hash_map::Entry::Occupied(_) => return None,
                 std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(InFlight {
-                        state: state.clone(),
-                        abort: None,
-                    });
+                    slot.insert(state.clone());
                 }
             }
         }
-        let related = Arc::new(super::Related {
-            shared: self.shared.clone(),
-            id: req.id.clone(),
-        });
-        let ctx = DispatchContext::builder(related, self.transport_for(&meta))
-            .request_id(req.id.clone())
-            .http_parts(meta.http)
-            .cancellation(state.cancellation.clone())
-            .progress_token(progress_token_of(req.params.as_ref()))
-            .build();
+        let ctx = DispatchContext::for_connection_request(
+            self.shared.clone(),
+            self.transport_for(&meta),
+            req.id.clone(),
+            meta.http,
+            state.clone(),
+            progress_token_of(req.params.as_ref()),
+        );
         Some((ctx, state))
     }
 
     fn start(&self, q: Queued, slot: OwnedSemaphorePermit) {
         match q {
-            Queued::Request(req, meta) => {
-                let id = req.id.clone();
-                let Some((ctx, state)) = self.admit(&req, meta) else {
-                    return self.reject_duplicate(id);
-                };
-                let fut = serve(
-                    self.shared.clone(),
-                    self.handler.clone(),
-                    ctx,
-                    req,
-                    state.clone(),
-                    Some(slot),
-                );
-                let task = tokio::spawn(fut);
-                if let Some(entry) = lock(&self.shared.in_flight).get_mut(&id) {
-                    if Arc::ptr_eq(&entry.state, &state) {
-                        entry.abort = Some(task.abort_handle());
-                    }
-                }
-            }
+            Queued::Request(req, meta) => self.start_request(req, meta, slot),
             Queued::Notification(n, meta) => {
                 // A notification handler's signal is the connection's: raised at shutdown.
                 let ctx = DispatchContext::builder(self.plain.clone(), self.transport_for(&meta))
@@ -279,8 +323,26 @@ impl Loop {
         }
     }
 
+    /// Admits a request and spawns its handler's task.
+    fn start_request(&self, req: Request, meta: MessageMeta, slot: OwnedSemaphorePermit) {
+        let Some((ctx, state)) = self.admit(&req, meta) else {
+            return self.reject_duplicate(req.id);
+        };
+        // Boxed: the task moves its future through several layers as it is set up and
+        // finished, and moving a pointer is cheaper than copying the future each time.
+        let task = tokio::spawn(Box::pin(serve(
+            self.shared.clone(),
+            self.handler.clone(),
+            ctx,
+            req,
+            state.clone(),
+            Some(slot),
+        )));
+        // Only this loop aborts, and not before this returns (see `RequestState::task`).
+        let _ = state.task.set(task);
+    }
+
     async fn run_inline(&self, req: Request, meta: MessageMeta) {
-        let id = req.id.clone();
         match self.admit(&req, meta) {
             Some((ctx, state)) => {
                 serve(
@@ -293,7 +355,7 @@ impl Loop {
                 )
                 .await;
             }
-            None => self.reject_duplicate(id),
+            None => self.reject_duplicate(req.id),
         }
     }
 
@@ -314,21 +376,19 @@ impl Loop {
         let abort = match self.shared.config.cancel_mode {
             CancelMode::Abort => in_flight.remove(id),
             CancelMode::Signal => {
-                if let Some(entry) = in_flight.get(id) {
-                    entry.state.answered.store(true, Ordering::Release);
-                    entry.state.cancellation.cancel();
+                if let Some(state) = in_flight.get(id) {
+                    state.answered.store(true, Ordering::Release);
+                    state.cancel();
                 }
                 None
             }
         };
         let empty = in_flight.is_empty();
         drop(in_flight);
-        if let Some(entry) = abort {
-            entry.state.answered.store(true, Ordering::Release);
-            entry.state.cancellation.cancel();
-            if let Some(task) = entry.abort {
-                task.abort();
-            }
+        if let Some(state) = abort {
+            state.answered.store(true, Ordering::Release);
+            state.cancel();
+            state.abort();
             if empty {
                 self.shared.idle.notify_waiters();
             }
@@ -362,12 +422,10 @@ impl Loop {
         }
         let drained: Vec<(RequestId, InFlight)> = lock(&self.shared.in_flight).drain().collect();
         let mut answers = never_started;
-        for (id, entry) in drained {
-            entry.state.cancellation.cancel();
-            if let Some(task) = entry.abort {
-                task.abort();
-            }
-            if entry.state.claim() {
+        for (id, state) in drained {
+            state.cancel();
+            state.abort();
+            if state.claim() {
                 answers.push(id);
             }
         }
@@ -394,18 +452,18 @@ async fn serve(
     handler: Arc<dyn Handler>,
     ctx: DispatchContext,
     req: Request,
-    state: Arc<RequestState>,
+    state: InFlight,
     slot: Option<OwnedSemaphorePermit>,
 ) {
-    let id = req.id;
-    let outcome = boundary::call_request(handler, ctx, req.method, req.params).await;
+    let Request { id, method, params } = req;
+    let outcome = boundary::call_request(handler, ctx, method, params).await;
     drop(slot);
     {
         let mut in_flight = lock(&shared.in_flight);
         // Remove first (one hash); put back the rare entry that is not this request's (a later
         // request reusing the id after this one was cancelled).
         if let Some(entry) = in_flight.remove(&id) {
-            if Arc::ptr_eq(&entry.state, &state) {
+            if Arc::ptr_eq(&entry, &state) {
                 if in_flight.is_empty() {
                     shared.idle.notify_waiters();
                 }

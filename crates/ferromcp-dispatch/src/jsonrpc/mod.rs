@@ -5,8 +5,10 @@ mod pending;
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use ferromcp_types::jsonrpc::{ErrorObject, Message, Notification, Payload, RequestId};
@@ -22,6 +24,7 @@ use crate::transport::{MessageMeta, MessageSink, MessageSource, TransportMessage
 use crate::utility::{CANCELLED, parse_cancelled};
 
 use inbound::InFlight;
+pub(crate) use inbound::RequestState;
 use pending::PendingEntry;
 
 /// What happens to a handler when the peer cancels its request.
@@ -106,6 +109,73 @@ impl DispatcherConfig {
     }
 }
 
+/// A table keyed by request id.
+///
+/// It hashes with [`IdHasher`] instead of the default SipHash: ids are tiny (mostly small
+/// integers) and looked up several times per request, where SipHash's set-up dominated.
+/// `IdHasher` is not keyed, so a peer could choose ids that collide, but every such table is
+/// bounded: the inbound one by `max_concurrent_requests` (plus one inline request), the
+/// outbound ones by this side's own requests, whose ids it mints. A peer that makes all its
+/// in-flight ids collide costs at most that many probes per lookup.
+pub(crate) type IdMap<V> = HashMap<RequestId, V, BuildHasherDefault<IdHasher>>;
+
+/// An FxHash-style hasher (rotate, xor, multiply per word) for [`IdMap`].
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl IdHasher {
+    /// The multiplier of rustc's FxHasher.
+    const K: u64 = 0xf135_7aea_2e62_a9c5;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
+    }
+}
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    #[allow(clippy::cast_sign_loss, reason = "the bits are hashed, not the value")]
+    fn write_i64(&mut self, n: i64) {
+        self.add(n as u64);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    #[allow(clippy::cast_sign_loss, reason = "the bits are hashed, not the value")]
+    fn write_isize(&mut self, n: isize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // The multiply leaves its best bits at the top; the table indexes by the low ones.
+        self.0.rotate_left(26)
+    }
+}
+
 type Runner = Box<dyn FnOnce(Arc<Shared>, Arc<dyn Handler>) -> BoxFuture<'static, ()> + Send>;
 
 /// State shared by the handle, the read loop and the handler tasks.
@@ -113,19 +183,62 @@ pub(crate) struct Shared {
     sink: Box<dyn MessageSink>,
     config: DispatcherConfig,
     next_id: AtomicI64,
-    pending: Mutex<HashMap<RequestId, PendingEntry>>,
+    pending: Mutex<IdMap<PendingEntry>>,
     /// Progress routes kept after their request's answer (`CallOptions::keep_progress`), by
     /// token, with a generation so that a stale release cannot end a newer route.
-    kept: Arc<Mutex<HashMap<RequestId, (u64, ProgressCallback)>>>,
+    kept: Arc<Mutex<IdMap<(u64, ProgressCallback)>>>,
     next_keep: AtomicU64,
-    in_flight: Mutex<HashMap<RequestId, InFlight>>,
+    in_flight: Mutex<IdMap<InFlight>>,
     /// Set once the connection is closed: no more requests, notifications are dropped.
     closed: AtomicBool,
-    /// Asks the read loop to stop.
+    /// Raised with `halt` when the connection closes: the cancellation signal of
+    /// notification handlers.
     stop: CancellationToken,
+    /// Asks the read loop to stop.
+    halt: Halt,
     /// Woken when the last in-flight handler finishes.
     idle: Notify,
     runner: Mutex<Option<Runner>>,
+}
+
+/// A one-way flag the read loop polls at every wake-up: an atomic load and, while it is
+/// down, keeping the loop's waker. Much cheaper per poll than a `CancellationToken`'s future,
+/// which locks its tree twice.
+#[derive(Default)]
+pub(crate) struct Halt {
+    raised: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Halt {
+    fn raise(&self) {
+        self.raised.store(true, Ordering::Release);
+        if let Some(waker) = lock(&self.waker).take() {
+            waker.wake();
+        }
+    }
+
+    /// Ready once raised.
+    ///
+    /// No wake-up is lost: `raise` sets the flag before it takes the waker, and this
+    /// stores the waker before it checks the flag again.
+    pub(crate) fn poll_raised(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.raised.load(Ordering::Acquire) {
+            return Poll::Ready(());
+        }
+        {
+            let mut waker = lock(&self.waker);
+            match &*waker {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => *waker = Some(cx.waker().clone()),
+            }
+        }
+        if self.raised.load(Ordering::Acquire) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
 }
 
 /// Locks a mutex, recovering the data if a panic poisoned it (the tables stay consistent:
@@ -140,11 +253,12 @@ impl Shared {
     }
 
     /// Writes one message; `false` when the transport is closed.
-    async fn write(&self, message: Message, meta: MessageMeta) -> bool {
-        self.sink
-            .send(TransportMessage::new(message, meta))
-            .await
-            .is_ok()
+    ///
+    /// The message goes to the sink right away; the future holds only the sink's (boxed)
+    /// future, so that futures awaiting it stay small.
+    fn write(&self, message: Message, meta: MessageMeta) -> impl Future<Output = bool> + '_ {
+        let sent = self.sink.send(TransportMessage::new(message, meta));
+        async move { sent.await.is_ok() }
     }
 
     /// Sends a notification, dropping it with a debug log after close.
@@ -178,6 +292,7 @@ impl Shared {
         }
         lock(&self.kept).clear();
         self.stop.cancel();
+        self.halt.raise();
     }
 }
 
@@ -224,12 +339,13 @@ impl JsonRpcDispatcher {
                 sink: Box::new(sink),
                 config,
                 next_id: AtomicI64::new(0),
-                pending: Mutex::new(HashMap::new()),
-                kept: Arc::new(Mutex::new(HashMap::new())),
+                pending: Mutex::new(IdMap::default()),
+                kept: Arc::new(Mutex::new(IdMap::default())),
                 next_keep: AtomicU64::new(0),
-                in_flight: Mutex::new(HashMap::new()),
+                in_flight: Mutex::new(IdMap::default()),
                 closed: AtomicBool::new(false),
                 stop: CancellationToken::new(),
+                halt: Halt::default(),
                 idle: Notify::new(),
                 runner: Mutex::new(Some(runner)),
             }),
@@ -249,19 +365,11 @@ impl Outbound for JsonRpcDispatcher {
         params: Option<Payload>,
         options: CallOptions,
     ) -> BoxFuture<'static, Result<Payload, ErrorObject>> {
-        Box::pin(pending::request(
-            self.shared.clone(),
-            method.to_owned(),
-            params,
-            options,
-            None,
-        ))
+        send_related_request(&self.shared, None, method, params, options)
     }
 
     fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
-        let shared = self.shared.clone();
-        let method = method.to_owned();
-        Box::pin(async move { shared.notify(method, params, None).await })
+        notify_related(&self.shared, None, method, params)
     }
 }
 
@@ -289,32 +397,31 @@ impl fmt::Debug for JsonRpcDispatcher {
     }
 }
 
-/// The [`Outbound`] a handler's context sends through: every message relates to the request.
-struct Related {
-    shared: Arc<Shared>,
-    id: RequestId,
+/// Sends a request related to the inbound request `related` (a handler's context's sends).
+pub(crate) fn send_related_request(
+    shared: &Arc<Shared>,
+    related: Option<RequestId>,
+    method: &str,
+    params: Option<Payload>,
+    options: CallOptions,
+) -> BoxFuture<'static, Result<Payload, ErrorObject>> {
+    Box::pin(pending::request(
+        shared.clone(),
+        method.to_owned(),
+        params,
+        options,
+        related,
+    ))
 }
 
-impl Outbound for Related {
-    fn send_request(
-        &self,
-        method: &str,
-        params: Option<Payload>,
-        options: CallOptions,
-    ) -> BoxFuture<'static, Result<Payload, ErrorObject>> {
-        Box::pin(pending::request(
-            self.shared.clone(),
-            method.to_owned(),
-            params,
-            options,
-            Some(self.id.clone()),
-        ))
-    }
-
-    fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
-        let shared = self.shared.clone();
-        let method = method.to_owned();
-        let id = self.id.clone();
-        Box::pin(async move { shared.notify(method, params, Some(id)).await })
-    }
+/// Sends a notification related to the inbound request `related`.
+pub(crate) fn notify_related(
+    shared: &Arc<Shared>,
+    related: Option<RequestId>,
+    method: &str,
+    params: Option<Payload>,
+) -> BoxFuture<'static, ()> {
+    let shared = shared.clone();
+    let method = method.to_owned();
+    Box::pin(async move { shared.notify(method, params, related).await })
 }
