@@ -14,6 +14,7 @@ mod error;
 mod id;
 mod message;
 mod payload;
+mod scan;
 
 pub use decode::{DEFAULT_MAX_DEPTH, DecodeError, Decoder, Frame, MAX_SETTABLE_DEPTH};
 pub use error::{ErrorCode, ErrorObject, MAX_ECHO_LEN, echo};

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::scan::{self, Scanner};
 use super::{
     ErrorObject, ErrorResponse, Message, Notification, Payload, Request, RequestId, Response,
 };
@@ -145,6 +146,9 @@ impl Decoder {
 
     /// Decodes one frame: a single message or a batch.
     pub fn decode(&self, bytes: &[u8]) -> Result<Frame, DecodeError> {
+        if let Some(message) = decode_plain(bytes, self.max_depth) {
+            return Ok(Frame::Single(message));
+        }
         check_depth(bytes, self.max_depth)?;
         let text = utf8(bytes)?;
         if first_non_ws(bytes) == Some(b'[') {
@@ -154,7 +158,12 @@ impl Decoder {
             }
             let decoded = entries
                 .iter()
-                .map(|raw| decode_message(raw.get()))
+                .map(
+                    |raw| match decode_plain(raw.get().as_bytes(), self.max_depth) {
+                        Some(message) => Ok(message),
+                        None => decode_message(raw.get()),
+                    },
+                )
                 .collect();
             return Ok(Frame::Batch(decoded));
         }
@@ -163,15 +172,24 @@ impl Decoder {
 
     /// Decodes one message; a batch is an invalid request here.
     pub fn decode_message(&self, bytes: &[u8]) -> Result<Message, DecodeError> {
-        check_depth(bytes, self.max_depth)?;
-        let text = utf8(bytes)?;
-        if first_non_ws(bytes) == Some(b'[') {
-            // Still a parse error when the batch is not JSON at all.
-            let _: IgnoredAny = parse_unbounded(text)?;
-            return Err(DecodeError::invalid(None, "batches are not supported here"));
+        match decode_plain(bytes, self.max_depth) {
+            Some(message) => Ok(message),
+            None => decode_full(bytes, self.max_depth),
         }
-        decode_message(text)
     }
+}
+
+/// [`Decoder::decode_message`] for any input, through serde_json: the path every message
+/// that [`decode_plain`] declines takes.
+fn decode_full(bytes: &[u8], max_depth: usize) -> Result<Message, DecodeError> {
+    check_depth(bytes, max_depth)?;
+    let text = utf8(bytes)?;
+    if first_non_ws(bytes) == Some(b'[') {
+        // Still a parse error when the batch is not JSON at all.
+        let _: IgnoredAny = parse_unbounded(text)?;
+        return Err(DecodeError::invalid(None, "batches are not supported here"));
+    }
+    decode_message(text)
 }
 
 impl Message {
@@ -245,6 +263,141 @@ fn classify(e: &serde_json::Error) -> DecodeError {
 /// once here also lets the parse run on `&str`, where serde_json skips its own checks.
 fn utf8(bytes: &[u8]) -> Result<&str, DecodeError> {
     std::str::from_utf8(bytes).map_err(|e| DecodeError::Parse(format!("invalid UTF-8: {e}")))
+}
+
+/// The common message, read by hand in one pass with no serde machinery: a request,
+/// notification or success response whose envelope members are `jsonrpc`, `id`, `method`,
+/// `params` and `result`, each once, holding strings without escapes and integer ids, with
+/// `params` or `result` an object or array.
+///
+/// Anything else (an escape, a fraction, an unknown or repeated member, a duplicate key
+/// inside `params`, any error at all) returns `None` and takes the full path, which decides
+/// it exactly as before; so this path only ever accepts what that one accepts, with the same
+/// result. The envelope's own grammar is checked here; `params` and `result` are checked by
+/// serde_json as their [`RawValue`] is built, the same check the full path makes.
+fn decode_plain(bytes: &[u8], max_depth: usize) -> Option<Message> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut s = Scanner::new(text);
+    s.skip_ws();
+    // Most senders write this member first, exactly so: read it in one comparison.
+    let mut jsonrpc = s.eat(br#"{"jsonrpc":"2.0","#);
+    if !jsonrpc && !s.eat(b"{") {
+        return None;
+    }
+    let mut id = None;
+    let mut method = None;
+    // `Some(None)` is `"params": null`.
+    let mut params: Option<Option<&str>> = None;
+    let mut result = None;
+    loop {
+        s.skip_ws();
+        let key = s.string()?.plain()?;
+        s.skip_ws();
+        if !s.eat(b":") {
+            return None;
+        }
+        s.skip_ws();
+        match key {
+            "jsonrpc" if !jsonrpc => {
+                if s.string()?.plain()? != "2.0" {
+                    return None;
+                }
+                jsonrpc = true;
+            }
+            "id" if id.is_none() => id = Some(plain_id(&mut s)?),
+            "method" if method.is_none() => method = Some(s.string()?.plain()?),
+            "params" if params.is_none() => {
+                params = Some(if s.eat(b"null") {
+                    None
+                } else {
+                    Some(raw_container(&mut s, max_depth)?)
+                });
+            }
+            "result" if result.is_none() => result = Some(raw_container(&mut s, max_depth)?),
+            _ => return None,
+        }
+        s.skip_ws();
+        match s.next_byte()? {
+            b',' => {}
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    if !s.at_end() || !jsonrpc {
+        return None;
+    }
+    let raw = |text: &str| {
+        RawValue::from_string(text.to_owned())
+            .ok()
+            .map(Payload::Raw)
+    };
+    match (method, result) {
+        (Some(method), None) => {
+            let params = match params.flatten() {
+                Some(text) => Some(raw(text)?),
+                None => None,
+            };
+            let method = method.to_owned();
+            Some(match id {
+                Some(id) => Message::Request(Request { id, method, params }),
+                None => Message::Notification(Notification { method, params }),
+            })
+        }
+        (None, Some(result)) if params.is_none() => Some(Message::Response(Response {
+            id: id?,
+            result: raw(result)?,
+        })),
+        _ => None,
+    }
+}
+
+/// An id that is a string without escapes or an integer in the `i64` range written the way
+/// serde_json reads it as one (no leading zero, no fraction or exponent, not `-0`).
+fn plain_id(s: &mut Scanner<'_>) -> Option<RequestId> {
+    if s.peek() == Some(b'"') {
+        return Some(RequestId::String(s.string()?.plain()?.into()));
+    }
+    let negative = s.eat(b"-");
+    let mut n: u64 = 0;
+    let mut digits = 0;
+    while let Some(d @ b'0'..=b'9') = s.peek() {
+        if digits > 0 && n == 0 {
+            return None; // A leading zero.
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+        digits += 1;
+        s.next_byte();
+    }
+    if digits == 0 || matches!(s.peek(), Some(b'.' | b'e' | b'E')) {
+        return None;
+    }
+    let n = i64::try_from(n).ok()?;
+    if !negative {
+        Some(RequestId::Number(n))
+    } else if n != 0 {
+        Some(RequestId::Number(-n))
+    } else {
+        None // serde_json reads `-0` as a float.
+    }
+}
+
+/// An object or array (checked for duplicate keys and depth, the envelope being one level),
+/// as written.
+fn raw_container<'a>(s: &mut Scanner<'a>, max_depth: usize) -> Option<&'a str> {
+    if !matches!(s.peek(), Some(b'{' | b'[')) {
+        return None;
+    }
+    let start = s.pos();
+    s.value(max_depth.checked_sub(1)?).ok()?;
+    s.since(start)
+}
+
+/// The first key that appears twice in one object anywhere in `text` (JSON already read by
+/// serde_json, its depth already bounded), so that `params` and `result` are never read
+/// first-wins by one parser and last-wins by another (the Go SDK's GHSA-wvj2-96wp-fq3f).
+/// Keys compare by their decoded value (`"k"` and `"\u006b"` are the same key).
+fn duplicate_key(text: &str) -> Option<String> {
+    scan::duplicate_key(text, MAX_SETTABLE_DEPTH)
 }
 
 fn decode_message(text: &str) -> Result<Message, DecodeError> {
@@ -343,117 +496,6 @@ impl Envelope {
             },
         }
     }
-}
-
-/// The first key that appears twice in one object anywhere in `text` (JSON whose depth is
-/// already bounded), so that `params` and `result` are never read first-wins by one parser
-/// and last-wins by another (the Go SDK's GHSA-wvj2-96wp-fq3f). Content serde_json cannot
-/// scan (a number beyond `f64`, a lone surrogate escape) ends the scan without a finding:
-/// reading it into a value fails later anyway.
-fn duplicate_key(text: &str) -> Option<String> {
-    use std::borrow::Cow;
-    use std::collections::HashSet;
-
-    use serde::de::{DeserializeSeed, SeqAccess};
-
-    const FOUND: &str = "\u{0}duplicate key";
-
-    struct Scan<'a>(&'a mut Option<String>);
-
-    impl<'de> DeserializeSeed<'de> for Scan<'_> {
-        type Value = ();
-        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_any(self)
-        }
-    }
-
-    struct KeySeed;
-
-    impl<'de> DeserializeSeed<'de> for KeySeed {
-        type Value = Cow<'de, str>;
-        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
-            d.deserialize_str(self)
-        }
-    }
-
-    impl<'de> Visitor<'de> for KeySeed {
-        type Value = Cow<'de, str>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a key")
-        }
-        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Cow<'de, str>, E> {
-            Ok(Cow::Borrowed(v))
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<Cow<'de, str>, E> {
-            Ok(Cow::Owned(v.to_owned()))
-        }
-    }
-
-    impl<'de> Visitor<'de> for Scan<'_> {
-        type Value = ();
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("JSON")
-        }
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
-            let out = self.0;
-            while a.next_element_seed(Scan(&mut *out))?.is_some() {}
-            Ok(())
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
-            let out = self.0;
-            // Small objects (the usual case) are checked by a linear search over keys kept on
-            // the stack; past 16 keys, a hash set.
-            const FEW: usize = 16;
-            let mut few: [Option<Cow<'de, str>>; FEW] = Default::default();
-            let mut len = 0;
-            let mut many: HashSet<Cow<'de, str>> = HashSet::new();
-            while let Some(key) = a.next_key_seed(KeySeed)? {
-                let seen = if len < FEW {
-                    let seen = few[..len].iter().flatten().any(|k| *k == key);
-                    few[len] = Some(key.clone());
-                    len += 1;
-                    seen
-                } else {
-                    if many.is_empty() {
-                        many.extend(few.iter_mut().filter_map(Option::take));
-                    }
-                    !many.insert(key.clone())
-                };
-                if seen {
-                    *out = Some(key.into_owned());
-                    return Err(de::Error::custom(FOUND));
-                }
-                a.next_value_seed(Scan(&mut *out))?;
-            }
-            Ok(())
-        }
-    }
-
-    if !text.contains('{') {
-        return None;
-    }
-    let mut found = None;
-    let mut d = serde_json::Deserializer::from_str(text);
-    let _ = Scan(&mut found).deserialize(&mut d);
-    found
 }
 
 /// Reads a JSON value of any kind, keeping what a field needs and remembering values of the
@@ -593,5 +635,123 @@ impl<'de> Deserialize<'de> for Envelope {
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The hand-read path against the full one: whatever [`decode_plain`] accepts, the full
+    //! path accepts as the same message, with payloads kept as the same text.
+
+    use super::*;
+
+    /// Messages the hand-read path must take (so it is what runs in practice).
+    const PLAIN: &[&str] = &[
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#,
+        r#"{"jsonrpc":"2.0","id":"abc","method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"x","params":null}"#,
+        r#"{"jsonrpc":"2.0","id":0,"method":"x","params":[1,{"a":[]}]}"#,
+        r#"{"jsonrpc":"2.0","id":-12,"method":"x","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"x"}"#,
+        r#" { "method" : "x" , "id" : 1 , "jsonrpc" : "2.0" , "params" : { "a" : "b" } } "#,
+        r#"{"id":3,"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"hi"}]}}"#,
+        r#"{"jsonrpc":"2.0","id":"r","result":[]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"a\"b\u00e9\ud83d\ude00","n":-1.5e3}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"caf\u{e9}\"}",
+    ];
+
+    /// Messages it must leave to the full path (each an error or an unusual form).
+    const DECLINED: &[&str] = &[
+        r#"{"jsonrpc":"2.0","id":-0,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":01,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":1.0,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":1e2,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":"\u0061","method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"\u0070ing"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"\u006dethod":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":1}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","method":"y"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,"a":2}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":01}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":"s"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x",}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x"} x"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x""#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":""}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":""}}"#,
+        r#"{"jsonrpc":"2.0","result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":1}"#,
+        r#"{"jsonrpc":"2.0","method":"x","result":{}}"#,
+        r#"{"jsonrpc":"2.0","params":{},"result":{}}"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
+        r#"{"id":1,"method":"x"}"#,
+        r#"{}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\tb\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"\n\"}}",
+    ];
+
+    fn assert_same(text: &str, plain: &Message) {
+        let full = decode_full(text.as_bytes(), DEFAULT_MAX_DEPTH);
+        assert_eq!(full.as_ref(), Ok(plain), "{text}");
+        // Payloads are kept as the same text, not just equal JSON.
+        assert_eq!(
+            format!("{full:?}"),
+            format!("{:?}", Ok::<_, ()>(plain)),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_plain_path_takes_common_messages_and_agrees_with_the_full_one() {
+        for text in PLAIN {
+            let Some(plain) = decode_plain(text.as_bytes(), DEFAULT_MAX_DEPTH) else {
+                panic!("declined: {text}");
+            };
+            assert_same(text, &plain);
+        }
+    }
+
+    #[test]
+    fn the_plain_path_declines_what_it_does_not_read_exactly() {
+        for text in DECLINED {
+            assert_eq!(
+                decode_plain(text.as_bytes(), DEFAULT_MAX_DEPTH),
+                None,
+                "{text}"
+            );
+        }
+        // Invalid UTF-8 anywhere.
+        let bad = b"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a\":\"\xff\"}}";
+        assert_eq!(decode_plain(bad, DEFAULT_MAX_DEPTH), None);
+    }
+
+    #[test]
+    fn the_plain_path_keeps_the_depth_bound() {
+        // The envelope is level 1, `params` level 2.
+        let nested = |levels: usize| {
+            let inner = "{\"a\":".repeat(levels - 2) + "1" + &"}".repeat(levels - 2);
+            format!(r#"{{"jsonrpc":"2.0","method":"x","params":{{"a":{inner}}}}}"#)
+        };
+        for limit in [3, 10, DEFAULT_MAX_DEPTH] {
+            let ok = nested(limit);
+            let plain = decode_plain(ok.as_bytes(), limit);
+            assert!(plain.is_some(), "depth {limit} within {limit}");
+            assert_eq!(decode_plain(nested(limit + 1).as_bytes(), limit), None);
+            let d = Decoder::new().max_depth(limit);
+            assert_eq!(
+                d.decode_message(nested(limit + 1).as_bytes()),
+                Err(DecodeError::TooDeep { limit })
+            );
+        }
+        assert_eq!(
+            decode_plain(br#"{"jsonrpc":"2.0","method":"x","params":{}}"#, 1),
+            None
+        );
     }
 }

@@ -3,6 +3,7 @@
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
+use super::payload::{write_i64, write_str};
 use super::{ErrorObject, Payload, RequestId};
 
 /// A request: a method call that expects a response.
@@ -115,13 +116,50 @@ impl Message {
         Self::Error(ErrorResponse { id, error })
     }
 
-    /// Appends the compact JSON encoding of this message to `out`.
+    /// Appends the compact JSON encoding of this message to `out`: the same bytes as
+    /// serializing it with serde_json, written directly (the envelope's members are fixed
+    /// text around the id, method and payload).
     pub fn write_to(&self, out: &mut Vec<u8>) {
-        // Serializing these types into memory cannot fail: every map key is a string and raw
-        // payloads were validated when they were made.
-        if let Err(e) = serde_json::to_writer(&mut *out, self) {
-            debug_assert!(false, "encoding a message failed: {e}");
+        match self {
+            Self::Request(r) => {
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                write_id(&r.id, out);
+                out.extend_from_slice(br#","method":"#);
+                write_str(&r.method, out);
+                if let Some(params) = &r.params {
+                    out.extend_from_slice(br#","params":"#);
+                    params.write_to(out);
+                }
+            }
+            Self::Notification(n) => {
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+                write_str(&n.method, out);
+                if let Some(params) = &n.params {
+                    out.extend_from_slice(br#","params":"#);
+                    params.write_to(out);
+                }
+            }
+            Self::Response(r) => {
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                write_id(&r.id, out);
+                out.extend_from_slice(br#","result":"#);
+                r.result.write_to(out);
+            }
+            Self::Error(e) => {
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                match &e.id {
+                    Some(id) => write_id(id, out),
+                    None => out.extend_from_slice(b"null"),
+                }
+                out.extend_from_slice(br#","error":"#);
+                // Serializing an error object into memory cannot fail: its data is a `Value`,
+                // whose map keys are strings.
+                if let Err(err) = serde_json::to_writer(&mut *out, &e.error) {
+                    debug_assert!(false, "encoding an error object failed: {err}");
+                }
+            }
         }
+        out.push(b'}');
     }
 
     /// The compact JSON encoding of this message.
@@ -135,6 +173,14 @@ impl Message {
     pub fn to_json_string(&self) -> String {
         // `to_vec` writes UTF-8 only.
         String::from_utf8(self.to_vec()).unwrap_or_default()
+    }
+}
+
+/// An id as serde_json writes it: an integer, or a string.
+fn write_id(id: &RequestId, out: &mut Vec<u8>) {
+    match id {
+        RequestId::Number(n) => write_i64(*n, out),
+        RequestId::String(s) => write_str(s, out),
     }
 }
 

@@ -86,6 +86,109 @@ impl Payload {
     }
 }
 
+impl Payload {
+    /// Appends the payload as compact JSON to `out`: raw text as it is, a value as serde_json
+    /// writes it (the same bytes as `serde_json::to_writer`, with no serializer machinery on
+    /// the usual strings, bools and containers).
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Self::Raw(raw) => out.extend_from_slice(raw.get().as_bytes()),
+            Self::Value(value) => write_value(value, out),
+        }
+    }
+}
+
+/// Appends `value` as compact JSON, exactly as `serde_json::to_writer` does.
+fn write_value(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        // Numbers keep serde_json's own formatting (floats, and every feature's forms).
+        Value::Number(n) => write_serde(n, out),
+        Value::String(s) => write_str(s, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(item, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(key, out);
+                out.push(b':');
+                write_value(item, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Appends a JSON string: as it is between quotes when nothing in it needs escaping (the
+/// usual case), else escaped by serde_json.
+#[inline]
+pub(super) fn write_str(s: &str, out: &mut Vec<u8>) {
+    if s.bytes().any(|b| ESCAPED[usize::from(b)]) {
+        write_serde(s, out);
+        return;
+    }
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
+}
+
+/// The bytes serde_json escapes in a string: control characters, `"` and `\`.
+static ESCAPED: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// Appends an integer in decimal.
+pub(super) fn write_i64(n: i64, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        start -= 1;
+        if let Some(d) = digits.get_mut(start) {
+            // `rest % 10` is a single digit.
+            *d = b'0' + (rest % 10) as u8;
+        }
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(digits.get(start..).unwrap_or_default());
+}
+
+/// Appends what serde_json writes for `value`; into memory that cannot fail for strings and
+/// numbers.
+fn write_serde<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
+    if let Err(e) = serde_json::to_writer(&mut *out, value) {
+        debug_assert!(false, "encoding JSON failed: {e}");
+    }
+}
+
 impl From<Value> for Payload {
     fn from(value: Value) -> Self {
         Self::Value(value)

@@ -243,3 +243,199 @@ fn ids_correlate_across_forms_but_keep_their_wire_form() {
         r#"{"jsonrpc":"2.0","id":"7","result":{}}"#
     );
 }
+
+/// Wraps `params` (JSON text) in a request.
+fn with_params(params: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{params}}}"#)
+}
+
+#[test]
+fn duplicate_keys_compare_by_their_decoded_value() {
+    // B51: `"a"` and `"\u0061"` are one key to every JSON parser, so both may not appear.
+    for (params, key) in [
+        (r#"{"a":1,"\u0061":2}"#, "a"),
+        (r#"{"\u0061":1,"a":2}"#, "a"),
+        (r#"{"\u0061":1,"\u0061":2}"#, "a"),
+        (r#"{"/":1,"\/":2}"#, "/"),
+        (r#"{"\n":1,"\u000a":2}"#, "\n"),
+        (r#"{"é":1,"\u00e9":2}"#, "é"),
+        (r#"{"\u00E9":1,"\u00e9":2}"#, "é"),
+        (r#"{"😀":1,"\ud83d\ude00":2}"#, "😀"),
+        (r#"{"a\"b":1,"a\u0022b":2}"#, "a\"b"),
+    ] {
+        let e = invalid(&with_params(params));
+        assert_eq!(
+            e.to_string(),
+            format!("invalid request: duplicate key {key:?} in params"),
+            "{params}"
+        );
+        let result = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{params}}}"#);
+        assert!(
+            invalid(&result).to_string().contains("in result"),
+            "{params}"
+        );
+    }
+    // Escapes that decode to different strings are different keys.
+    for params in [
+        r#"{"a":1,"\u0061b":2}"#,
+        r#"{"\u0061":1,"\u0062":2}"#,
+        r#"{"\ud83d\ude00":1,"\ud83d\ude01":2}"#,
+        r#"{"\\":1,"\\\\":2}"#,
+    ] {
+        assert!(decode(&with_params(params)).is_ok(), "{params}");
+    }
+}
+
+#[test]
+fn duplicate_keys_are_found_on_both_sides_of_the_many_keys_threshold() {
+    // Up to 16 keys an object's keys are compared in order; past that, hashed.
+    let object = |keys: &[String]| format!("{{{}}}", keys.join(","));
+    let distinct = |n: usize| (0..n).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>();
+    for n in [1, 15, 16, 17, 18, 40] {
+        assert!(
+            decode(&with_params(&object(&distinct(n)))).is_ok(),
+            "{n} keys"
+        );
+        // The repeat is the last key, and repeats the first, a middle or the previous key.
+        for earlier in [0, n / 2, n - 1] {
+            let mut keys = distinct(n);
+            keys.push(format!("\"k{earlier}\":0"));
+            let e = invalid(&with_params(&object(&keys)));
+            assert!(
+                e.to_string().contains(&format!("\"k{earlier}\"")),
+                "{n} keys then k{earlier}: {e}"
+            );
+        }
+        // An escaped spelling of an earlier key, on the hashed side too.
+        let mut keys = distinct(n);
+        keys.push(r#""\u006b0":0"#.to_owned());
+        assert!(
+            invalid(&with_params(&object(&keys)))
+                .to_string()
+                .contains("\"k0\"")
+        );
+    }
+    // The first repeat in document order is the one reported.
+    let mut keys = distinct(20);
+    keys.push(r#""k19":0"#.to_owned());
+    keys.push(r#""k1":0"#.to_owned());
+    assert!(
+        invalid(&with_params(&object(&keys)))
+            .to_string()
+            .contains("\"k19\"")
+    );
+}
+
+#[test]
+fn the_same_key_in_different_objects_is_no_duplicate() {
+    for params in [
+        r#"{"a":{"a":{"a":1}}}"#,
+        r#"{"a":[{"a":1},{"a":2}],"b":{"a":3}}"#,
+        r#"[{"k":1},{"k":2},[{"k":3}]]"#,
+        r#"{"a":{"b":1},"b":{"b":2}}"#,
+        r#"{"s":"\"a\":1,\"a\":2","a":"{\"a\":1}"}"#,
+    ] {
+        assert!(decode(&with_params(params)).is_ok(), "{params}");
+    }
+    // A repeat deep inside is still found, and after sibling objects that closed.
+    for params in [
+        r#"{"a":{"b":[{"c":{"d":1,"d":2}}]}}"#,
+        r#"{"a":{"x":1},"b":{"x":1},"a":2}"#,
+        r#"[{"k":1},{"k":2,"k":3}]"#,
+    ] {
+        assert!(
+            invalid(&with_params(params))
+                .to_string()
+                .contains("duplicate key"),
+            "{params}"
+        );
+    }
+}
+
+#[test]
+fn a_duplicate_after_a_lone_surrogate_is_found() {
+    // The scan reads a string value or key holding a lone surrogate escape like any other
+    // (it used to stop there and miss a later repeat).
+    let text = with_params(r#"{"s":"\ud800","a":1,"a":2}"#);
+    assert!(invalid(&text).to_string().contains("\"a\""));
+    let text = with_params(r#"{"\udc00":1,"\udc00":2}"#);
+    assert!(
+        invalid(&text)
+            .to_string()
+            .contains("duplicate key \"\u{fffd}\"")
+    );
+    // Unrepeated, it is accepted as before (the handler's own parse rejects it).
+    assert!(decode(&with_params(r#"{"\ud800":"\udc00x"}"#)).is_ok());
+}
+
+#[test]
+fn ids_read_exactly_as_serde_json_reads_them() {
+    let id = |text: &str| decode(text).map(|m| m.id().cloned());
+    let request = |id: &str| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"x"}}"#);
+    assert_eq!(id(&request("0")), Ok(Some(RequestId::Number(0))));
+    assert_eq!(id(&request("-7")), Ok(Some(RequestId::Number(-7))));
+    assert_eq!(
+        id(&request(&i64::MAX.to_string())),
+        Ok(Some(i64::MAX.into()))
+    );
+    assert_eq!(
+        id(&request(&i64::MIN.to_string())),
+        Ok(Some(i64::MIN.into()))
+    );
+    assert_eq!(id(&request(r#""\u0041""#)), Ok(Some("A".into())));
+    for bad in [
+        "-0",
+        "1.0",
+        "1e3",
+        "9223372036854775808",
+        "-9223372036854775809",
+    ] {
+        let e = decode(&request(bad)).unwrap_err();
+        assert!(matches!(e, DecodeError::Invalid { .. }), "{bad}: {e:?}");
+    }
+    for bad in ["01", "-", "+1", "0x1"] {
+        let e = decode(&request(bad)).unwrap_err();
+        assert!(matches!(e, DecodeError::Parse(_)), "{bad}: {e:?}");
+    }
+}
+
+#[test]
+fn encoding_is_byte_for_byte_serde_jsons() {
+    let value = json!({
+        "content": [{"type": "text", "text": "hello \"quoted\" \\ \n\t\u{1} é 😀 \u{7f}"}],
+        "n": [0, -1, i64::MIN, u64::MAX, 1.5, -0.0, 1e300, 0.1],
+        "nested": {"a": {"b": [[], {}, null, true, false]}},
+        "": "empty key",
+    });
+    let messages = [
+        Message::from(Request::new(
+            7,
+            "tools/call",
+            Some(Payload::from_value(value.clone())),
+        )),
+        Message::from(Request::new(i64::MIN, "m\"\n", None)),
+        Message::from(Request::new("id \u{0} \"x\"", "ping", None)),
+        Message::from(Notification::new("notifications/x", None)),
+        Message::from(Notification::new(
+            "n",
+            Some(Payload::from_value(json!([1, "2"]))),
+        )),
+        Message::response(RequestId::from(i64::MAX), value),
+        Message::response(RequestId::from("7"), json!({})),
+        Message::response(
+            RequestId::from(-3),
+            Payload::Raw(
+                serde_json::value::RawValue::from_string(r#"{ "a" : [1, 2] }"#.into()).unwrap(),
+            ),
+        ),
+        Message::error(None, ErrorObject::parse_error("bad \"input\"")),
+        Message::error(
+            Some("e".into()),
+            ErrorObject::method_not_found("m").with_data(json!({"x": 1.25})),
+        ),
+    ];
+    for m in messages {
+        assert_eq!(m.to_json_string(), serde_json::to_string(&m).unwrap());
+        assert_eq!(decode(&m.to_json_string()).unwrap(), m);
+    }
+}
