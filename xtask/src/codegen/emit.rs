@@ -1,15 +1,43 @@
-//! Writing the generated Rust file: sorted method slices and one compact JSON document of
-//! schemas per revision.
+//! Writing the generated Rust file: sorted method slices, the method hash, and per revision
+//! the method entries and the compiled schema nodes.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use serde_json::Value;
-
 use super::extract::VersionTables;
+use super::nodes;
 
 /// The Rust source (before `rustfmt`) of the generated file.
 pub(crate) fn emit(tables: &[VersionTables]) -> Result<String, String> {
+    let mut body = String::new();
+    let all: Vec<&str> = tables
+        .iter()
+        .flat_map(|t| t.methods.iter().flatten().map(String::as_str))
+        .collect::<BTreeSet<&str>>()
+        .into_iter()
+        .collect();
+    body.push_str("/// Every method name defined at any revision, sorted.\n");
+    body.push_str("pub(super) static ALL_METHODS: &[&str] = &[\n");
+    for m in &all {
+        let _ = writeln!(body, "    {},", rust_str(m));
+    }
+    body.push_str("];\n\n");
+    emit_method_hash(&mut body, &all)?;
+
+    body.push_str(
+        "/// The tables of every revision, oldest first (the order of `ProtocolVersion::ALL`).\n",
+    );
+    body.push_str("pub(super) static VERSIONS: [&VersionData; ");
+    let _ = writeln!(body, "{}] = [", tables.len());
+    for t in tables {
+        let _ = writeln!(body, "    &{},", ident(&t.version));
+    }
+    body.push_str("];\n");
+
+    for t in tables {
+        emit_version(&mut body, t, &all)?;
+    }
+
     let mut out = String::new();
     let versions: Vec<&str> = tables.iter().map(|t| t.version.as_str()).collect();
     let _ = writeln!(
@@ -19,38 +47,112 @@ pub(crate) fn emit(tables: &[VersionTables]) -> Result<String, String> {
          // then run `cargo xtask codegen`.\n",
         versions.join(",")
     );
-    out.push_str("//! Generated tables: method lists and schema documents of every revision.\n\n");
-    out.push_str("use super::data::VersionData;\n\n");
-
-    let all: BTreeSet<&str> = tables
-        .iter()
-        .flat_map(|t| t.methods.iter().flatten().map(String::as_str))
-        .collect();
-    out.push_str("/// Every method name defined at any revision, sorted.\n");
-    out.push_str("pub(super) static ALL_METHODS: &[&str] = &[\n");
-    for m in &all {
-        let _ = writeln!(out, "    {},", rust_str(m));
-    }
-    out.push_str("];\n\n");
-
     out.push_str(
-        "/// The tables of every revision, oldest first (the order of `ProtocolVersion::ALL`).\n",
+        "//! Generated tables: method lists, method hash and compiled schema nodes of every \
+         revision.\n\n",
     );
-    out.push_str("pub(super) static VERSIONS: [&VersionData; ");
-    let _ = writeln!(out, "{}] = [", tables.len());
-    for t in tables {
-        let _ = writeln!(out, "    &{},", ident(&t.version));
-    }
-    out.push_str("];\n");
-
-    for t in tables {
-        emit_version(&mut out, t)?;
-    }
+    out.push_str("use super::data::{MethodEntry, MethodHash, VersionData};\n");
+    // Import only what the nodes use (an unused import is a warning).
+    let schema_names = [
+        "Additional",
+        "Bounds",
+        "Lit",
+        "Name",
+        "Node",
+        "Prop",
+        "T_ARRAY",
+        "T_BOOLEAN",
+        "T_INTEGER",
+        "T_NULL",
+        "T_NUMBER",
+        "T_OBJECT",
+        "T_STRING",
+        "Union",
+    ];
+    let used: Vec<&str> = schema_names
+        .into_iter()
+        .filter(|name| uses(&body, name))
+        .collect();
+    let _ = writeln!(out, "use super::schema::{{{}}};\n", used.join(", "));
+    out.push_str(&body);
     Ok(out)
 }
 
-fn emit_version(out: &mut String, t: &VersionTables) -> Result<(), String> {
+/// Whether `name` occurs in `text` as a whole word.
+fn uses(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        let before = text[..i].chars().next_back().is_none_or(|c| !word(c));
+        let after = text[i + name.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !word(c));
+        before && after
+    })
+}
+
+/// The slot of `name` under the runtime's `MethodHash::slot` (`tables/data.rs`): the same
+/// arithmetic, so that the table found here is the one the runtime reads.
+fn slot(name: &[u8], multiplier: u64, shift: u32) -> usize {
+    let word = |start: usize| {
+        let mut padded = [0u8; 8];
+        for (to, from) in padded.iter_mut().zip(name.iter().skip(start)) {
+            *to = *from;
+        }
+        u64::from_le_bytes(padded)
+    };
+    let len = name.len();
+    let first = word(0);
+    let middle = word((len / 2).saturating_sub(4));
+    let last = word(len.saturating_sub(8));
+    let key = first ^ middle.rotate_left(21) ^ last.rotate_left(42) ^ len as u64;
+    key.wrapping_mul(multiplier).checked_shr(shift).unwrap_or(0) as usize
+}
+
+/// Finds a perfect hash of the method names (the fewest slots, then the first multiplier of a
+/// fixed sequence) and writes `METHOD_HASH`.
+fn emit_method_hash(out: &mut String, all: &[&str]) -> Result<(), String> {
+    let slots_for = |bits: u32| -> Option<(u64, Vec<u8>)> {
+        // Odd multipliers from a fixed sequence (a 64-bit LCG started at the golden ratio).
+        let mut m: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..4096 {
+            let multiplier = m | 1;
+            m = m
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let mut slots = vec![0u8; 1 << bits];
+            let placed = all.iter().enumerate().all(|(i, name)| {
+                let s = slot(name.as_bytes(), multiplier, 64 - bits);
+                match (slots.get_mut(s), u8::try_from(i + 1)) {
+                    (Some(free), Ok(entry)) if *free == 0 => {
+                        *free = entry;
+                        true
+                    }
+                    _ => false,
+                }
+            });
+            if placed {
+                return Some((multiplier, slots));
+            }
+        }
+        None
+    };
+    let min_bits = (all.len() + 1).next_power_of_two().trailing_zeros().max(1);
+    let (bits, (multiplier, slots)) = (min_bits..=10)
+        .find_map(|bits| slots_for(bits).map(|found| (bits, found)))
+        .ok_or("no perfect hash of the method names found; widen the search in emit.rs")?;
+    out.push_str("/// The perfect hash of [`ALL_METHODS`]: slot → 1 + index (0: no method).\n");
+    out.push_str("pub(super) static METHOD_HASH: MethodHash = MethodHash {\n");
+    let _ = writeln!(out, "    multiplier: {multiplier:#018x},");
+    let _ = writeln!(out, "    shift: {},", 64 - bits);
+    let _ = writeln!(out, "    slots: &{slots:?},");
+    out.push_str("};\n\n");
+    Ok(())
+}
+
+fn emit_version(out: &mut String, t: &VersionTables, all: &[&str]) -> Result<(), String> {
     let id = ident(&t.version);
+    let arena = nodes::compile(t).map_err(|e| format!("{}: {e}", t.version))?;
     let _ = writeln!(
         out,
         "\n/// The tables of `{}` (from `spec/{}/schema.json`).",
@@ -74,86 +176,44 @@ fn emit_version(out: &mut String, t: &VersionTables) -> Result<(), String> {
         }
         out.push_str("    ],\n");
     }
-    let _ = writeln!(out, "    schemas: {id}_SCHEMAS,");
+    let _ = writeln!(out, "    methods: &{id}_METHODS,");
+    let _ = writeln!(out, "    nodes: &{id}_NODES,");
     out.push_str("};\n\n");
 
-    let doc = schema_document(t);
-    let hashes = raw_hashes(&doc);
     let _ = writeln!(
         out,
-        "/// Params and result schemas of `{}` and the definitions they reach (`$ref` by bare name).",
+        "/// The methods of `{}`, in the order of [`ALL_METHODS`]: their kinds (bit `i` is \
+         `Kind::ALL[i]`),\n/// params and result schemas.",
         t.version
     );
-    let _ = writeln!(
-        out,
-        "const {id}_SCHEMAS: &str = r{hashes}\"{doc}\"{hashes};"
-    );
+    out.push_str("#[rustfmt::skip]\n");
+    let _ = writeln!(out, "static {id}_METHODS: [MethodEntry; {}] = [", all.len());
+    for method in all {
+        let kinds = t
+            .methods
+            .iter()
+            .enumerate()
+            .filter(|(_, set)| set.contains(*method))
+            .fold(0u8, |bits, (i, _)| bits | 1 << i);
+        let node = |table: &std::collections::BTreeMap<String, u32>| {
+            table
+                .get(*method)
+                .map_or_else(|| "None".to_owned(), |n| format!("Some({n})"))
+        };
+        if kinds == 0 {
+            let _ = writeln!(out, "    MethodEntry::ABSENT, // {method}");
+        } else {
+            let _ = writeln!(
+                out,
+                "    MethodEntry {{ kinds: {kinds:#06b}, params: {}, result: {} }}, // {method}",
+                node(&arena.params),
+                node(&arena.results)
+            );
+        }
+    }
+    out.push_str("];\n");
+    nodes::emit(out, &id, &t.version, &arena);
     Ok(())
-}
-
-/// `{"defs":{..},"params":{..},"results":{..}}`, one entry per line, keys sorted.
-fn schema_document(t: &VersionTables) -> String {
-    let mut doc = String::from("{");
-    let sections = [
-        ("defs", &t.defs),
-        ("params", &t.params),
-        ("results", &t.results),
-    ];
-    for (i, (name, map)) in sections.iter().enumerate() {
-        if i > 0 {
-            doc.push(',');
-        }
-        let _ = write!(doc, "\"{name}\":{{");
-        for (j, (key, value)) in map.iter().enumerate() {
-            doc.push_str(if j > 0 { ",\n" } else { "\n" });
-            write_json(&Value::String(key.clone()), &mut doc);
-            doc.push(':');
-            write_json(value, &mut doc);
-        }
-        doc.push_str("\n}");
-    }
-    doc.push('}');
-    doc
-}
-
-/// Compact JSON with object keys sorted, independent of `serde_json`'s map order feature.
-fn write_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(obj) => {
-            let mut keys: Vec<&String> = obj.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(&Value::String(key.clone()), out);
-                out.push(':');
-                write_json(&obj[key], out);
-            }
-            out.push('}');
-        }
-        Value::Array(list) => {
-            out.push('[');
-            for (i, item) in list.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
-/// The fewest `#`s that make `text` safe inside a raw string literal.
-fn raw_hashes(text: &str) -> String {
-    let mut hashes = String::from("#");
-    while text.contains(&format!("\"{hashes}")) {
-        hashes.push('#');
-    }
-    hashes
 }
 
 /// `2025-11-25` → `V2025_11_25`.

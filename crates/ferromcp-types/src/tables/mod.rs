@@ -10,8 +10,9 @@
 //! - how to shape a result for the revision ([`shape_result`]).
 //!
 //! The data lives in `generated.rs`, written by `cargo xtask codegen` from
-//! `spec/<version>/schema.json`; a test fails when it is stale. Each revision's schemas are
-//! compiled once, on first use.
+//! `spec/<version>/schema.json`; a test fails when it is stale. The schemas are compiled by the
+//! generator into static node tables, so nothing is parsed or built at run time, and a method
+//! name is found with a perfect hash.
 //!
 //! ```
 //! use ferromcp_types::ProtocolVersion;
@@ -23,11 +24,13 @@
 //! assert!(kind.contains(Kind::ClientRequest) && kind.contains(Kind::ServerRequest));
 //! ```
 
-mod compile;
 mod data;
 mod generated;
+mod matches;
 mod schema;
 mod shape;
+#[cfg(test)]
+mod tests;
 mod validate;
 
 use std::fmt;
@@ -40,7 +43,7 @@ pub use validate::{
 
 use crate::ProtocolVersion;
 use data::VersionData;
-use generated::{ALL_METHODS, VERSIONS};
+use generated::{ALL_METHODS, METHOD_HASH, VERSIONS};
 
 // The generated tables are in `ProtocolVersion::ALL` order, one per revision.
 const _: () = {
@@ -161,8 +164,16 @@ fn data(v: ProtocolVersion) -> &'static VersionData {
     VERSIONS[v as usize]
 }
 
-fn contains(sorted: &[&str], method: &str) -> bool {
-    sorted.binary_search(&method).is_ok()
+/// The index of `method` in [`ALL_METHODS`] (and in every revision's method entries).
+fn method_index(method: &str) -> Option<usize> {
+    METHOD_HASH.index(method, ALL_METHODS)
+}
+
+/// The [`Kind`] bits of `method` at revision `v` (0 when the revision does not define it).
+fn kind_bits(method: &str, v: ProtocolVersion) -> u8 {
+    method_index(method)
+        .and_then(|i| data(v).methods.get(i))
+        .map_or(0, |e| e.kinds)
 }
 
 /// The methods of `kind` at revision `v`, sorted.
@@ -199,28 +210,23 @@ pub fn server_notifications(v: ProtocolVersion) -> &'static [&'static str] {
 
 /// The kinds `method` has at revision `v`, or `None` when the revision does not define it.
 pub fn method_kind(method: &str, v: ProtocolVersion) -> Option<MethodKind> {
-    let bits = Kind::ALL
-        .into_iter()
-        .filter(|&k| contains(methods(k, v), method))
-        .fold(0, |bits, k| bits | k.bit());
+    let bits = kind_bits(method, v);
     (bits != 0).then_some(MethodKind { bits })
 }
 
 /// Whether revision `v` defines `method` (as a request or a notification, in any direction).
 pub fn exists(method: &str, v: ProtocolVersion) -> bool {
-    Kind::ALL
-        .into_iter()
-        .any(|k| contains(methods(k, v), method))
+    kind_bits(method, v) != 0
 }
 
 /// Whether revision `v` defines `method` as a message of `kind`.
 pub fn exists_as(method: &str, kind: Kind, v: ProtocolVersion) -> bool {
-    contains(methods(kind, v), method)
+    kind_bits(method, v) & kind.bit() != 0
 }
 
 /// Whether any revision defines `method`: a spec method, as opposed to a custom one.
 pub fn is_spec_method(method: &str) -> bool {
-    contains(ALL_METHODS, method)
+    method_index(method).is_some()
 }
 
 /// Every method any revision defines, sorted.

@@ -2,8 +2,9 @@
 
 use serde_json::{Map, Value};
 
-use super::schema::{Additional, Compiled, NodeId, T_ARRAY, T_OBJECT, compiled};
-use super::validate::plausible;
+use super::data::VersionData;
+use super::schema::{Additional, Key, NodeId, T_ARRAY, T_OBJECT, compiled};
+use super::validate::{Subject, plausible};
 use crate::ProtocolVersion;
 
 /// Nesting depth beyond which shaping leaves values alone.
@@ -51,10 +52,14 @@ pub fn shape_result(method: &str, v: ProtocolVersion, result: &mut Map<String, V
         }
         return;
     };
-    shape_object(schemas, &[root], result, 0);
+    let walked = Shaper {
+        c: schemas,
+        fast: true,
+    }
+    .object(&[root], result, 0);
     if modern {
         set_result_type(result);
-    } else {
+    } else if walked != Walked::Without(RESULT_TYPE) {
         result.remove(RESULT_TYPE);
     }
 }
@@ -108,6 +113,15 @@ impl Ids {
     }
 }
 
+/// What [`Shaper::object`] knows about the object's fields afterwards.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Walked {
+    /// Nothing (it did not walk them, or kept the field).
+    No,
+    /// It walked them, and the object has no field of this name (any it had is removed).
+    Without(&'static str),
+}
+
 /// What the applicable schemas say about an object value.
 #[derive(Default)]
 struct ObjectView {
@@ -117,126 +131,201 @@ struct ObjectView {
     open: bool,
 }
 
-fn shape_object(c: &Compiled, schemas: &[NodeId], map: &mut Map<String, Value>, depth: u32) {
-    if depth > MAX_DEPTH {
-        return;
-    }
-    let value = Value::Object(std::mem::take(map));
-    let mut view = ObjectView::default();
-    for &id in schemas {
-        collect_object(c, id, &value, &mut view, depth);
-    }
-    let Value::Object(taken) = value else { return };
-    *map = taken;
-    if view.open || view.described.is_empty() {
-        return;
-    }
-    let described = view.described.as_slice();
-    map.retain(|key, _| {
-        key == META || described.iter().any(|&n| c.node(n).property(key).is_some())
-    });
-    let mut children = Ids::default();
-    for (key, child) in map.iter_mut() {
-        if key == META {
-            continue;
-        }
-        // Scalars have nothing to shape.
-        if !matches!(child, Value::Object(_) | Value::Array(_)) {
-            continue;
-        }
-        children.clear();
-        for &n in described {
-            if let Some(p) = c.node(n).property(key) {
-                children.push(p);
-            }
-        }
-        shape_value(c, children.as_slice(), child, depth + 1);
-    }
+/// Shapes values against one revision's schemas. With `fast` it takes shortcuts that give the
+/// same result: a node that is only a `$ref` is its target, and a union told apart by a tag
+/// (see [`super::schema::Union`]) looks only at the branch the value names. Without `fast` it
+/// is the plain walk, which the tests compare against.
+pub(super) struct Shaper<'a> {
+    pub(super) c: &'a VersionData,
+    pub(super) fast: bool,
 }
 
-fn shape_value(c: &Compiled, schemas: &[NodeId], value: &mut Value, depth: u32) {
-    match value {
-        Value::Object(map) => shape_object(c, schemas, map, depth),
-        Value::Array(items) => {
-            let mut item_schemas = Ids::default();
-            let mut open = false;
-            for &id in schemas {
-                collect_items(c, id, &mut item_schemas, &mut open, depth);
+impl Shaper<'_> {
+    /// Shapes an object. What it reports lets [`shape_result`] skip looking `resultType` up
+    /// again.
+    pub(super) fn object(
+        &self,
+        schemas: &[NodeId],
+        map: &mut Map<String, Value>,
+        depth: u32,
+    ) -> Walked {
+        if depth > MAX_DEPTH {
+            return Walked::No;
+        }
+        let c = self.c;
+        let mut view = ObjectView::default();
+        for &id in schemas {
+            self.collect_object(id, map, &mut view, depth);
+        }
+        if view.open || view.described.is_empty() {
+            return Walked::No;
+        }
+        let described = view.described.as_slice();
+        // Shape the fields the schemas define, then drop the others (if any: `retain` walks
+        // the whole map, so it runs only when something goes).
+        let mut undefined = false;
+        let mut result_type_defined = false;
+        let mut children = Ids::default();
+        for (key, child) in map.iter_mut() {
+            if key == META {
+                continue;
             }
-            if open || item_schemas.is_empty() {
-                return;
+            children.clear();
+            let name = Key::new(key);
+            for &n in described {
+                if let Some(p) = c.node(n).property(&name) {
+                    children.push(p);
+                }
             }
-            for item in items {
-                shape_value(c, item_schemas.as_slice(), item, depth + 1);
+            if children.is_empty() {
+                undefined = true;
+                continue;
+            }
+            result_type_defined |= key == RESULT_TYPE;
+            // Scalars have nothing to shape.
+            if matches!(child, Value::Object(_) | Value::Array(_)) {
+                self.value(children.as_slice(), child, depth + 1);
             }
         }
-        _ => {}
+        if undefined {
+            map.retain(|key, _| {
+                let name = Key::new(key);
+                key == META
+                    || described
+                        .iter()
+                        .any(|&n| c.node(n).property(&name).is_some())
+            });
+        }
+        if result_type_defined {
+            Walked::No
+        } else {
+            Walked::Without(RESULT_TYPE)
+        }
     }
-}
 
-/// Gathers the object schemas that apply to `value` through `$ref`, `allOf` and the plausible
-/// branches of `anyOf` (all branches when none is plausible).
-fn collect_object(c: &Compiled, id: NodeId, value: &Value, view: &mut ObjectView, depth: u32) {
-    if depth > MAX_DEPTH {
-        view.open = true;
-        return;
-    }
-    let node = c.node(id);
-    if node.never || (node.types != 0 && node.types & T_OBJECT == 0) {
-        return;
-    }
-    if let Some(target) = node.reference {
-        collect_object(c, target, value, view, depth + 1);
-    }
-    for &part in &node.all_of {
-        collect_object(c, part, value, view, depth + 1);
-    }
-    if !node.any_of.is_empty() {
-        // The plausible branches, or every branch when none is.
-        let mut any_fits = false;
-        for &branch in &node.any_of {
-            if plausible(c, branch, value, depth + 1) {
-                any_fits = true;
-                collect_object(c, branch, value, view, depth + 1);
+    fn value(&self, schemas: &[NodeId], value: &mut Value, depth: u32) {
+        match value {
+            Value::Object(map) => {
+                self.object(schemas, map, depth);
             }
-        }
-        if !any_fits {
-            for &branch in &node.any_of {
-                collect_object(c, branch, value, view, depth + 1);
+            Value::Array(items) => {
+                let mut item_schemas = Ids::default();
+                let mut open = false;
+                for &id in schemas {
+                    self.collect_items(id, &mut item_schemas, &mut open, depth);
+                }
+                if open || item_schemas.is_empty() {
+                    return;
+                }
+                for item in items {
+                    self.value(item_schemas.as_slice(), item, depth + 1);
+                }
             }
+            _ => {}
         }
     }
-    let composite = node.reference.is_some() || !node.all_of.is_empty() || !node.any_of.is_empty();
-    match node.additional {
-        Additional::Any | Additional::Schema(_) => view.open = true,
-        Additional::Absent | Additional::Never if node.has_properties => view.described.push(id),
-        // A bare object schema (or `{}`) says nothing about fields: open.
-        Additional::Absent | Additional::Never if !composite => view.open = true,
-        Additional::Absent | Additional::Never => {}
-    }
-}
 
-/// Gathers the `items` schemas of the array schemas among `id` and what it references.
-fn collect_items(c: &Compiled, id: NodeId, out: &mut Ids, open: &mut bool, depth: u32) {
-    if depth > MAX_DEPTH {
-        *open = true;
-        return;
+    /// Gathers the object schemas that apply to the object `map` through `$ref`, `allOf` and
+    /// the plausible branches of `anyOf` (all branches when none is plausible).
+    fn collect_object(
+        &self,
+        id: NodeId,
+        map: &Map<String, Value>,
+        view: &mut ObjectView,
+        depth: u32,
+    ) {
+        if depth > MAX_DEPTH {
+            view.open = true;
+            return;
+        }
+        let c = self.c;
+        let node = c.node(id);
+        if self.fast
+            && node.pure_ref
+            && let Some(target) = node.reference
+        {
+            return self.collect_object(target, map, view, depth + 1);
+        }
+        if node.never || (node.types != 0 && node.types & T_OBJECT == 0) {
+            return;
+        }
+        if let Some(target) = node.reference {
+            self.collect_object(target, map, view, depth + 1);
+        }
+        for &part in node.all_of {
+            self.collect_object(part, map, view, depth + 1);
+        }
+        if !node.any_of.is_empty() {
+            // The branch the tag names is the only one that can be plausible. (The depths
+            // here stay far below `plausible`'s limit, so its answers are exact.)
+            let tagged = self.fast.then(|| node.tagged_branch(map)).flatten();
+            match tagged {
+                Some((branch, sure))
+                    if sure || plausible(c, branch, Subject::Object(map), depth + 1) =>
+                {
+                    self.collect_object(branch, map, view, depth + 1);
+                }
+                _ => {
+                    // The plausible branches, or every branch when none is.
+                    let mut any_fits = false;
+                    for &branch in node.any_of {
+                        if plausible(c, branch, Subject::Object(map), depth + 1) {
+                            any_fits = true;
+                            self.collect_object(branch, map, view, depth + 1);
+                        }
+                    }
+                    if !any_fits {
+                        for &branch in node.any_of {
+                            self.collect_object(branch, map, view, depth + 1);
+                        }
+                    }
+                }
+            }
+        }
+        let composite =
+            node.reference.is_some() || !node.all_of.is_empty() || !node.any_of.is_empty();
+        match node.additional {
+            Additional::Any | Additional::Schema(_) => view.open = true,
+            Additional::Absent | Additional::Never if node.has_properties => {
+                view.described.push(id)
+            }
+            // A bare object schema (or `{}`) says nothing about fields: open.
+            Additional::Absent | Additional::Never if !composite => view.open = true,
+            Additional::Absent | Additional::Never => {}
+        }
     }
-    let node = c.node(id);
-    if node.never || (node.types != 0 && node.types & T_ARRAY == 0) {
-        return;
-    }
-    if let Some(target) = node.reference {
-        collect_items(c, target, out, open, depth + 1);
-    }
-    for &branch in node.all_of.iter().chain(&node.any_of) {
-        collect_items(c, branch, out, open, depth + 1);
-    }
-    match node.items {
-        Some(items) => out.push(items),
-        None if node.reference.is_none() && node.all_of.is_empty() && node.any_of.is_empty() => {
+
+    /// Gathers the `items` schemas of the array schemas among `id` and what it references.
+    fn collect_items(&self, id: NodeId, out: &mut Ids, open: &mut bool, depth: u32) {
+        if depth > MAX_DEPTH {
             *open = true;
+            return;
         }
-        None => {}
+        let node = self.c.node(id);
+        if self.fast
+            && node.pure_ref
+            && let Some(target) = node.reference
+        {
+            return self.collect_items(target, out, open, depth + 1);
+        }
+        if node.never || (node.types != 0 && node.types & T_ARRAY == 0) {
+            return;
+        }
+        if let Some(target) = node.reference {
+            self.collect_items(target, out, open, depth + 1);
+        }
+        for &branch in node.all_of.iter().chain(node.any_of) {
+            self.collect_items(branch, out, open, depth + 1);
+        }
+        match node.items {
+            Some(items) => out.push(items),
+            None if node.reference.is_none()
+                && node.all_of.is_empty()
+                && node.any_of.is_empty() =>
+            {
+                *open = true;
+            }
+            None => {}
+        }
     }
 }

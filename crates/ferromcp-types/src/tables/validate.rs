@@ -4,13 +4,15 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use super::data::VersionData;
+use super::matches;
 use super::schema::{
-    Additional, Compiled, Node, NodeId, compiled, type_matches, type_name, type_names,
+    Additional, Key, Lit, Node, NodeId, T_OBJECT, compiled, type_matches, type_name, type_names,
 };
 use crate::ProtocolVersion;
 
 /// Nesting depth (of values and schema references together) beyond which validation gives up.
-const MAX_DEPTH: u32 = 256;
+pub(super) const MAX_DEPTH: u32 = 256;
 
 /// What was validated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -203,7 +205,7 @@ pub fn validate_result(
 }
 
 fn run(
-    schemas: &Compiled,
+    schemas: &VersionData,
     id: NodeId,
     method: &str,
     version: ProtocolVersion,
@@ -219,11 +221,8 @@ fn run(
             &empty
         }
     };
-    let quiet = Checker {
-        c: schemas,
-        detail: false,
-    };
-    if quiet.check(id, value, 0).is_ok() {
+    // The hot path: a walk that only answers yes or no, with shortcuts (`matches.rs`).
+    if matches::matches(schemas, id, value, 0) {
         return Ok(());
     }
     let detailed = Checker {
@@ -237,6 +236,25 @@ fn run(
         pointer: failure.pointer(),
         kind: failure.kind,
     })
+}
+
+/// The plain walk's answer (without [`matches::matches`]), for the tests.
+#[cfg(test)]
+pub(super) fn plain_ok(c: &VersionData, id: NodeId, value: &Value) -> bool {
+    Checker { c, detail: false }.check(id, value, 0).is_ok()
+}
+
+/// The error report of `value` against node `id`, for the tests.
+#[cfg(test)]
+pub(super) fn report(c: &VersionData, id: NodeId, value: &Value) -> Result<(), ParamsError> {
+    run(
+        c,
+        id,
+        "test",
+        ProtocolVersion::V2025_11_25,
+        Target::Result,
+        Some(value),
+    )
 }
 
 /// A path segment, collected innermost first while a failure propagates outwards.
@@ -280,8 +298,11 @@ impl Failure {
 /// Walks a value against a schema. Without `detail`, failures carry no message or path, so
 /// that trying the branches of a union allocates nothing; the detailed walk runs only once a
 /// value is known to fail.
+///
+/// This is the plain walk of the schema: [`matches::matches`] answers the same question
+/// faster, and runs first; the tests compare the two.
 struct Checker<'a> {
-    c: &'a Compiled,
+    c: &'a VersionData,
     detail: bool,
 }
 
@@ -321,18 +342,21 @@ impl Checker<'_> {
                 found: type_name(value),
             }));
         }
-        if let Some(constant) = &node.constant
-            && value != constant
+        if let Some(constant) = node.constant
+            && !constant.matches(value)
         {
             return Err(self.fail(|| ParamsErrorKind::NotAllowed {
-                expected: constant.to_string(),
+                expected: constant.to_value().to_string(),
             }));
         }
-        if let Some(allowed) = &node.bounds().enumeration
-            && !allowed.contains(value)
+        if let Some(allowed) = node.bounds().enumeration
+            && !allowed.iter().any(|k| k.matches(value))
         {
             return Err(self.fail(|| ParamsErrorKind::NotAllowed {
-                expected: format!("one of {}", Value::Array(allowed.clone())),
+                expected: format!(
+                    "one of {}",
+                    Value::Array(allowed.iter().map(|k| k.to_value()).collect())
+                ),
             }));
         }
         match value {
@@ -360,11 +384,11 @@ impl Checker<'_> {
             Value::Object(map) => self.check_object(node, map, depth)?,
             Value::Null | Value::Bool(_) => {}
         }
-        for &part in &node.all_of {
+        for &part in node.all_of {
             self.check(part, value, depth + 1)?;
         }
         if !node.any_of.is_empty() {
-            self.check_any_of(&node.any_of, value, depth)?;
+            self.check_any_of(node.any_of, value, depth)?;
         }
         Ok(())
     }
@@ -428,8 +452,8 @@ impl Checker<'_> {
         map: &Map<String, Value>,
         depth: u32,
     ) -> Result<(), Failure> {
-        for field in &node.required {
-            if !map.contains_key(&**field) {
+        for &field in node.required {
+            if !map.contains_key(field) {
                 let failure = self.fail(|| ParamsErrorKind::MissingField {
                     field: field.to_string(),
                 });
@@ -437,7 +461,7 @@ impl Checker<'_> {
             }
         }
         for (key, value) in map {
-            let result = match (node.property(key), node.additional) {
+            let result = match (node.property(&Key::new(key)), node.additional) {
                 (Some(prop), _) => self.check(prop, value, depth + 1),
                 (None, Additional::Schema(extra)) => self.check(extra, value, depth + 1),
                 (None, Additional::Never) => {
@@ -470,7 +494,7 @@ impl Checker<'_> {
         }
         let mut best: Option<Failure> = None;
         for &branch in branches {
-            if !plausible(self.c, branch, value, depth + 1) {
+            if !plausible(self.c, branch, Subject::Value(value), depth + 1) {
                 continue;
             }
             if let Err(failure) = self.check(branch, value, depth + 1)
@@ -489,35 +513,90 @@ impl Checker<'_> {
     }
 }
 
+/// What [`plausible`] looks at: a value, or an object by its map (shaping holds the map
+/// itself, not a `Value` around it).
+#[derive(Clone, Copy)]
+pub(super) enum Subject<'a> {
+    Value(&'a Value),
+    Object(&'a Map<String, Value>),
+}
+
+impl<'a> Subject<'a> {
+    fn type_matches(self, types: u8) -> bool {
+        match self {
+            Subject::Value(value) => type_matches(types, value),
+            Subject::Object(_) => types == 0 || types & T_OBJECT != 0,
+        }
+    }
+
+    fn is(self, constant: Lit) -> bool {
+        match self {
+            Subject::Value(value) => constant.matches(value),
+            // A constant is a scalar.
+            Subject::Object(_) => false,
+        }
+    }
+
+    fn map(self) -> Option<&'a Map<String, Value>> {
+        match self {
+            Subject::Value(Value::Object(map)) | Subject::Object(map) => Some(map),
+            Subject::Value(_) => None,
+        }
+    }
+}
+
 /// Whether a branch could be meant for `value`: its types admit the value and no constant it
 /// puts on a property (a discriminator such as `"type": "text"`) contradicts the value.
-pub(super) fn plausible(c: &Compiled, id: NodeId, value: &Value, depth: u32) -> bool {
+pub(super) fn plausible(c: &VersionData, id: NodeId, value: Subject<'_>, depth: u32) -> bool {
+    plausible_with(c, id, value, depth, true)
+}
+
+/// [`plausible`], with or without the shortcuts (the tests compare both).
+pub(super) fn plausible_with(
+    c: &VersionData,
+    id: NodeId,
+    value: Subject<'_>,
+    depth: u32,
+    shortcuts: bool,
+) -> bool {
     if depth > MAX_DEPTH {
         return true;
     }
     let node = c.node(id);
-    if node.never || !type_matches(node.types, value) {
+    // Shortcuts with the same answer as the plain walk below: an object is plausible where
+    // every object is, and a node that is only a `$ref` is its target.
+    if shortcuts {
+        if node.always_plausible && value.map().is_some() {
+            return true;
+        }
+        if node.pure_ref
+            && let Some(target) = node.reference
+        {
+            return plausible_with(c, target, value, depth + 1, true);
+        }
+    }
+    if node.never || !value.type_matches(node.types) {
         return false;
     }
-    if node.constant.as_ref().is_some_and(|k| k != value) {
+    if node.constant.is_some_and(|k| !value.is(k)) {
         return false;
     }
     if let Some(target) = node.reference
-        && !plausible(c, target, value, depth + 1)
+        && !plausible_with(c, target, value, depth + 1, shortcuts)
     {
         return false;
     }
     if node
         .all_of
         .iter()
-        .any(|&p| !plausible(c, p, value, depth + 1))
+        .any(|&p| !plausible_with(c, p, value, depth + 1, shortcuts))
     {
         return false;
     }
-    if let Value::Object(map) = value {
-        for (name, constant, required) in &node.discriminators {
-            match map.get(&**name) {
-                Some(found) if found != constant => return false,
+    if let Some(map) = value.map() {
+        for (name, constant, required) in node.discriminators {
+            match map.get(*name) {
+                Some(found) if !constant.matches(found) => return false,
                 None if *required => return false,
                 _ => {}
             }
@@ -527,5 +606,5 @@ pub(super) fn plausible(c: &Compiled, id: NodeId, value: &Value, depth: u32) -> 
         || node
             .any_of
             .iter()
-            .any(|&b| plausible(c, b, value, depth + 1))
+            .any(|&b| plausible_with(c, b, value, depth + 1, shortcuts))
 }

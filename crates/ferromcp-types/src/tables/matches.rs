@@ -1,0 +1,153 @@
+//! The hot path of validation: whether a value matches a schema, as a plain yes or no.
+//!
+//! It answers exactly what the plain walk of `validate.rs` (`Checker`, which also builds the
+//! error report) answers, with shortcuts that never change the answer:
+//!
+//! - a node that is only a `$ref` is its target (followed in a loop, counting depth the same);
+//! - an object schema that lists no fields and does not restrict extra ones does not walk the
+//!   object;
+//! - required fields are counted while the fields are walked (each listed property knows
+//!   whether it is required), so a complete object costs no lookups; only when the count falls
+//!   short are the required fields looked up one by one, as the plain walk does;
+//! - a union told apart by a tag checks only the branch the tag names (the others pin the tag
+//!   to another string and certainly fail), and a union told apart by required properties
+//!   skips the branches whose property the value lacks (they certainly fail). A value without
+//!   the tag, or with an unknown one, tries every branch, as the plain walk does.
+//!
+//! The generator (`xtask/src/codegen/nodes.rs`) finds the `$ref`-only nodes and the unions;
+//! the tests of `validate.rs` check its findings and compare this walk with the plain one.
+
+use serde_json::{Map, Value};
+
+use super::data::VersionData;
+use super::schema::{Additional, Bounds, Key, Node, NodeId, Union, field, type_matches};
+use super::validate::MAX_DEPTH;
+
+/// Whether `value` matches node `id` (at nesting `depth`).
+pub(super) fn matches(c: &VersionData, mut id: NodeId, value: &Value, mut depth: u32) -> bool {
+    loop {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let node = c.node(id);
+        match node.reference {
+            Some(target) if node.pure_ref => {
+                id = target;
+                depth += 1;
+            }
+            _ => return node_matches(c, node, value, depth),
+        }
+    }
+}
+
+fn node_matches(c: &VersionData, node: &Node, value: &Value, depth: u32) -> bool {
+    if node.never {
+        return false;
+    }
+    if let Some(target) = node.reference
+        && !matches(c, target, value, depth + 1)
+    {
+        return false;
+    }
+    if !type_matches(node.types, value) {
+        return false;
+    }
+    if node.constant.is_some_and(|k| !k.matches(value)) {
+        return false;
+    }
+    if let Some(bounds) = node.bounds
+        && !within(bounds, value)
+    {
+        return false;
+    }
+    let fields_ok = match value {
+        Value::Array(items) => match node.items {
+            Some(item) => items.iter().all(|v| matches(c, item, v, depth + 1)),
+            None => true,
+        },
+        Value::Object(map) => !node.inspects_fields() || object_matches(c, node, map, depth),
+        _ => true,
+    };
+    fields_ok
+        && node
+            .all_of
+            .iter()
+            .all(|&part| matches(c, part, value, depth + 1))
+        && (node.any_of.is_empty() || any_of_matches(c, node, value, depth))
+}
+
+/// `enum` and the numeric, length and size bounds.
+fn within(bounds: &Bounds, value: &Value) -> bool {
+    if let Some(allowed) = bounds.enumeration
+        && !allowed.iter().any(|k| k.matches(value))
+    {
+        return false;
+    }
+    match value {
+        Value::Number(n) => {
+            let Some(n) = n.as_f64() else { return true };
+            let below = bounds
+                .minimum
+                .is_some_and(|(min, exclusive)| n < min || (exclusive && n == min));
+            let above = bounds
+                .maximum
+                .is_some_and(|(max, exclusive)| n > max || (exclusive && n == max));
+            !below && !above
+        }
+        // Counting characters walks the string: only when there is a bound to check.
+        Value::String(s) if bounds.min_length.is_some() || bounds.max_length.is_some() => {
+            let len = s.chars().count() as u64;
+            in_range(len, bounds.min_length, bounds.max_length)
+        }
+        Value::Array(items) => in_range(items.len() as u64, bounds.min_items, bounds.max_items),
+        _ => true,
+    }
+}
+
+fn in_range(len: u64, min: Option<u64>, max: Option<u64>) -> bool {
+    min.is_none_or(|min| len >= min) && max.is_none_or(|max| len <= max)
+}
+
+fn object_matches(c: &VersionData, node: &Node, map: &Map<String, Value>, depth: u32) -> bool {
+    let mut required_seen = 0;
+    for (key, value) in map {
+        let ok = match node.property_entry(&Key::new(key)) {
+            Some(prop) => {
+                required_seen += usize::from(prop.required);
+                matches(c, prop.node, value, depth + 1)
+            }
+            None => match node.additional {
+                Additional::Schema(extra) => matches(c, extra, value, depth + 1),
+                Additional::Never => false,
+                Additional::Absent | Additional::Any => true,
+            },
+        };
+        if !ok {
+            return false;
+        }
+    }
+    // Every listed required property was met (the keys of a map are distinct), or look the
+    // required fields up (a required name that is not a listed property, or a missing one).
+    required_seen == node.required.len() || node.required.iter().all(|f| map.contains_key(*f))
+}
+
+fn any_of_matches(c: &VersionData, node: &Node, value: &Value, depth: u32) -> bool {
+    let branches = node.any_of;
+    if let (Some(union), Value::Object(map)) = (node.union, value) {
+        match union {
+            Union::Tag { .. } => {
+                if let Some((branch, _)) = node.tagged_branch(map) {
+                    return matches(c, branch, value, depth + 1);
+                }
+            }
+            Union::Required { keys } if keys.len() == branches.len() => {
+                return branches
+                    .iter()
+                    .zip(*keys)
+                    .any(|(&b, key)| field(map, key).is_some() && matches(c, b, value, depth + 1));
+            }
+            Union::Required { .. } => {}
+        }
+    }
+    branches.iter().any(|&b| matches(c, b, value, depth + 1))
+}

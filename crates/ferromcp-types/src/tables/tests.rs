@@ -1,0 +1,398 @@
+//! The generated facts the fast paths rely on, checked against their definitions, and the fast
+//! paths (`matches.rs`, the shortcuts of `shape.rs` and `plausible`) compared with the plain
+//! walks on generated values: same answers, same shaped results. Covers the schema tables'
+//! contract with MCP's per-revision `schema.json` ("Schema" of each revision's specification).
+
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+use super::data::VersionData;
+use super::generated::{ALL_METHODS, VERSIONS};
+use super::matches::matches;
+use super::schema::{Additional, Key, Lit, NodeId, Union};
+use super::shape::Shaper;
+use super::validate::{Subject, plain_ok, plausible_with, report};
+use super::{Kind, method_index, methods};
+use crate::ProtocolVersion;
+
+/// Every node of every revision.
+fn every_node() -> impl Iterator<Item = (ProtocolVersion, &'static VersionData, NodeId)> {
+    ProtocolVersion::ALL
+        .into_iter()
+        .zip(VERSIONS)
+        .flat_map(|(v, data)| (0..data.nodes.len()).map(move |i| (v, data, i as NodeId)))
+}
+
+/// The constant a schema pins its value to, following references (what the generator's
+/// `constant_of` computes).
+fn constant_of(c: &VersionData, id: NodeId, depth: u32) -> Option<Lit> {
+    let node = c.node(id);
+    match (node.constant, node.reference) {
+        (Some(k), _) => Some(k),
+        (None, Some(target)) if depth < 256 => constant_of(c, target, depth + 1),
+        _ => None,
+    }
+}
+
+fn plain_plausible(c: &VersionData, id: NodeId, value: &Value) -> bool {
+    plausible_with(c, id, Subject::Value(value), 0, false)
+}
+
+fn shaped(c: &'static VersionData, root: NodeId, value: &Value, fast: bool) -> Value {
+    let Value::Object(mut map) = value.clone() else {
+        return value.clone();
+    };
+    Shaper { c, fast }.object(&[root], &mut map, 0);
+    Value::Object(map)
+}
+
+/// Each revision lists its methods' schemas, the hash finds exactly the spec methods, and the
+/// kind bits agree with the four sorted method lists.
+#[test]
+fn method_tables_agree_with_the_method_lists() {
+    for (i, name) in ALL_METHODS.iter().enumerate() {
+        assert_eq!(method_index(name), Some(i), "{name}");
+    }
+    for name in [
+        "",
+        "ping2",
+        "tools/cal",
+        "tools/calls",
+        "notifications/tools/list_changes",
+    ] {
+        assert_eq!(method_index(name), None, "{name}");
+    }
+    for (v, data) in ProtocolVersion::ALL.into_iter().zip(VERSIONS) {
+        assert_eq!(data.methods.len(), ALL_METHODS.len());
+        for (name, entry) in ALL_METHODS.iter().zip(data.methods) {
+            for kind in Kind::ALL {
+                let listed = methods(kind, v).contains(name);
+                assert_eq!(entry.kinds & (1 << kind as u8) != 0, listed, "{v} {name}");
+            }
+            assert_eq!(
+                entry.params.is_some(),
+                entry.kinds != 0,
+                "{v} {name} params"
+            );
+            let request = methods(Kind::ClientRequest, v).contains(name)
+                || methods(Kind::ServerRequest, v).contains(name);
+            assert_eq!(entry.result.is_some(), request, "{v} {name} result");
+        }
+        assert!(data.params("notifications/cancelled").is_some(), "{v}");
+    }
+}
+
+/// The per-node facts the generator emits match their definitions.
+#[test]
+fn generated_node_facts_hold() {
+    for (v, c, id) in every_node() {
+        let node = c.node(id);
+        let only_ref = node.reference.is_some()
+            && !node.never
+            && node.types == 0
+            && node.constant.is_none()
+            && !node.has_properties
+            && node.required.is_empty()
+            && node.additional == Additional::Absent
+            && node.items.is_none()
+            && node.any_of.is_empty()
+            && node.all_of.is_empty()
+            && node.bounds.is_none();
+        assert_eq!(node.pure_ref, only_ref, "{v} node {id}");
+        let mut previous: Option<&str> = None;
+        let mut expected = Vec::new();
+        for prop in node.properties {
+            let name = prop.name.text;
+            if let Some(p) = previous {
+                assert!((p.len(), p) < (name.len(), name), "{v} node {id}: order");
+            }
+            previous = Some(name);
+            assert_eq!(
+                prop.required,
+                node.required.contains(&name),
+                "{v} {id} {name}"
+            );
+            assert!(
+                node.property_entry(&Key::new(name)).is_some(),
+                "{v} {id} {name}"
+            );
+            if let Some(k) = constant_of(c, prop.node, 0) {
+                expected.push((name, k, prop.required));
+            }
+        }
+        expected.sort_by(|a, b| a.0.cmp(b.0));
+        let mut found = node.discriminators.to_vec();
+        found.sort_by(|a, b| a.0.cmp(b.0));
+        assert_eq!(found, expected, "{v} node {id}: discriminators");
+        assert!(
+            node.union.is_none() || node.any_of.len() >= 2,
+            "{v} node {id}"
+        );
+    }
+}
+
+/// A tag union: an object carrying branch `i`'s tag fails every other branch and is not
+/// plausible for it, by the plain walks (and, where the union says `sure`, is plausible for
+/// branch `i`). A union told apart by required properties: an object without branch `i`'s key
+/// fails branch `i`.
+#[test]
+fn unions_exclude_what_they_claim() {
+    let mut seen = (0, 0);
+    for (v, c, id) in every_node() {
+        let node = c.node(id);
+        match node.union {
+            Some(Union::Tag { key, tags, sure }) => {
+                seen.0 += 1;
+                assert_eq!(tags.len(), node.any_of.len());
+                for (i, tag) in tags.iter().enumerate() {
+                    let value = json!({ key.text: tag.text });
+                    for (j, &branch) in node.any_of.iter().enumerate() {
+                        if i == j {
+                            if *sure {
+                                assert!(plain_plausible(c, branch, &value), "{v} {id} {i}");
+                            }
+                        } else {
+                            assert!(!plain_ok(c, branch, &value), "{v} {id} {i} {j}");
+                            assert!(!plain_plausible(c, branch, &value), "{v} {id} {i} {j}");
+                        }
+                    }
+                }
+            }
+            Some(Union::Required { keys }) => {
+                seen.1 += 1;
+                assert_eq!(keys.len(), node.any_of.len());
+                for (i, &branch) in node.any_of.iter().enumerate() {
+                    let others: Map<String, Value> = keys
+                        .iter()
+                        .enumerate()
+                        .filter(|&(j, _)| j != i)
+                        .map(|(_, k)| (k.text.to_owned(), json!({})))
+                        .collect();
+                    assert!(!plain_ok(c, branch, &Value::Object(others)), "{v} {id} {i}");
+                }
+            }
+            None => {}
+        }
+        if node.always_plausible {
+            for object in [json!({}), json!({"type": "text", "text": 1, "content": []})] {
+                assert!(plain_plausible(c, id, &object), "{v} node {id}");
+            }
+        }
+    }
+    assert!(
+        seen.0 > 5 && seen.1 > 5,
+        "the schemas have both kinds of union: {seen:?}"
+    );
+}
+
+/// Basic, "Tools" (2025-11-25, `CallToolResult`): a content block's tag picks its branch; an
+/// error in that branch is reported there; a missing or unknown tag matches no branch, as
+/// before (the report is the plain walk's).
+#[test]
+fn content_block_tags_pick_the_branch_or_fall_back() {
+    let c = VERSIONS[ProtocolVersion::V2025_11_25 as usize];
+    let Some(root) = c.result("tools/call") else {
+        panic!("tools/call has a result schema");
+    };
+    let ok = json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]});
+    assert!(matches(c, root, &ok, 0) && plain_ok(c, root, &ok));
+
+    let no_data = json!({"content": [{"type": "image", "mimeType": "image/png"}]});
+    assert!(!matches(c, root, &no_data, 0) && !plain_ok(c, root, &no_data));
+    let err = report(c, root, &no_data).unwrap_err();
+    assert_eq!(err.pointer(), "/content/0/data");
+
+    for block in [
+        json!({"text": "no tag"}),
+        json!({"type": "video", "text": "x"}),
+    ] {
+        let value = json!({ "content": [block] });
+        assert!(!matches(c, root, &value, 0) && !plain_ok(c, root, &value));
+        let err = report(c, root, &value).unwrap_err();
+        assert_eq!(err.pointer(), "/content/0", "{value}");
+        assert_eq!(
+            err.kind(),
+            &super::ParamsErrorKind::NoMatchingAlternative { alternatives: 5 }
+        );
+    }
+
+    // A task handle instead of a tool result: the required-property union picks
+    // `CreateTaskResult`; with both keys both branches are tried.
+    let task = json!({"task": {"taskId": "t", "status": "working", "createdAt": "x",
+                               "lastUpdatedAt": "x", "ttl": null}});
+    assert!(matches(c, root, &task, 0) && plain_ok(c, root, &task));
+    let both = json!({"content": [], "task": 1});
+    assert!(matches(c, root, &both, 0) && plain_ok(c, root, &both));
+    let neither = json!({"isError": true});
+    assert!(!matches(c, root, &neither, 0) && !plain_ok(c, root, &neither));
+}
+
+const KEYS: [&str; 30] = [
+    "type",
+    "text",
+    "content",
+    "task",
+    "isError",
+    "data",
+    "mimeType",
+    "resource",
+    "uri",
+    "blob",
+    "name",
+    "_meta",
+    "structuredContent",
+    "annotations",
+    "mode",
+    "method",
+    "role",
+    "model",
+    "action",
+    "values",
+    "ref",
+    "messages",
+    "contents",
+    "tools",
+    "taskId",
+    "status",
+    "ttl",
+    "resultType",
+    "arguments",
+    "x",
+];
+
+const STRINGS: [&str; 16] = [
+    "text",
+    "image",
+    "audio",
+    "resource",
+    "resource_link",
+    "tool_use",
+    "tool_result",
+    "ref/prompt",
+    "ref/resource",
+    "url",
+    "form",
+    "accept",
+    "working",
+    "user",
+    "bogus",
+    "",
+];
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-3i64..300).prop_map(Value::from),
+        (0.0f64..2.0).prop_map(Value::from),
+        prop::sample::select(STRINGS.to_vec()).prop_map(Value::from),
+    ]
+}
+
+fn object_of(inner: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
+    prop::collection::btree_map(prop::sample::select(KEYS.to_vec()), inner, 0..6)
+        .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+}
+
+/// JSON values whose keys and strings are the schemas' own words, so that tags, required
+/// properties and unions are hit (present, missing, unknown) often.
+fn value() -> impl Strategy<Value = Value> {
+    leaf().prop_recursive(4, 64, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            object_of(inner),
+        ]
+    })
+}
+
+/// A block of content: a known, unknown or missing tag and the usual fields.
+fn block() -> impl Strategy<Value = Value> {
+    (
+        prop::option::of(prop::sample::select(STRINGS.to_vec())),
+        prop::option::of(leaf()),
+        prop::option::of(value()),
+        object_of(leaf()),
+    )
+        .prop_map(|(tag, text, extra, mut rest)| {
+            if let Value::Object(map) = &mut rest {
+                if let Some(tag) = tag {
+                    map.insert("type".into(), tag.into());
+                }
+                if let Some(text) = text {
+                    map.insert("text".into(), text);
+                }
+                if let Some(extra) = extra {
+                    map.insert("resource".into(), extra);
+                }
+            }
+            rest
+        })
+}
+
+/// A result-like object: content blocks, maybe a task, maybe other fields.
+fn result_like() -> impl Strategy<Value = Value> {
+    (
+        prop::collection::vec(block(), 0..4),
+        prop::option::of(value()),
+        object_of(value()),
+    )
+        .prop_map(|(content, task, mut rest)| {
+            if let Value::Object(map) = &mut rest {
+                map.insert("content".into(), Value::Array(content.clone()));
+                map.insert(
+                    "messages".into(),
+                    json!([{"role": "user", "content": content.first()}]),
+                );
+                if let Some(task) = task {
+                    map.insert("task".into(), task);
+                }
+            }
+            rest
+        })
+}
+
+/// The fast walk says what the plain walk says, the shortcuts of shaping shape the same way,
+/// for every revision's params and result schemas.
+fn same_answers(value: &Value) -> Result<(), TestCaseError> {
+    for (v, c) in ProtocolVersion::ALL.into_iter().zip(VERSIONS) {
+        for entry in c.methods {
+            for root in [entry.params, entry.result].into_iter().flatten() {
+                prop_assert_eq!(
+                    matches(c, root, value, 0),
+                    plain_ok(c, root, value),
+                    "{} node {} on {}",
+                    v,
+                    root,
+                    value
+                );
+                prop_assert_eq!(shaped(c, root, value, true), shaped(c, root, value, false));
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn fast_paths_agree_with_the_plain_walks_on_any_value(value in value()) {
+        same_answers(&value)?;
+    }
+
+    #[test]
+    fn fast_paths_agree_with_the_plain_walks_on_result_like_values(value in result_like()) {
+        same_answers(&value)?;
+        let content = json!({ "content": value.get("content") });
+        same_answers(&content)?;
+    }
+
+    /// `plausible`'s shortcuts give the plain answer for every node.
+    #[test]
+    fn plausible_shortcuts_agree(value in result_like()) {
+        for (_, c, id) in every_node() {
+            prop_assert_eq!(
+                plausible_with(c, id, Subject::Value(&value), 0, true),
+                plain_plausible(c, id, &value)
+            );
+        }
+    }
+}
