@@ -6,14 +6,14 @@ use std::convert::Infallible;
 use std::fmt;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll, Waker, ready};
 use std::time::Duration;
 
 use bytes::{Buf, Bytes};
 use ferromcp_dispatch::BoxError;
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
-use http::{Response, StatusCode};
+use http::{HeaderMap, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use tokio::sync::mpsc;
@@ -73,6 +73,9 @@ struct KeepAlive {
     /// The last frame (or the opening of the stream).
     idle_since: Instant,
     sleep: Option<Pin<Box<Sleep>>>,
+    /// The waker the timer last registered: while it is this task's and the timer has not
+    /// fired, waiting again needs no timer poll.
+    registered: Option<Waker>,
     /// Where the timer goes when the body ends, for the next body to reuse.
     pool: Option<Arc<TimerPool>>,
 }
@@ -92,9 +95,26 @@ impl KeepAlive {
         if sleep.deadline() > due {
             // Never later than due (only a recycled timer can be).
             sleep.as_mut().reset(due);
+        } else if self
+            .registered
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+            && !sleep.is_elapsed()
+        {
+            // Armed for this task and not fired: it will wake us.
+            return Poll::Pending;
         }
         loop {
-            ready!(sleep.as_mut().poll(cx));
+            if sleep.as_mut().poll(cx).is_pending() {
+                if !self
+                    .registered
+                    .as_ref()
+                    .is_some_and(|w| w.will_wake(cx.waker()))
+                {
+                    self.registered = Some(cx.waker().clone());
+                }
+                return Poll::Pending;
+            }
             if sleep.deadline() >= due {
                 self.idle_since = Instant::now();
                 return Poll::Ready(());
@@ -170,6 +190,7 @@ impl McpBody {
             period: keep_alive,
             idle_since: Instant::now(),
             sleep: None,
+            registered: None,
             pool,
         });
         Self {
@@ -343,25 +364,41 @@ pub(crate) fn sse_response(
 }
 
 /// An SSE response over a session stream's queue; its keep-alive timer comes from (and
-/// returns to) `pool` when given.
+/// returns to) `pool` when given. `headers` replaces the response's headers: the SSE ones
+/// (see [`sse_headers`]) and whatever the caller adds, made once per session.
 pub(crate) fn sse_queue_response(
     rx: FrameRx,
     keep_alive: Duration,
     pool: Option<Arc<TimerPool>>,
+    headers: Option<HeaderMap>,
 ) -> Response<McpBody> {
-    with_sse_headers(McpBody::sse(Frames::Queue(rx), keep_alive, None, pool))
+    let body = McpBody::sse(Frames::Queue(rx), keep_alive, None, pool);
+    match headers {
+        Some(h) => {
+            let mut r = Response::new(body);
+            *r.headers_mut() = h;
+            r
+        }
+        None => with_sse_headers(body),
+    }
 }
 
 fn with_sse_headers(body: McpBody) -> Response<McpBody> {
     let mut r = Response::new(body);
-    let h = r.headers_mut();
+    *r.headers_mut() = sse_headers();
+    r
+}
+
+/// The headers of every SSE response.
+pub(crate) fn sse_headers() -> HeaderMap {
+    let mut h = HeaderMap::with_capacity(4);
     h.insert(CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
     h.insert(
         CACHE_CONTROL,
         HeaderValue::from_static("no-cache, no-transform"),
     );
     h.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
-    r
+    h
 }
 
 /// The HTTP status of a JSON-RPC error on the 2026-07-28 entry: -32601 is 404, -32603 is
@@ -378,5 +415,75 @@ pub(crate) fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
         | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use super::*;
+    use crate::http::frames;
+
+    async fn next_frame(body: &mut McpBody) -> Option<Bytes> {
+        body.frame()
+            .await
+            .map(|f| f.unwrap().into_data().unwrap_or_default())
+    }
+
+    /// SSE keep-alive (MCP 2025-11-25 "Streamable HTTP", SSE comments keep idle streams
+    /// open): a comment goes out once the stream has been idle for the period, counted from
+    /// the last frame, also when the body reuses a timer an earlier body armed sooner.
+    #[tokio::test(start_paused = true)]
+    async fn keep_alive_after_idle_period_with_recycled_timers() {
+        tokio::time::timeout(Duration::from_secs(600), async {
+            let period = Duration::from_secs(10);
+            let pool = Arc::new(TimerPool::default());
+
+            // A first body waits (arming its timer for t0 + 10 s) and ends after 3 s.
+            let (tx, rx) = frames::channel(4);
+            let mut first = McpBody::sse(Frames::Queue(rx), period, None, Some(pool.clone()));
+            let waited = tokio::time::timeout(Duration::from_secs(3), next_frame(&mut first));
+            assert!(waited.await.is_err(), "nothing before the period");
+            drop(tx);
+            assert_eq!(next_frame(&mut first).await, None);
+            drop(first);
+            assert_eq!(pool.timers.lock().unwrap().len(), 1, "timer recycled");
+
+            // The second body takes that timer (due too early for it): its keep-alive still
+            // comes a full period after it opened.
+            let (tx, rx) = frames::channel(4);
+            let mut second = McpBody::sse(Frames::Queue(rx), period, None, Some(pool.clone()));
+            let opened = Instant::now();
+            assert_eq!(
+                next_frame(&mut second).await.as_deref(),
+                Some(KEEP_ALIVE_FRAME)
+            );
+            assert_eq!(opened.elapsed(), period);
+
+            // A data frame restarts the idle time; so does the comment itself.
+            let waited = tokio::time::timeout(Duration::from_secs(4), next_frame(&mut second));
+            assert!(waited.await.is_err());
+            tx.try_send(Bytes::from_static(b"data: x\n\n")).unwrap();
+            assert_eq!(
+                next_frame(&mut second).await.as_deref(),
+                Some(&b"data: x\n\n"[..])
+            );
+            let sent = Instant::now();
+            assert_eq!(
+                next_frame(&mut second).await.as_deref(),
+                Some(KEEP_ALIVE_FRAME)
+            );
+            assert_eq!(sent.elapsed(), period);
+            assert_eq!(
+                next_frame(&mut second).await.as_deref(),
+                Some(KEEP_ALIVE_FRAME)
+            );
+            assert_eq!(sent.elapsed(), period * 2);
+            drop(tx);
+            assert_eq!(next_frame(&mut second).await, None);
+        })
+        .await
+        .unwrap();
     }
 }

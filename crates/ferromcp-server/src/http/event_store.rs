@@ -4,10 +4,12 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use ferromcp_dispatch::BoxFuture;
+
+use super::legacy::session::SessionIdHash;
 
 /// One stored event: its id and its data (a JSON-RPC message's text; empty for a priming
 /// event).
@@ -62,13 +64,15 @@ pub const DEFAULT_EVENTS_PER_SESSION: usize = 1024;
 /// fails. Event ids are `{stream}-{n}`, `n` counting up per session.
 pub struct InMemoryEventStore {
     per_session: usize,
-    sessions: Mutex<HashMap<String, SessionEvents>>,
+    sessions: Mutex<HashMap<String, SessionEvents, SessionIdHash>>,
 }
 
 #[derive(Default)]
 struct SessionEvents {
     next: u64,
-    events: VecDeque<(u64, Box<str>, Bytes)>,
+    /// Each event's number, stream and data; consecutive events of one stream share its
+    /// name.
+    events: VecDeque<(u64, Arc<str>, Bytes)>,
 }
 
 impl Default for InMemoryEventStore {
@@ -82,7 +86,7 @@ impl InMemoryEventStore {
     pub fn new(per_session: usize) -> Self {
         Self {
             per_session: per_session.max(1),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::default()),
         }
     }
 
@@ -96,7 +100,7 @@ impl InMemoryEventStore {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionEvents>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionEvents, SessionIdHash>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -112,7 +116,11 @@ impl InMemoryEventStore {
         if s.events.len() >= self.per_session {
             s.events.pop_front();
         }
-        s.events.push_back((n, stream.into(), data));
+        let name = match s.events.back() {
+            Some((_, last, _)) if **last == *stream => last.clone(),
+            _ => Arc::from(stream),
+        };
+        s.events.push_back((n, name, data));
         event_id(stream, n)
     }
 
@@ -184,5 +192,49 @@ impl EventStore for InMemoryEventStore {
     fn forget<'a>(&'a self, session: &'a str) -> BoxFuture<'a, ()> {
         self.lock().remove(session);
         Box::pin(std::future::ready(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// Event ids are `{stream}-{n}` (MCP 2025-11-25 "Resumability": unique across the
+    /// session's streams, and naming the stream to resume).
+    #[test]
+    fn event_ids_name_stream_and_number() {
+        assert_eq!(event_id("r0", 0), "r0-0");
+        assert_eq!(event_id("r12", 1_234_567_890), "r12-1234567890");
+        assert_eq!(event_id("g", u64::MAX), "g-18446744073709551615");
+    }
+
+    /// Replay returns the later events of the named stream only, for streams that
+    /// alternate and repeat, and forgets a session's events on request.
+    #[tokio::test]
+    async fn replay_follows_one_stream() {
+        let store = InMemoryEventStore::new(16);
+        let a0 = store.store("s", "r0", Bytes::new()).await;
+        let b0 = store.store("s", "r1", Bytes::from_static(b"b0")).await;
+        let a1 = store.store("s", "r0", Bytes::from_static(b"a1")).await;
+        let a2 = store.store("s", "r0", Bytes::from_static(b"a2")).await;
+        assert_eq!([&*a0, &*b0, &*a1, &*a2], ["r0-0", "r1-1", "r0-2", "r0-3"]);
+        let replay = store.replay_after("s", &a0).await.unwrap();
+        assert_eq!(replay.stream, "r0");
+        let ids: Vec<_> = replay.events.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["r0-2", "r0-3"]);
+        assert_eq!(replay.events[1].data, Bytes::from_static(b"a2"));
+        assert!(
+            store
+                .replay_after("s", &b0)
+                .await
+                .unwrap()
+                .events
+                .is_empty()
+        );
+        assert!(store.replay_after("other", &a0).await.is_none());
+        store.forget("s").await;
+        assert!(store.replay_after("s", &a0).await.is_none());
     }
 }

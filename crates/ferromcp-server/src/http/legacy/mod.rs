@@ -38,7 +38,10 @@ fn header_version(parts: &http::request::Parts) -> ProtocolVersion {
 }
 
 fn with_session(mut r: Response<McpBody>, session: &Session) -> Response<McpBody> {
-    if let Some(v) = &session.id_header {
+    // An SSE response made from the session's header set carries it already.
+    if let Some(v) = &session.id_header
+        && !r.headers().contains_key(MCP_SESSION_ID)
+    {
         r.headers_mut().insert(MCP_SESSION_ID, v.clone());
     }
     r
@@ -342,7 +345,12 @@ async fn session_post(
         session.streams.abandon(&id);
         return push_failed(e);
     }
-    sse_queue_response(rx, c.keep_alive, Some(session.streams.timers.clone()))
+    sse_queue_response(
+        rx,
+        c.keep_alive,
+        Some(session.streams.timers.clone()),
+        Some(session.sse_headers.clone()),
+    )
 }
 
 fn push_failed(e: PushError) -> Response<McpBody> {
@@ -467,7 +475,7 @@ pub(crate) async fn get(
         None => session.streams.open_standalone().await,
     };
     let r = match opened {
-        Ok(rx) => sse_queue_response(rx, c.keep_alive, None),
+        Ok(rx) => sse_queue_response(rx, c.keep_alive, None, Some(session.sse_headers.clone())),
         Err(OpenError::Conflict) => http_error(
             StatusCode::CONFLICT,
             "Conflict: only one standalone SSE stream is allowed per session",

@@ -20,6 +20,9 @@ pub struct Session {
     /// `id` as the `Mcp-Session-Id` value of every response (made once; cloning it shares
     /// the bytes). `None` if the id is not a valid header value.
     pub(crate) id_header: Option<http::HeaderValue>,
+    /// The headers of the session's SSE responses, `Mcp-Session-Id` included (cloned per
+    /// response, cheaper than inserting each).
+    pub(crate) sse_headers: http::HeaderMap,
     pub(crate) principal: Option<Principal>,
     pub(crate) created: Instant,
     /// Milliseconds since `created` of the last request.
@@ -40,8 +43,14 @@ impl Session {
         inbox: Arc<Inbox>,
         streams: Arc<Streams>,
     ) -> Self {
+        let id_header = http::HeaderValue::from_str(&id).ok();
+        let mut sse_headers = crate::http::body::sse_headers();
+        if let Some(v) = &id_header {
+            sse_headers.insert(crate::http::MCP_SESSION_ID, v.clone());
+        }
         Self {
-            id_header: http::HeaderValue::from_str(&id).ok(),
+            id_header,
+            sse_headers,
             id,
             principal,
             created: Instant::now(),
@@ -157,7 +166,7 @@ pub trait SessionStore: Send + Sync + 'static {
 /// The default [`SessionStore`]: a map in this process.
 #[derive(Default)]
 pub struct InMemorySessionStore {
-    map: Mutex<HashMap<String, Arc<Session>>>,
+    map: Mutex<HashMap<String, Arc<Session>, SessionIdHash>>,
 }
 
 impl fmt::Debug for InMemorySessionStore {
@@ -169,7 +178,7 @@ impl fmt::Debug for InMemorySessionStore {
 }
 
 impl InMemorySessionStore {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>, SessionIdHash>> {
         self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -193,6 +202,38 @@ impl SessionStore for InMemorySessionStore {
 
     fn all(&self) -> Vec<Arc<Session>> {
         self.lock().values().cloned().collect()
+    }
+}
+
+/// The hasher of maps keyed by session id (the in-memory session and event stores).
+///
+/// Those keys are made by the server from 128 random bits, so no client can choose keys
+/// that collide, and a lookup of a client's made-up id costs one probe like any miss: the
+/// flooding resistance of the standard `SipHash` buys nothing there, and a multiply-rotate
+/// hash is several times cheaper on every request.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct SessionIdHasher(u64);
+
+/// Builds [`SessionIdHasher`]s.
+pub(crate) type SessionIdHash = std::hash::BuildHasherDefault<SessionIdHasher>;
+
+impl std::hash::Hasher for SessionIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // FxHash's step (rotate, xor, multiply by an odd constant), eight bytes at a time.
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

@@ -456,7 +456,10 @@ pub(crate) fn push_decimal(out: &mut String, n: u64) {
             break;
         }
     }
-    out.extend(digits[i..].iter().map(|&d| char::from(d)));
+    // ASCII digits: always UTF-8.
+    if let Ok(digits) = std::str::from_utf8(&digits[i..]) {
+        out.push_str(digits);
+    }
 }
 
 /// Lets the handler of a handshake-era request close SSE streams before it answers
