@@ -595,10 +595,7 @@ impl McpServerBuilder {
                 async move { tools::list(&sh, p.cursor.as_ref()) }
             });
             let sh = s.clone();
-            low = low.on::<CallTool, _, _, _>(move |ctx, p| {
-                let sh = sh.clone();
-                async move { tools::call(&sh, ctx, p).await }
-            });
+            low = low.on::<CallTool, _, _, _>(move |ctx, p| tools::call(&sh, ctx, p));
         }
         if has_prompts {
             let sh = s.clone();

@@ -241,92 +241,102 @@ pub(crate) enum CallAnswer {
 /// result with `isError: true`. The handler's resolvers run first; at 2026-07-28 open
 /// questions make the result an `InputRequiredResult`. A task-capable tool may run as a task
 /// (see [`crate::tasks`]): the resolvers still run first, then the handler in the background.
-pub(crate) async fn call(
-    shared: &Shared,
+pub(crate) fn call(
+    shared: &Arc<Shared>,
     ctx: RequestContext,
     params: CallToolRequestParams,
-) -> Result<CallAnswer, HandlerError> {
-    let Some(entry) = shared.tools.get(&params.name) else {
-        return Err(ErrorObject::invalid_params(format!(
-            "Unknown tool: {}",
-            ferromcp_types::jsonrpc::echo(&params.name)
-        ))
-        .with_data(serde_json::json!({ "name": ferromcp_types::jsonrpc::echo(&params.name) }))
-        .into());
+) -> BoxFuture<'static, Result<CallAnswer, HandlerError>> {
+    // The checks run here, synchronously; each outcome gets the smallest future that serves it
+    // (the common one holds only the handler's future), as every call moves its future into
+    // a box.
+    let CallToolRequestParams {
+        name,
+        arguments,
+        task,
+        input_responses,
+        request_state,
+        ..
+    } = params;
+    let Some(entry) = shared.tools.get(&name) else {
+        let shown = ferromcp_types::jsonrpc::echo(&name);
+        let e = ErrorObject::invalid_params(format!("Unknown tool: {shown}"))
+            .with_data(serde_json::json!({ "name": shown }));
+        return Box::pin(std::future::ready(Err(e.into())));
     };
     let mode = match &shared.tasks {
-        Some(tasks) => tasks.decide(&ctx, entry.task_support(), params.task.as_ref())?,
+        Some(tasks) => match tasks.decide(&ctx, entry.task_support(), task.as_ref()) {
+            Ok(mode) => mode,
+            Err(e) => return Box::pin(std::future::ready(Err(e.into()))),
+        },
         None => crate::tasks::Mode::Plain,
     };
-    let arguments = Value::Object(params.arguments.unwrap_or_default());
+    let arguments = Value::Object(arguments.unwrap_or_default());
     // Arguments that do not fit the schema are a tool error the model can read and correct,
     // not a protocol error.
     let invalid = entry.validator.validate(&arguments).err();
     let call = ToolCall {
         ctx,
-        name: params.name,
+        name,
         arguments: Arc::new(arguments),
         state: shared.state.clone(),
         resolved: Default::default(),
     };
+    let modern = call.ctx.protocol_version().is_modern();
     if let Some(errors) = invalid {
         let result = CallToolResult::error(errors.to_string());
         // A task the client asked for (2025-11-25) is still a task, one that ends at once.
         if let (crate::tasks::Mode::Task { ttl_ms }, Some(tasks)) = (mode, &shared.tasks)
-            && !call.ctx.protocol_version().is_modern()
+            && !modern
         {
-            let created = Box::pin(tasks.spawn(call, ttl_ms, move |_| {
-                Box::pin(std::future::ready(Ok(result)))
-            }))
-            .await?;
-            return Ok(CallAnswer::Task(created));
+            let tasks = tasks.clone();
+            return Box::pin(async move {
+                let created = tasks
+                    .spawn(call, ttl_ms, move |_| {
+                        Box::pin(std::future::ready(Ok(result)))
+                    })
+                    .await?;
+                Ok(CallAnswer::Task(created))
+            });
         }
-        return Ok(CallAnswer::Plain(MaybeInputRequired::Complete(result)));
+        let answer = CallAnswer::Plain(MaybeInputRequired::Complete(result));
+        return Box::pin(std::future::ready(Ok(answer)));
+    }
+    let run = entry.call.clone();
+    // The common case: a plain call of a tool without resolvers before 2026-07-28.
+    if !modern && entry.resolvers.is_empty() && matches!(mode, crate::tasks::Mode::Plain) {
+        let handler = run(call);
+        return Box::pin(async move {
+            Ok(CallAnswer::Plain(MaybeInputRequired::Complete(
+                handler.await?,
+            )))
+        });
     }
     let round = Round {
         method: methods::TOOLS_CALL,
         bind_arguments: true,
-        input_responses: params.input_responses,
-        request_state: params.request_state,
+        input_responses,
+        request_state,
     };
-    let run = entry.call.clone();
-    // The common case, a plain call of a tool without resolvers before 2026-07-28, awaits the
-    // handler directly; the other paths are boxed, so this future stays small (it is moved
-    // into a box on every call).
-    let modern = call.ctx.protocol_version().is_modern();
-    if !modern && entry.resolvers.is_empty() && matches!(mode, crate::tasks::Mode::Plain) {
-        return Ok(CallAnswer::Plain(MaybeInputRequired::Complete(run(call).await?)));
-    }
-    match (mode, &shared.tasks) {
-        (crate::tasks::Mode::Task { ttl_ms }, Some(tasks)) => {
-            let tasks = tasks.clone();
-            let spawn = move |c: ToolCall| -> BoxFuture<'static, _> {
-                Box::pin(async move { tasks.spawn(c, ttl_ms, move |c| run(c)).await })
-            };
-            let answer = Box::pin(resolve::serve(
-                &shared.rounds,
-                call,
-                &entry.resolvers,
-                round,
-                spawn,
-            ))
-            .await?;
-            Ok(match answer {
-                MaybeInputRequired::Complete(created) => CallAnswer::Task(created),
-                MaybeInputRequired::InputRequired(more) => {
-                    CallAnswer::Plain(MaybeInputRequired::InputRequired(more))
-                }
-            })
+    let resolvers = entry.resolvers.clone();
+    let shared = shared.clone();
+    Box::pin(async move {
+        match (mode, &shared.tasks) {
+            (crate::tasks::Mode::Task { ttl_ms }, Some(tasks)) => {
+                let tasks = tasks.clone();
+                let spawn = move |c: ToolCall| -> BoxFuture<'static, _> {
+                    Box::pin(async move { tasks.spawn(c, ttl_ms, move |c| run(c)).await })
+                };
+                let answer = resolve::serve(&shared.rounds, call, &resolvers, round, spawn).await?;
+                Ok(match answer {
+                    MaybeInputRequired::Complete(created) => CallAnswer::Task(created),
+                    MaybeInputRequired::InputRequired(more) => {
+                        CallAnswer::Plain(MaybeInputRequired::InputRequired(more))
+                    }
+                })
+            }
+            _ => Ok(CallAnswer::Plain(
+                resolve::serve(&shared.rounds, call, &resolvers, round, move |c| run(c)).await?,
+            )),
         }
-        _ => Ok(CallAnswer::Plain(
-            Box::pin(resolve::serve(
-                &shared.rounds,
-                call,
-                &entry.resolvers,
-                round,
-                move |c| run(c),
-            ))
-            .await?,
-        )),
-    }
+    })
 }
