@@ -101,19 +101,13 @@ impl Payload {
 /// Appends `value` as compact JSON, exactly as `serde_json::to_writer` does.
 fn write_value(value: &Value, out: &mut Vec<u8>) {
     match value {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        // Numbers keep serde_json's own formatting (floats, and every feature's forms).
-        Value::Number(n) => write_serde(n, out),
-        Value::String(s) => write_str(s, out),
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(item, out);
+                write_item(item, out);
             }
             out.push(b']');
         }
@@ -125,10 +119,26 @@ fn write_value(value: &Value, out: &mut Vec<u8>) {
                 }
                 write_str(key, out);
                 out.push(b':');
-                write_value(item, out);
+                write_item(item, out);
             }
             out.push(b'}');
         }
+        leaf => write_item(leaf, out),
+    }
+}
+
+/// [`write_value`], with leaves written in place (most members are strings, so the usual
+/// member costs no further call).
+#[inline]
+fn write_item(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::String(s) => write_str(s, out),
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        // Numbers keep serde_json's own formatting (floats, and every feature's forms).
+        Value::Number(n) => write_serde(n, out),
+        Value::Array(_) | Value::Object(_) => write_value(value, out),
     }
 }
 

@@ -439,3 +439,25 @@ fn encoding_is_byte_for_byte_serde_jsons() {
         assert_eq!(decode(&m.to_json_string()).unwrap(), m);
     }
 }
+
+#[test]
+fn objects_nested_to_the_largest_settable_depth_are_scanned() {
+    // The duplicate-key scan recurses once per level; the deepest setting must not exhaust
+    // the stack, with or without a duplicate at the bottom. `levels` objects nest inside
+    // the envelope and `params`.
+    let nested = |levels: usize, bottom: &str| {
+        let inner = r#"{"k":"#.repeat(levels) + bottom + &"}".repeat(levels);
+        with_params(&format!(r#"{{"k":{inner}}}"#))
+    };
+    let d = Decoder::new().max_depth(MAX_SETTABLE_DEPTH);
+    let deepest = MAX_SETTABLE_DEPTH - 2;
+    assert!(d.decode_message(nested(deepest, "1").as_bytes()).is_ok());
+    let too_deep = nested(deepest, r#"{"a":1}"#);
+    assert!(matches!(
+        d.decode_message(too_deep.as_bytes()),
+        Err(DecodeError::TooDeep { .. })
+    ));
+    let dup = nested(deepest - 1, r#"{"b":1,"a":0,"a":2}"#);
+    let e = d.decode_message(dup.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("duplicate key \"a\""), "{e}");
+}
