@@ -13,7 +13,10 @@ use crate::error::HandlerError;
 
 /// Serves the peer's requests and notifications.
 ///
-/// Each request runs in its own task (unless [`Handler::runs_inline`] says otherwise); each
+/// Each request runs concurrently with the read loop, in its own task (unless
+/// [`Handler::runs_inline`] says otherwise; on a current-thread runtime the
+/// [`JsonRpcDispatcher`](crate::JsonRpcDispatcher) first polls it on the read loop, and only a
+/// request that does not finish on that poll gets a task); each
 /// notification is first offered, synchronously and in arrival order, to
 /// [`Handler::intercept_notification`], and then, unless consumed, handed to
 /// [`Handler::on_notify`] in its own task.

@@ -4,6 +4,7 @@ use ferromcp_types::jsonrpc::{Payload, RequestId};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::codec::find_either;
 use crate::options::Progress;
 
 /// The cancellation notification's method.
@@ -93,12 +94,24 @@ pub(crate) fn progress_token_of(params: Option<&Payload>) -> Option<RequestId> {
         Payload::Value(v) => v.get("_meta")?.get("progressToken")?.clone(),
         // Most requests carry no `_meta`: skip the parse when the text cannot hold one (the
         // key may only hide behind a `\u` escape).
-        Payload::Raw(raw) if !raw.get().contains("_meta") && !raw.get().contains("\\u") => {
-            return None;
-        }
+        Payload::Raw(raw) if !may_hold_meta(raw.get().as_bytes()) => return None,
         raw @ Payload::Raw(_) => raw.parse::<P>().ok()?.meta?.token?,
     };
     serde_json::from_value(token).ok()
+}
+
+/// Whether raw JSON text holds `_meta` or a `\u` escape (behind which the key may hide), in one
+/// word-at-a-time pass over the text.
+fn may_hold_meta(text: &[u8]) -> bool {
+    let mut rest = text;
+    while let Some(i) = find_either(rest, b'_', b'\\') {
+        let tail = &rest[i..];
+        if tail.starts_with(b"_meta") || tail.starts_with(b"\\u") {
+            return true;
+        }
+        rest = &tail[1..];
+    }
+    false
 }
 
 /// Outbound request params, always an object carrying `_meta` (with the progress token when
@@ -155,6 +168,12 @@ mod tests {
             progress_token_of(Some(&escaped)),
             Some(RequestId::from("p"))
         );
+        // Underscores and other escapes before the key do not hide it.
+        let late: Payload = serde_json::from_str(
+            r#"{"tool_name":"get_weather","q":"a\"b","_meta":{"progressToken":7}}"#,
+        )
+        .unwrap();
+        assert_eq!(progress_token_of(Some(&late)), Some(RequestId::from(7)));
         let p = progress_params(&RequestId::from(3), 0.5, None, Some("half"));
         let (t, pr) = parse_progress(Some(&p)).unwrap();
         assert_eq!(t, RequestId::from(3));

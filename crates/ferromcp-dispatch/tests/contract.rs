@@ -27,6 +27,12 @@ macro_rules! contract {
             async fn jsonrpc() {
                 super::timed(super::$case(super::Kind::JsonRpc)).await
             }
+            /// On a current-thread runtime the dispatcher first polls a request's handler
+            /// on its read loop; the contract holds there too.
+            #[tokio::test]
+            async fn jsonrpc_current_thread() {
+                super::timed(super::$case(super::Kind::JsonRpc)).await
+            }
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn direct() {
                 super::timed(super::$case(super::Kind::Direct)).await

@@ -303,10 +303,15 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
 
 /// The first `\n` or `\r` in `bytes`.
 fn find_line_break(bytes: &[u8]) -> Option<usize> {
+    find_either(bytes, b'\n', b'\r')
+}
+
+/// The index of the first byte of `bytes` that is `a` or `b`, eight bytes at a time.
+pub(crate) fn find_either(bytes: &[u8], a: u8, b: u8) -> Option<usize> {
     find_bytes(
         bytes,
-        |w| bytes_equal(w, b'\n') | bytes_equal(w, b'\r'),
-        |b| b == b'\n' || b == b'\r',
+        |w| bytes_equal(w, a) | bytes_equal(w, b),
+        |x| x == a || x == b,
     )
 }
 

@@ -19,6 +19,7 @@ mod sse_write;
 #[doc(hidden)]
 pub mod fuzzing;
 
+pub(crate) use line::find_either;
 pub use line::{DEFAULT_MAX_LINE_LEN, LineDecoder, LineError, LineWriter, decode_line};
 pub use line_io::{DEFAULT_READ_CAPACITY, LineReader};
 pub use sse::{DEFAULT_MAX_EVENT_SIZE, SseError, SseEvent, SseParser};

@@ -1,10 +1,11 @@
-//! The read loop: inbound requests in their own tasks (bounded), notifications in order,
+//! The read loop: inbound requests concurrently (bounded), notifications in order,
 //! responses to their callers, cancellation, and shutdown.
 
 use std::collections::VecDeque;
 use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Waker};
 use std::time::Duration;
 
 use ferromcp_types::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
@@ -112,6 +113,8 @@ struct Loop {
     /// The outbound that notification handlers' contexts send through.
     plain: Arc<dyn Outbound>,
     slots: Arc<Semaphore>,
+    /// Whether a request's handler is first polled right here (see `start_request`).
+    poll_first: bool,
 }
 
 /// Reads one item, owning the source meanwhile (so the pending read can live across loop
@@ -145,6 +148,8 @@ pub(super) async fn run_loop<S: MessageSource>(
         shared,
         handler,
         slots: Arc::new(Semaphore::new(max)),
+        poll_first: tokio::runtime::Handle::try_current()
+            .is_ok_and(|rt| rt.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread),
     };
     let mut queue: VecDeque<Queued> = VecDeque::new();
     // The pending read lives across iterations, so sources need not be cancel-safe.
@@ -323,21 +328,35 @@ impl Loop {
         }
     }
 
-    /// Admits a request and spawns its handler's task.
+    /// Admits a request and runs its handler in a task of its own.
+    ///
+    /// On a current-thread runtime the handler is first polled here, on the read loop: the
+    /// thread is the same either way, and a handler that finishes on that first poll (most
+    /// do) costs no task. One that does not goes on in a task of its own, where it is polled
+    /// again at once (so it registers that task's waker), just as a fresh task would be. On
+    /// a multi-thread runtime the task is spawned straight away, so handlers run in parallel
+    /// with the read loop.
     fn start_request(&self, req: Request, meta: MessageMeta, slot: OwnedSemaphorePermit) {
         let Some((ctx, state)) = self.admit(&req, meta) else {
             return self.reject_duplicate(req.id);
         };
-        // Boxed: the task moves its future through several layers as it is set up and
-        // finished, and moving a pointer is cheaper than copying the future each time.
-        let task = tokio::spawn(Box::pin(serve(
+        // Boxed: a pinned future can move into a task after its first poll, and the task
+        // moves a pointer through its set-up layers instead of copying the future.
+        let mut serving = Box::pin(serve(
             self.shared.clone(),
             self.handler.clone(),
             ctx,
             req,
             state.clone(),
             Some(slot),
-        )));
+        ));
+        if self.poll_first {
+            let mut cx = Context::from_waker(Waker::noop());
+            if serving.as_mut().poll(&mut cx).is_ready() {
+                return;
+            }
+        }
+        let task = tokio::spawn(serving);
         // Only this loop aborts, and not before this returns (see `RequestState::task`).
         let _ = state.task.set(task);
     }
