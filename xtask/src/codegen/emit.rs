@@ -68,6 +68,7 @@ pub(crate) fn emit(tables: &[VersionTables]) -> Result<String, String> {
         "T_OBJECT",
         "T_STRING",
         "Union",
+        "View",
     ];
     let used: Vec<&str> = schema_names
         .into_iter()

@@ -401,6 +401,46 @@ impl Arena {
                     .any(|&branch| self.plausible_for(branch, tag, depth + 1)))
     }
 
+    /// What the runtime's shaping (`Shaper::collect_object` in `tables/shape.rs`) gathers for
+    /// any object from node `id`, when that does not depend on the object: the object schemas
+    /// it describes the object with, in order, and whether some schema leaves it open. Only
+    /// `anyOf` makes it depend on the object (through plausibility), unless every branch is
+    /// plausible for every object. `None` when it depends, or nests deeper than
+    /// [`UNION_DEPTH`].
+    pub(crate) fn static_view(&self, id: u32, depth: u32) -> Option<(Vec<u32>, bool)> {
+        let node = self.node(id)?;
+        if depth > UNION_DEPTH {
+            return None;
+        }
+        let mut described = Vec::new();
+        let mut open = false;
+        if node.never || (node.types != 0 && node.types & OBJECT_BIT == 0) {
+            return Some((described, open));
+        }
+        let mut parts: Vec<u32> = node.reference.into_iter().collect();
+        parts.extend(&node.all_of);
+        if !node.any_of.is_empty() {
+            if !node.any_of.iter().all(|&b| self.plausible_for(b, None, 0)) {
+                return None;
+            }
+            parts.extend(&node.any_of);
+        }
+        for part in parts {
+            let (more, more_open) = self.static_view(part, depth + 1)?;
+            described.extend(more);
+            open |= more_open;
+        }
+        let composite =
+            node.reference.is_some() || !node.all_of.is_empty() || !node.any_of.is_empty();
+        match node.additional {
+            Additional::Any | Additional::Schema(_) => open = true,
+            Additional::Absent | Additional::Never if node.has_properties => described.push(id),
+            Additional::Absent | Additional::Never if !composite => open = true,
+            Additional::Absent | Additional::Never => {}
+        }
+        Some((described, open))
+    }
+
     /// The nodes checked together with `id` on the same value: `id`, what it references and
     /// its `allOf` parts, recursively (up to [`UNION_DEPTH`] levels).
     fn closure(&self, id: u32, depth: u32, out: &mut Vec<u32>) {
@@ -605,6 +645,13 @@ fn node_literal(arena: &Arena, id: u32, node: &Node) -> String {
     }
     if !node.all_of.is_empty() {
         fields.push(format!("all_of: &{:?}", node.all_of));
+    }
+    // Only where gathering walks other nodes (a plain object schema gathers itself).
+    let composite = node.reference.is_some() || !node.all_of.is_empty() || !node.any_of.is_empty();
+    if composite && let Some((described, open)) = arena.static_view(id, 0) {
+        fields.push(format!(
+            "view: Some(&View {{ described: &{described:?}, open: {open} }})"
+        ));
     }
     if node.has_bounds {
         let mut bounds: Vec<String> = Vec::new();

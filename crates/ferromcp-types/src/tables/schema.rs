@@ -156,9 +156,25 @@ pub(super) struct Node {
     /// How the `any_of` branches are told apart, when they can be.
     pub(super) union: Option<&'static Union>,
     pub(super) all_of: &'static [NodeId],
+    /// What shaping gathers from this node for any object, when that does not depend on the
+    /// object (composite nodes only).
+    pub(super) view: Option<&'static View>,
     /// `enum` and the numeric bounds: few schemas have them.
     pub(super) bounds: Option<&'static Bounds>,
 }
+
+/// What shaping (`shape.rs`) gathers from a node for any object: the object schemas that
+/// describe it, in order, and whether one leaves it open. The generator computes it where it
+/// does not depend on the object, looking at most [`VIEW_DEPTH`] nodes deep.
+#[derive(Debug)]
+pub(super) struct View {
+    pub(super) described: &'static [NodeId],
+    pub(super) open: bool,
+}
+
+/// How deep (in `$ref`, `allOf` and `anyOf` steps) a [`View`] may have looked (the generator's
+/// `UNION_DEPTH`): shaping uses a view only where its own depth limit is that far away.
+pub(super) const VIEW_DEPTH: u32 = 16;
 
 /// A listed property.
 #[derive(Debug)]
@@ -318,6 +334,7 @@ impl Node {
         any_of: &[],
         union: None,
         all_of: &[],
+        view: None,
         bounds: None,
     };
 

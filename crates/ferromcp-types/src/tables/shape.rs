@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::data::VersionData;
-use super::schema::{Additional, Key, NodeId, T_ARRAY, T_OBJECT, compiled};
+use super::schema::{Additional, Key, NodeId, T_ARRAY, T_OBJECT, VIEW_DEPTH, compiled};
 use super::validate::{Subject, plausible};
 use crate::ProtocolVersion;
 
@@ -111,6 +111,19 @@ impl Ids {
     fn is_empty(&self) -> bool {
         self.as_slice().is_empty()
     }
+}
+
+/// What the plain walk gathers from node `id` for object `map`: the describing schemas and
+/// whether one leaves it open (for the tests of the generated [`super::schema::View`]s).
+#[cfg(test)]
+pub(super) fn gathered(
+    c: &VersionData,
+    id: NodeId,
+    map: &Map<String, Value>,
+) -> (Vec<NodeId>, bool) {
+    let mut view = ObjectView::default();
+    Shaper { c, fast: false }.collect_object(id, map, &mut view, 0);
+    (view.described.as_slice().to_vec(), view.open)
 }
 
 /// What [`Shaper::object`] knows about the object's fields afterwards.
@@ -240,11 +253,22 @@ impl Shaper<'_> {
         }
         let c = self.c;
         let node = c.node(id);
-        if self.fast
-            && node.pure_ref
-            && let Some(target) = node.reference
-        {
-            return self.collect_object(target, map, view, depth + 1);
+        if self.fast {
+            // What the plain walk below would gather, known in advance.
+            if let Some(known) = node.view
+                && depth + VIEW_DEPTH < MAX_DEPTH
+            {
+                for &id in known.described {
+                    view.described.push(id);
+                }
+                view.open |= known.open;
+                return;
+            }
+            if node.pure_ref
+                && let Some(target) = node.reference
+            {
+                return self.collect_object(target, map, view, depth + 1);
+            }
         }
         if node.never || (node.types != 0 && node.types & T_OBJECT == 0) {
             return;
