@@ -433,13 +433,24 @@ fn message_frame(id: &str, json: &[u8]) -> Option<Vec<u8>> {
     frame.extend_from_slice(b"\ndata: ");
     let start = frame.len();
     frame.extend_from_slice(json);
-    for b in &mut frame[start..] {
-        if matches!(*b, b'\n' | b'\r') {
-            *b = b' ';
+    if has_line_break(json) {
+        for b in &mut frame[start..] {
+            if matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
         }
     }
     frame.extend_from_slice(b"\n\n");
     Some(frame)
+}
+
+/// Whether `bytes` holds a line break (rare in compact JSON: only a raw payload's whitespace).
+fn has_line_break(bytes: &[u8]) -> bool {
+    // Branch-free over each chunk, so that the compiler can vectorize the scan.
+    bytes.chunks(32).any(|c| {
+        c.iter()
+            .fold(false, |acc, &b| acc | (b == b'\n') | (b == b'\r'))
+    })
 }
 
 /// Appends `n` in decimal to `out` (without the formatting machinery: this runs per request).
@@ -456,9 +467,9 @@ pub(crate) fn push_decimal(out: &mut String, n: u64) {
             break;
         }
     }
-    // ASCII digits: always UTF-8.
-    if let Ok(digits) = std::str::from_utf8(&digits[i..]) {
-        out.push_str(digits);
+    out.reserve(digits.len() - i);
+    for &d in &digits[i..] {
+        out.push(char::from(d));
     }
 }
 
@@ -521,6 +532,38 @@ mod tests {
 
     use super::Streams;
     use crate::http::event_store::{EventStore, InMemoryEventStore};
+
+    /// The frames written straight from a message's stored encoding are the ones the SSE
+    /// codec writes (MCP 2025-11-25 "Streamable HTTP": one JSON-RPC message per event), for
+    /// compact JSON and for a raw payload holding line breaks; an id that would split the
+    /// frame is refused.
+    #[test]
+    fn message_frames_match_the_codec() {
+        use ferromcp_dispatch::codec::encode_message_event;
+        use ferromcp_types::jsonrpc::Payload;
+
+        let raw =
+            serde_json::value::RawValue::from_string("{\n\"a\":\r\n [1, 2]\n}".into()).unwrap();
+        let long = "x".repeat(100);
+        for message in [
+            Message::response(RequestId::from(3), Payload::empty_object()),
+            Message::response(RequestId::from("q"), Payload::from(raw)),
+            Message::Notification(Notification::new(
+                "notifications/message",
+                Some(Payload::from(serde_json::json!({ "data": long }))),
+            )),
+        ] {
+            let mut expected = Vec::new();
+            encode_message_event(&mut expected, Some("r4-17"), &message).unwrap();
+            let frame = super::message_frame("r4-17", &message.to_vec()).unwrap();
+            assert_eq!(
+                String::from_utf8(frame).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
+        assert!(super::message_frame("a\nb", b"{}").is_none());
+        assert!(super::message_frame("a\0b", b"{}").is_none());
+    }
 
     fn note(related: &RequestId) -> TransportMessage {
         TransportMessage::new(
