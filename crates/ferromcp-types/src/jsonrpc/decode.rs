@@ -731,6 +731,73 @@ mod tests {
         assert_eq!(decode_plain(bad, DEFAULT_MAX_DEPTH), None);
     }
 
+    /// Bytes that matter to the grammar, for mutations.
+    const PIECES: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        "\"",
+        "\\",
+        " ",
+        "\n",
+        "\t",
+        "0",
+        "1",
+        "-",
+        ".",
+        "e",
+        "null",
+        "true",
+        "a",
+        "\\u0061",
+        "\\ud800",
+        "\"a\":1",
+        "\"id\":",
+        "\"method\":",
+        "\"params\":",
+        "\"result\":",
+        "\"jsonrpc\":\"2.0\"",
+        "\u{0}",
+        "\u{1f}",
+        "\u{e9}",
+    ];
+
+    proptest::proptest! {
+        /// Any mutation of a message the plain path reads either is declined by it or reads
+        /// as the full path reads it.
+        #[test]
+        fn mutated_messages_never_make_the_paths_disagree(
+            base in 0..PLAIN.len(),
+            edits in proptest::collection::vec((0..200usize, 0..3u8, 0..PIECES.len()), 1..4),
+        ) {
+            let mut text = PLAIN[base].to_owned();
+            for (at, op, piece) in edits {
+                let mut at = at % (text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let next = text[at..].chars().next().map_or(0, char::len_utf8);
+                match op {
+                    0 => text.insert_str(at, PIECES[piece]),
+                    1 => text.replace_range(at..at + next, ""),
+                    _ => text.replace_range(at..at + next, PIECES[piece]),
+                }
+            }
+            if let Some(plain) = decode_plain(text.as_bytes(), DEFAULT_MAX_DEPTH) {
+                let full = decode_full(text.as_bytes(), DEFAULT_MAX_DEPTH);
+                proptest::prop_assert_eq!(
+                    format!("{full:?}"),
+                    format!("{:?}", Ok::<_, ()>(plain)),
+                    "{}",
+                    text
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_plain_path_keeps_the_depth_bound() {
         // The envelope is level 1, `params` level 2.
