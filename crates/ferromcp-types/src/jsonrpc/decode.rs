@@ -8,8 +8,16 @@
 //! - keys are case-sensitive (`"Method"` is not `"method"`);
 //! - a duplicate envelope key is rejected, so two parsers can never disagree about which
 //!   `method` or `id` a message carries;
-//! - nesting depth is bounded ([`DEFAULT_MAX_DEPTH`], settable) before anything is parsed;
+//! - nesting depth is bounded ([`DEFAULT_MAX_DEPTH`], settable) before serde_json parses
+//!   anything, and the hand-read path never nests deeper;
 //! - invalid UTF-8 is a parse error.
+//!
+//! The usual message (a request, notification or success response written plainly) is read
+//! by hand in one pass over the bytes ([`decode_plain`]), with its duplicate-key and depth
+//! checks folded into the same scan and serde_json checking only the kept `params` or
+//! `result` text; anything else takes the serde_json path, which decides it as it always
+//! has. Duplicate keys inside `params` and `result` are found by a byte scanner
+//! (`scan.rs`) that compares keys by their decoded value.
 
 use std::fmt;
 

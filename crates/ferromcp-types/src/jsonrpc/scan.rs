@@ -44,7 +44,8 @@ pub(super) struct Scanner<'a> {
     pos: usize,
 }
 
-/// A string as written between its quotes, and whether it holds a backslash escape.
+/// A string as written between its quotes, and whether it holds a backslash escape or a
+/// control character.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RawStr<'a> {
     raw: &'a str,
