@@ -1,5 +1,7 @@
-//! Dispatcher micro-benchmarks: an in-process round trip through each dispatcher, and
-//! JSON-RPC encode plus decode of a typical `tools/call` request and result.
+//! Dispatcher micro-benchmarks: an in-process round trip through each dispatcher (on a
+//! multi-thread runtime, and the JSON-RPC one also on a current-thread runtime, over memory
+//! and over a newline-delimited pipe), and JSON-RPC encode plus decode of a typical
+//! `tools/call` request and result.
 //!
 //! Run with `cargo bench -p ferromcp-dispatch --bench dispatch`.
 
@@ -10,7 +12,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use ferromcp_dispatch::{
     CallOptions, DirectDispatcher, Dispatcher, DispatcherConfig, Handler, JsonRpcDispatcher,
-    Outbound, handler_fn, memory_pair,
+    LineTransportConfig, Outbound, handler_fn, line_transport, memory_pair,
 };
 use ferromcp_types::jsonrpc::{Message, Payload, Request};
 use serde_json::json;
@@ -62,6 +64,46 @@ fn round_trips(c: &mut Criterion) {
     group.bench_function("direct", |bench| {
         bench.iter_custom(|n| rt.block_on(timed_calls(&client, n)));
     });
+
+    // A current-thread runtime, as a stdio server runs on: the same memory pair, and a
+    // newline-delimited JSON pipe (framing, decode and the writer task included).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let (client, server) = rt.block_on(async {
+        let (a, b) = memory_pair(64);
+        let client = JsonRpcDispatcher::new(a.source, a.sink, DispatcherConfig::default());
+        let server = JsonRpcDispatcher::new(b.source, b.sink, DispatcherConfig::default());
+        for (d, h) in [(client.clone(), echo()), (server.clone(), echo())] {
+            tokio::spawn(async move { d.run(h).await });
+        }
+        (client, server)
+    });
+    group.bench_function("jsonrpc_memory_current_thread", |bench| {
+        bench.iter_custom(|n| rt.block_on(timed_calls(&client, n)));
+    });
+    client.close();
+    server.close();
+    let (client, server) = rt.block_on(async {
+        let (near, far) = tokio::io::duplex(64 * 1024);
+        let (near_read, near_write) = tokio::io::split(near);
+        let (far_read, far_write) = tokio::io::split(far);
+        let config = LineTransportConfig::default();
+        let (source, sink) = line_transport(near_read, near_write, config.clone());
+        let client = JsonRpcDispatcher::new(source, sink, DispatcherConfig::default());
+        let (source, sink) = line_transport(far_read, far_write, config);
+        let server = JsonRpcDispatcher::new(source, sink, DispatcherConfig::default());
+        for (d, h) in [(client.clone(), echo()), (server.clone(), echo())] {
+            tokio::spawn(async move { d.run(h).await });
+        }
+        (client, server)
+    });
+    group.bench_function("jsonrpc_line_current_thread", |bench| {
+        bench.iter_custom(|n| rt.block_on(timed_calls(&client, n)));
+    });
+    client.close();
+    server.close();
     group.finish();
 }
 
