@@ -51,7 +51,7 @@ pub(crate) fn emit(tables: &[VersionTables]) -> Result<String, String> {
         "//! Generated tables: method lists, method hash and compiled schema nodes of every \
          revision.\n\n",
     );
-    out.push_str("use super::data::{MethodEntry, MethodHash, VersionData};\n");
+    out.push_str("use super::data::{MethodEntry, MethodHash, VersionData, Words};\n");
     // Import only what the nodes use (an unused import is a warning).
     let schema_names = [
         "Additional",
@@ -147,6 +147,11 @@ fn emit_method_hash(out: &mut String, all: &[&str]) -> Result<(), String> {
     let _ = writeln!(out, "    multiplier: {multiplier:#018x},");
     let _ = writeln!(out, "    shift: {},", 64 - bits);
     let _ = writeln!(out, "    slots: &{slots:?},");
+    out.push_str("    words: &[\n");
+    for name in all {
+        let _ = writeln!(out, "        Words::of({}),", rust_str(name));
+    }
+    out.push_str("    ],\n");
     out.push_str("};\n\n");
     Ok(())
 }

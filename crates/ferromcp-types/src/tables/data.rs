@@ -51,26 +51,95 @@ pub(super) struct MethodHash {
     pub(super) shift: u32,
     /// Per slot: 1 + the index of the method in `ALL_METHODS`, or 0.
     pub(super) slots: &'static [u8],
+    /// The words of each method of `ALL_METHODS` (same index), to confirm a match.
+    pub(super) words: &'static [Words],
+}
+
+/// A name's length and the three words the hash reads: the first, middle and last eight
+/// bytes. Up to 24 bytes they cover the whole name, so equal words are an equal name.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Words {
+    len: usize,
+    first: u64,
+    middle: u64,
+    last: u64,
+}
+
+/// Names longer than this are compared byte by byte after their words.
+const COVERED: usize = 24;
+
+impl Words {
+    /// The words of `text`, at compile time (for the generated table).
+    pub(super) const fn of(text: &str) -> Words {
+        let bytes = text.as_bytes();
+        let len = bytes.len();
+        Words {
+            len,
+            first: const_word(bytes, 0),
+            middle: const_word(bytes, (len / 2).saturating_sub(4)),
+            last: const_word(bytes, len.saturating_sub(8)),
+        }
+    }
+
+    /// The words of `name`: three loads for a name of eight bytes or more.
+    fn read(name: &[u8]) -> Words {
+        let len = name.len();
+        let mid = (len / 2).saturating_sub(4);
+        match (
+            name.first_chunk::<8>(),
+            name.get(mid..).and_then(<[u8]>::first_chunk::<8>),
+            name.last_chunk::<8>(),
+        ) {
+            (Some(first), Some(middle), Some(last)) => Words {
+                len,
+                first: u64::from_le_bytes(*first),
+                middle: u64::from_le_bytes(*middle),
+                last: u64::from_le_bytes(*last),
+            },
+            _ => Words {
+                len,
+                first: word(name, 0),
+                middle: word(name, mid),
+                last: word(name, len.saturating_sub(8)),
+            },
+        }
+    }
+
+    /// The hash key: the words mixed with the length.
+    fn key(&self) -> u64 {
+        self.first ^ self.middle.rotate_left(21) ^ self.last.rotate_left(42) ^ self.len as u64
+    }
+}
+
+/// [`word`] at compile time.
+const fn const_word(bytes: &[u8], start: usize) -> u64 {
+    let mut w = 0u64;
+    let mut i = 0;
+    while i < 8 && start + i < bytes.len() {
+        w |= (bytes[start + i] as u64) << (8 * i);
+        i += 1;
+    }
+    w
 }
 
 impl MethodHash {
-    /// The slot of `name` (`xtask/src/codegen/emit.rs` computes the same when it builds the
-    /// table).
-    pub(super) fn slot(&self, name: &[u8]) -> usize {
-        let len = name.len();
-        let first = word(name, 0);
-        let middle = word(name, (len / 2).saturating_sub(4));
-        let last = word(name, len.saturating_sub(8));
-        let key = first ^ middle.rotate_left(21) ^ last.rotate_left(42) ^ len as u64;
-        key.wrapping_mul(self.multiplier)
+    /// The slot of a name with these words (`xtask/src/codegen/emit.rs` computes the same
+    /// when it builds the table).
+    fn slot(&self, words: &Words) -> usize {
+        words
+            .key()
+            .wrapping_mul(self.multiplier)
             .checked_shr(self.shift)
             .unwrap_or(0) as usize
     }
 
     /// The index in `ALL_METHODS` of `name`, if it is one of them.
     pub(super) fn index(&self, name: &str, all: &[&str]) -> Option<usize> {
-        let slot = *self.slots.get(self.slot(name.as_bytes()))?;
+        let words = Words::read(name.as_bytes());
+        let slot = *self.slots.get(self.slot(&words))?;
         let index = usize::from(slot).checked_sub(1)?;
-        (*all.get(index)? == name).then_some(index)
+        let same = *self.words.get(index)? == words
+            && (words.len <= COVERED || all.get(index).is_some_and(|m| *m == name));
+        same.then_some(index)
     }
 }

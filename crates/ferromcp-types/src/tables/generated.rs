@@ -4,7 +4,7 @@
 
 //! Generated tables: method lists, method hash and compiled schema nodes of every revision.
 
-use super::data::{MethodEntry, MethodHash, VersionData};
+use super::data::{MethodEntry, MethodHash, VersionData, Words};
 use super::schema::{
     Additional, Bounds, Lit, Name, Node, Prop, T_ARRAY, T_BOOLEAN, T_INTEGER, T_NULL, T_NUMBER,
     T_OBJECT, T_STRING, Union, View,
@@ -58,6 +58,42 @@ pub(super) static METHOD_HASH: MethodHash = MethodHash {
         0, 0, 0, 0, 0, 11, 0, 0, 0, 0, 0, 0, 0, 0, 25, 6, 0, 0, 0, 0, 0, 0, 0, 17, 0, 0, 0, 0, 19,
         0, 0, 0, 33, 0, 0, 29, 0, 0, 0, 0, 0, 0, 0, 22, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0,
         20, 0, 13, 30, 0, 32, 4, 0, 23, 0, 0, 10, 15, 0,
+    ],
+    words: &[
+        Words::of("completion/complete"),
+        Words::of("elicitation/create"),
+        Words::of("initialize"),
+        Words::of("logging/setLevel"),
+        Words::of("notifications/cancelled"),
+        Words::of("notifications/elicitation/complete"),
+        Words::of("notifications/initialized"),
+        Words::of("notifications/message"),
+        Words::of("notifications/progress"),
+        Words::of("notifications/prompts/list_changed"),
+        Words::of("notifications/resources/list_changed"),
+        Words::of("notifications/resources/updated"),
+        Words::of("notifications/roots/list_changed"),
+        Words::of("notifications/subscriptions/acknowledged"),
+        Words::of("notifications/tasks/status"),
+        Words::of("notifications/tools/list_changed"),
+        Words::of("ping"),
+        Words::of("prompts/get"),
+        Words::of("prompts/list"),
+        Words::of("resources/list"),
+        Words::of("resources/read"),
+        Words::of("resources/subscribe"),
+        Words::of("resources/templates/list"),
+        Words::of("resources/unsubscribe"),
+        Words::of("roots/list"),
+        Words::of("sampling/createMessage"),
+        Words::of("server/discover"),
+        Words::of("subscriptions/listen"),
+        Words::of("tasks/cancel"),
+        Words::of("tasks/get"),
+        Words::of("tasks/list"),
+        Words::of("tasks/result"),
+        Words::of("tools/call"),
+        Words::of("tools/list"),
     ],
 };
 
