@@ -95,6 +95,20 @@ impl Node {
         }
     }
 
+    /// Only a `type` (or nothing at all): checking a value is checking its type.
+    pub(crate) fn is_type_only(&self) -> bool {
+        self.reference.is_none()
+            && !self.never
+            && self.constant.is_none()
+            && self.required.is_empty()
+            && self.properties.is_empty()
+            && matches!(self.additional, Additional::Absent | Additional::Any)
+            && self.items.is_none()
+            && self.any_of.is_empty()
+            && self.all_of.is_empty()
+            && !self.has_bounds
+    }
+
     /// Only a `$ref`: checking the node is checking its target.
     pub(crate) fn is_pure_ref(&self) -> bool {
         self.reference.is_some()
@@ -579,6 +593,9 @@ fn node_literal(arena: &Arena, id: u32, node: &Node) -> String {
     }
     if node.is_pure_ref() {
         fields.push("pure_ref: true".into());
+    }
+    if node.is_type_only() {
+        fields.push("type_only: true".into());
     }
     if let Some(constant) = &node.constant {
         fields.push(format!("constant: Some({})", lit(constant)));

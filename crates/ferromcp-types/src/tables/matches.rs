@@ -3,7 +3,8 @@
 //! It answers exactly what the plain walk of `validate.rs` (`Checker`, which also builds the
 //! error report) answers, with shortcuts that never change the answer:
 //!
-//! - a node that is only a `$ref` is its target (followed in a loop, counting depth the same);
+//! - a node that is only a `$ref` is its target (followed in a loop, counting depth the same),
+//!   and a node that only names a type checks the type;
 //! - an object schema that lists no fields and does not restrict extra ones does not walk the
 //!   object;
 //! - required fields are counted while the fields are walked (each listed property knows
@@ -30,6 +31,9 @@ pub(super) fn matches(c: &VersionData, mut id: NodeId, value: &Value, mut depth:
             return false;
         }
         let node = c.node(id);
+        if node.type_only {
+            return type_matches(node.types, value);
+        }
         match node.reference {
             Some(target) if node.pure_ref => {
                 id = target;
@@ -40,6 +44,9 @@ pub(super) fn matches(c: &VersionData, mut id: NodeId, value: &Value, mut depth:
     }
 }
 
+/// The checks of one node that is more than a type or a `$ref` (kept out of [`matches`], so
+/// that the common light nodes cost no more than a call).
+#[inline(never)]
 fn node_matches(c: &VersionData, node: &Node, value: &Value, depth: u32) -> bool {
     if node.never {
         return false;

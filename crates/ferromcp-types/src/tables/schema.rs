@@ -133,6 +133,9 @@ pub(super) struct Node {
     pub(super) reference: Option<NodeId>,
     /// The node is only a `$ref` (no other keyword): checking it is checking the target.
     pub(super) pure_ref: bool,
+    /// The node checks nothing but the type (it may list properties it puts no bound on, or
+    /// allow any extra ones: `{"type": "object", "additionalProperties": {}}`).
+    pub(super) type_only: bool,
     pub(super) constant: Option<Lit>,
 
     /// Every object is plausible for this schema (see `validate::plausible`): it admits
@@ -223,6 +226,7 @@ impl Name {
     }
 
     /// Whether this is `key`.
+    #[inline(always)]
     pub(super) fn is(&self, key: &Key<'_>) -> bool {
         self.head == key.head
             && self.text.len() == key.text.len()
@@ -323,6 +327,7 @@ impl Node {
         types: 0,
         reference: None,
         pure_ref: false,
+        type_only: false,
         constant: None,
         always_plausible: false,
         has_properties: false,
@@ -350,7 +355,7 @@ impl Node {
 
     /// The property `name`, if listed. A short list is scanned ([`Name::is`] mostly compares
     /// two integers); a long one is searched by length, then name.
-    #[inline]
+    #[inline(always)]
     pub(super) fn property_entry(&self, name: &Key<'_>) -> Option<&Prop> {
         let props = self.properties;
         if props.len() <= 8 {

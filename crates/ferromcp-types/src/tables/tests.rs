@@ -99,6 +99,17 @@ fn generated_node_facts_hold() {
             && node.all_of.is_empty()
             && node.bounds.is_none();
         assert_eq!(node.pure_ref, only_ref, "{v} node {id}");
+        let only_type = node.reference.is_none()
+            && !node.never
+            && node.constant.is_none()
+            && node.required.is_empty()
+            && node.properties.is_empty()
+            && matches!(node.additional, Additional::Absent | Additional::Any)
+            && node.items.is_none()
+            && node.any_of.is_empty()
+            && node.all_of.is_empty()
+            && node.bounds.is_none();
+        assert_eq!(node.type_only, only_type, "{v} node {id}");
         let mut previous: Option<&str> = None;
         let mut expected = Vec::new();
         for prop in node.properties {
