@@ -37,6 +37,38 @@ fn panic_text(panic: &(dyn Any + Send)) -> &str {
         .unwrap_or("(non-string panic)")
 }
 
+/// A copy of a method name for the error log, kept inline when short (method names almost
+/// always are), so that keeping it costs no allocation per request.
+enum MethodName {
+    Short { len: u8, bytes: [u8; Self::INLINE] },
+    Long(String),
+}
+
+impl MethodName {
+    const INLINE: usize = 32;
+
+    fn new(name: &str) -> Self {
+        match u8::try_from(name.len()) {
+            Ok(len) if name.len() <= Self::INLINE => {
+                let mut bytes = [0; Self::INLINE];
+                bytes[..name.len()].copy_from_slice(name.as_bytes());
+                Self::Short { len, bytes }
+            }
+            _ => Self::Long(name.to_owned()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            // A whole `str` was copied, so this is valid UTF-8.
+            Self::Short { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            Self::Long(name) => name,
+        }
+    }
+}
+
 /// Runs a request handler; protocol errors pass through, invalid params become -32602 and
 /// anything else, a panic included, -32603.
 pub(crate) async fn call_request(
@@ -45,7 +77,7 @@ pub(crate) async fn call_request(
     method: String,
     params: Option<Payload>,
 ) -> Result<Payload, ErrorObject> {
-    let name = method.clone();
+    let name = MethodName::new(&method);
     let started = catch_unwind(AssertUnwindSafe(|| handler.on_request(ctx, method, params)));
     let outcome = match started {
         Ok(fut) => CatchUnwind(fut).await,
@@ -53,9 +85,13 @@ pub(crate) async fn call_request(
     };
     match outcome {
         Ok(Ok(result)) => Ok(result),
-        Ok(Err(e)) => Err(e.into_error_object(&name)),
+        Ok(Err(e)) => Err(e.into_error_object(name.as_str())),
         Err(panic) => {
-            tracing::error!(method = %name, panic = panic_text(&*panic), "request handler panicked");
+            tracing::error!(
+                method = name.as_str(),
+                panic = panic_text(&*panic),
+                "request handler panicked"
+            );
             Err(ErrorObject::internal_error("Internal error"))
         }
     }
@@ -92,6 +128,20 @@ pub(crate) fn intercept(handler: &dyn Handler, method: &str, params: Option<&Pay
                 "notification intercept panicked"
             );
             false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MethodName;
+
+    /// The logged method name is the request's, short or long, ASCII or not.
+    #[test]
+    fn method_names_are_kept_whole() {
+        let long = "x".repeat(MethodName::INLINE + 1);
+        for name in ["", "tools/call", "méthode/ünïcode", &long, &long[1..]] {
+            assert_eq!(MethodName::new(name).as_str(), name);
         }
     }
 }

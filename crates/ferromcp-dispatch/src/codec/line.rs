@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use bytes::Bytes;
-use ferromcp_types::jsonrpc::{DecodeError, Decoder, Message};
+use ferromcp_types::jsonrpc::{DecodeError, Decoder, Message, Payload};
 
 /// The default bound on the length of one line: 4 MiB.
 pub const DEFAULT_MAX_LINE_LEN: usize = 4 * 1024 * 1024;
@@ -386,7 +386,12 @@ impl LineWriter {
     pub fn push(&mut self, message: &Message) {
         let start = self.buf.len();
         message.write_to(&mut self.buf);
-        self.end_line(start);
+        // Only a payload kept verbatim can hold a raw line break: the encoder writes
+        // everything else compactly, escaping control characters inside strings.
+        if carries_raw_payload(message) {
+            flatten_newlines(&mut self.buf[start..]);
+        }
+        self.buf.push(b'\n');
     }
 
     /// Appends an already encoded JSON message and a newline.
@@ -440,6 +445,17 @@ impl LineWriter {
     }
 }
 
+/// Whether `message` carries a payload as raw text (which is written verbatim).
+fn carries_raw_payload(message: &Message) -> bool {
+    let payload = match message {
+        Message::Request(r) => r.params.as_ref(),
+        Message::Notification(n) => n.params.as_ref(),
+        Message::Response(r) => Some(&r.result),
+        Message::Error(_) => None,
+    };
+    matches!(payload, Some(Payload::Raw(_)))
+}
+
 /// Replaces line terminators with spaces: outside JSON strings they are whitespace, and inside
 /// strings valid JSON cannot hold them raw.
 pub(crate) fn flatten_newlines(bytes: &mut [u8]) {
@@ -481,6 +497,47 @@ mod tests {
             let plain = vec![b'{'; len];
             assert_eq!(find_newline(&plain), None);
             assert_eq!(find_line_break(&plain), None);
+        }
+    }
+
+    /// MCP Transports › stdio: messages must not contain embedded newlines. Line breaks in
+    /// strings (values, keys, method names, ids, error messages) are escaped by the encoder, and
+    /// raw payloads' line breaks are flattened: every message is exactly one line.
+    #[test]
+    fn every_message_is_one_line() {
+        use ferromcp_types::jsonrpc::{ErrorObject, Notification, Request, RequestId};
+        let nasty = "a\nb\rc\r\nd";
+        let value = serde_json::json!({ nasty: [nasty, {"k\n": "\n"}] });
+        let raw: Payload = serde_json::from_str("{\"a\":\n1,\r\"b\":[\r\n]}").unwrap();
+        assert!(matches!(raw, Payload::Raw(_)));
+        let id = RequestId::from(nasty);
+        let messages = [
+            Message::from(Request::new(
+                id.clone(),
+                nasty,
+                Some(Payload::from(value.clone())),
+            )),
+            Message::from(Request::new(1, "m", Some(raw.clone()))),
+            Message::from(Notification::new(nasty, Some(Payload::from(value.clone())))),
+            Message::response(id.clone(), value.clone()),
+            Message::response(2.into(), raw),
+            Message::error(Some(id), ErrorObject::invalid_request(nasty.to_owned())),
+        ];
+        let mut w = LineWriter::new();
+        for m in &messages {
+            w.push(m);
+        }
+        let lines: Vec<&[u8]> = w.as_bytes().split(|&b| b == b'\n').collect();
+        assert_eq!(
+            lines.len(),
+            messages.len() + 1,
+            "{:?}",
+            String::from_utf8_lossy(w.as_bytes())
+        );
+        for (line, m) in lines.iter().zip(&messages) {
+            assert!(!line.contains(&b'\r'));
+            let back = Message::from_slice(line).map_err(|e| e.to_string());
+            assert_eq!(back.as_ref().map(Message::method), Ok(m.method()));
         }
     }
 
