@@ -5,7 +5,7 @@ use std::any::Any;
 use std::convert::Infallible;
 use std::fmt;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker, ready};
 use std::time::Duration;
 
@@ -21,6 +21,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::frames::FrameRx;
 use super::headers::{EVENT_STREAM, JSON, X_ACCEL_BUFFERING};
+use super::timers::TimerPool;
 
 /// The body of every response the MCP service sends: nothing, one buffer, or a stream of
 /// server-sent events (each event one frame, written in one write; a keep-alive comment when
@@ -129,34 +130,6 @@ impl Drop for KeepAlive {
     fn drop(&mut self) {
         if let (Some(pool), Some(sleep)) = (&self.pool, self.sleep.take()) {
             pool.put(sleep);
-        }
-    }
-}
-
-/// Keep-alive timers of ended SSE bodies, reused by the next ones (one session's POST
-/// streams): registering a fresh timer per response costs more than reusing one, and a
-/// fresh timer due before every other one makes tokio wake its driver (an `eventfd` write
-/// per response). Bounded; the timers of one runtime only (a session lives in one).
-#[derive(Default)]
-pub(crate) struct TimerPool {
-    timers: Mutex<Vec<Pin<Box<Sleep>>>>,
-}
-
-/// The most timers a [`TimerPool`] keeps.
-const TIMER_POOL_SIZE: usize = 8;
-
-impl TimerPool {
-    fn take(&self) -> Option<Pin<Box<Sleep>>> {
-        self.timers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
-    }
-
-    fn put(&self, sleep: Pin<Box<Sleep>>) {
-        let mut timers = self.timers.lock().unwrap_or_else(PoisonError::into_inner);
-        if timers.len() < TIMER_POOL_SIZE {
-            timers.push(sleep);
         }
     }
 }
@@ -354,13 +327,15 @@ pub(crate) fn status_only(status: StatusCode) -> Response<McpBody> {
     r
 }
 
-/// An SSE response over `rx`.
+/// An SSE response over `rx`; its keep-alive timer comes from (and returns to) `pool` when
+/// given.
 pub(crate) fn sse_response(
     rx: mpsc::Receiver<Bytes>,
     keep_alive: Duration,
     guard: Option<Box<dyn Any + Send>>,
+    pool: Option<Arc<TimerPool>>,
 ) -> Response<McpBody> {
-    with_sse_headers(McpBody::sse(Frames::Channel(rx), keep_alive, guard, None))
+    with_sse_headers(McpBody::sse(Frames::Channel(rx), keep_alive, guard, pool))
 }
 
 /// An SSE response over a session stream's queue; its keep-alive timer comes from (and
@@ -448,7 +423,7 @@ mod tests {
             drop(tx);
             assert_eq!(next_frame(&mut first).await, None);
             drop(first);
-            assert_eq!(pool.timers.lock().unwrap().len(), 1, "timer recycled");
+            assert_eq!(pool.len(), 1, "timer recycled");
 
             // The second body takes that timer (due too early for it): its keep-alive still
             // comes a full period after it opened.

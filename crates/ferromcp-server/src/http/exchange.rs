@@ -19,6 +19,7 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::body::{McpBody, json_message, sse_response};
+use super::timers::Timers;
 use crate::connection::{Connection, no_back_channel};
 use crate::runner::ServerRunner;
 use crate::server::Server;
@@ -145,6 +146,8 @@ pub(crate) struct ExchangeOptions {
     pub(crate) deferral: Duration,
     pub(crate) keep_alive: Duration,
     pub(crate) queue: usize,
+    /// The service's reusable timers (deferral, keep-alive).
+    pub(crate) timers: Timers,
 }
 
 /// The progress token of a request, from `params._meta.progressToken`.
@@ -221,7 +224,8 @@ pub(crate) async fn run(
             if opts.json_only {
                 std::future::pending::<()>().await;
             }
-            tokio::time::sleep(opts.deferral).await;
+            let deadline = tokio::time::Instant::now() + opts.deferral;
+            opts.timers.deferral.sleep_until(deadline).await;
         };
         tokio::select! {
             outcome = &mut task => {
@@ -294,7 +298,12 @@ fn sse_with_first(
     guard: Option<Box<dyn std::any::Any + Send>>,
     opts: &ExchangeOptions,
 ) -> Response<McpBody> {
-    let mut r = sse_response(rx, opts.keep_alive, guard);
+    let mut r = sse_response(
+        rx,
+        opts.keep_alive,
+        guard,
+        Some(opts.timers.keep_alive.clone()),
+    );
     if let Some(first) = first {
         r.body_mut().push_front(first);
     }

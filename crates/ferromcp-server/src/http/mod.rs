@@ -33,6 +33,7 @@ mod param_headers;
 pub mod redis;
 mod security;
 mod service;
+mod timers;
 
 use std::future::Future;
 use std::io;

@@ -132,6 +132,7 @@ pub(crate) async fn post(
         deferral: config.sse_deferral,
         keep_alive: config.keep_alive,
         queue: config.stream_queue,
+        timers: shared.timers.clone(),
     };
     exchange::run(
         shared.server.clone(),

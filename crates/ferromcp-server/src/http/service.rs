@@ -18,6 +18,7 @@ use super::body::{BodyError, McpBody, http_error, read_body};
 use super::config::HttpConfig;
 use super::headers::{self, MCP_PROTOCOL_VERSION};
 use super::security::{self, Rejection};
+use super::timers::Timers;
 use super::{legacy, modern};
 use crate::server::Server;
 
@@ -45,6 +46,8 @@ pub(crate) struct Shared {
     sweeper: AtomicBool,
     /// The `x-mcp-header` annotations of the server's tools, as last read.
     pub(crate) param_cache: std::sync::Mutex<modern::ParamCache>,
+    /// Timers reused across requests.
+    pub(crate) timers: Timers,
 }
 
 /// The Streamable HTTP endpoint as a tower [`Service`](tower_service::Service): serves both
@@ -85,6 +88,7 @@ impl McpHttpService {
                 lifespan: OnceCell::new(),
                 sweeper: AtomicBool::new(false),
                 param_cache: std::sync::Mutex::new(modern::ParamCache::default()),
+                timers: Timers::default(),
             }),
         }
     }

@@ -348,7 +348,7 @@ async fn session_post(
     sse_queue_response(
         rx,
         c.keep_alive,
-        Some(session.streams.timers.clone()),
+        Some(shared.timers.keep_alive.clone()),
         Some(session.sse_headers.clone()),
     )
 }
@@ -405,6 +405,7 @@ async fn stateless(
         deferral: c.sse_deferral,
         keep_alive: c.keep_alive,
         queue: c.stream_queue,
+        timers: shared.timers.clone(),
     };
     exchange::run(
         shared.server.clone(),
@@ -475,7 +476,12 @@ pub(crate) async fn get(
         None => session.streams.open_standalone().await,
     };
     let r = match opened {
-        Ok(rx) => sse_queue_response(rx, c.keep_alive, None, Some(session.sse_headers.clone())),
+        Ok(rx) => sse_queue_response(
+            rx,
+            c.keep_alive,
+            Some(shared.timers.keep_alive.clone()),
+            Some(session.sse_headers.clone()),
+        ),
         Err(OpenError::Conflict) => http_error(
             StatusCode::CONFLICT,
             "Conflict: only one standalone SSE stream is allowed per session",

@@ -22,7 +22,6 @@ use ferromcp_dispatch::codec::{SseEvent, encode_message_event};
 use ferromcp_types::jsonrpc::{ErrorObject, Message, RequestId};
 use tokio::sync::oneshot;
 
-use crate::http::body::TimerPool;
 use crate::http::event_store::{EventStore, StoredEvent};
 use crate::http::frames::{self, FrameRx, FrameTx, TrySendError};
 
@@ -52,8 +51,6 @@ pub(crate) struct Streams {
     queue: usize,
     next_stream: AtomicU64,
     state: Mutex<State>,
-    /// Keep-alive timers reused by the session's POST responses.
-    pub(crate) timers: Arc<TimerPool>,
 }
 
 /// Why a stream could not be opened.
@@ -84,7 +81,6 @@ impl Streams {
             queue: queue.max(1),
             next_stream: AtomicU64::new(0),
             state: Mutex::new(State::default()),
-            timers: Arc::default(),
         }
     }
 

@@ -190,7 +190,12 @@ async fn forward(
         }
     }
     tokio::spawn(tail.pipe(tx));
-    sse_response(rx, c.keep_alive, None)
+    sse_response(
+        rx,
+        c.keep_alive,
+        None,
+        Some(shared.timers.keep_alive.clone()),
+    )
 }
 
 /// A GET with `Last-Event-ID`: the stored events after it, then the stream live.
@@ -238,7 +243,15 @@ async fn resume(
         let tail = Tail::new(node.clone(), sid, &replay.stream, &after, owner);
         tokio::spawn(tail.pipe(tx));
     }
-    with_session(sse_response(rx, c.keep_alive, None), sid)
+    with_session(
+        sse_response(
+            rx,
+            c.keep_alive,
+            None,
+            Some(shared.timers.keep_alive.clone()),
+        ),
+        sid,
+    )
 }
 
 /// A GET without `Last-Event-ID` for a session owned by another node: the standalone
@@ -269,7 +282,12 @@ async fn standalone(
     }
     let tail = Tail::new(node.clone(), sid, STANDALONE, entry, &record.node);
     tokio::spawn(tail.pipe(tx));
-    sse_response(rx, c.keep_alive, None)
+    sse_response(
+        rx,
+        c.keep_alive,
+        None,
+        Some(shared.timers.keep_alive.clone()),
+    )
 }
 
 fn frame(id: &str, data: &[u8]) -> Option<Bytes> {
