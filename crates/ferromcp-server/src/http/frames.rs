@@ -1,8 +1,8 @@
 //! A bounded queue of SSE frames from a session's router to one response body.
 //!
-//! Each handshake-era POST answered over SSE gets one, so it is made per request: one
-//! allocation for the shared state and a small queue, against a tokio `mpsc` channel's
-//! block of 32 slots and its semaphore. It has what [`Streams`](super::legacy::streams)
+//! Each handshake-era POST answered over SSE gets one, so it is made per request: two small
+//! allocations (the shared state, a two-slot queue), against a tokio `mpsc` channel's block
+//! of 32 slots and its semaphore. It has what [`Streams`](super::legacy::streams)
 //! needs and no more: `try_send` (a full queue means a client too slow to keep), the
 //! receiver's liveness, and the end of the stream when the last sender is dropped.
 
