@@ -124,8 +124,9 @@ where
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TracingMiddleware;
 
-impl Middleware for TracingMiddleware {
-    fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult> {
+impl TracingMiddleware {
+    /// The request's `mcp.request` span; disabled when no subscriber wants it.
+    pub(crate) fn span(request: &McpRequest) -> tracing::Span {
         let tool = match request.method.as_str() {
             "tools/call" | "prompts/get" => request
                 .params
@@ -142,28 +143,44 @@ impl Middleware for TracingMiddleware {
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty,
         );
+        // otel: parent the span on the trace context in `_meta` (src/otel.rs).
+        #[cfg(feature = "otel")]
+        if !span.is_disabled() {
+            crate::otel::set_parent_from_meta(&span, request.ctx.meta().map(|m| &m.0));
+        }
+        span
+    }
+
+    /// Runs `inner` in `span` (an enabled one), recording its outcome and duration.
+    pub(crate) async fn traced(
+        span: tracing::Span,
+        inner: impl Future<Output = McpResult>,
+    ) -> McpResult {
+        let started = Instant::now();
+        async move {
+            let result = inner.await;
+            let span = tracing::Span::current();
+            span.record("duration_us", started.elapsed().as_micros() as u64);
+            match &result {
+                Ok(_) => span.record("outcome", "ok"),
+                Err(HandlerError::Protocol(e)) => span.record("outcome", e.code.0),
+                Err(_) => span.record("outcome", "internal error"),
+            };
+            tracing::debug!("request handled");
+            result
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+impl Middleware for TracingMiddleware {
+    fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult> {
+        let span = Self::span(&request);
         // No subscriber wants the span: nothing to record, so no clock read, no wrapper.
         if span.is_disabled() {
             return next.run(request);
         }
-        // otel: parent the span on the trace context in `_meta` (src/otel.rs).
-        #[cfg(feature = "otel")]
-        crate::otel::set_parent_from_meta(&span, request.ctx.meta().map(|m| &m.0));
-        let started = Instant::now();
-        Box::pin(
-            async move {
-                let result = next.run(request).await;
-                let span = tracing::Span::current();
-                span.record("duration_us", started.elapsed().as_micros() as u64);
-                match &result {
-                    Ok(_) => span.record("outcome", "ok"),
-                    Err(HandlerError::Protocol(e)) => span.record("outcome", e.code.0),
-                    Err(_) => span.record("outcome", "internal error"),
-                };
-                tracing::debug!("request handled");
-                result
-            }
-            .instrument(span),
-        )
+        Box::pin(Self::traced(span, next.run(request)))
     }
 }

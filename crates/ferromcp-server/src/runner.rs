@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::connection::{Connection, NotifyOnly};
 use crate::context::RequestContext;
-use crate::middleware::{McpRequest, McpResult, Next};
+use crate::middleware::{McpRequest, McpResult, Middleware, Next, TracingMiddleware};
 use crate::server::{CACHEABLE_METHODS, Server};
 
 /// How a runner builds the connection a request runs on.
@@ -126,14 +126,21 @@ impl ServerRunner {
     ) -> Result<JsonObject, HandlerError> {
         let meta = read_meta(params.as_ref());
         let layers = server.inner.middleware.clone();
+        let tracing = server.inner.tracing;
         let ctx = RequestContext::new(server, connection.clone(), dispatch, &method, meta);
-        let result = Next::new(layers, ladder)
-            .run(McpRequest {
-                ctx,
-                method,
-                params,
-            })
-            .await;
+        let request = McpRequest {
+            ctx,
+            method,
+            params,
+        };
+        // The default tracing layer, outermost; a span no subscriber wants costs nothing.
+        let span = tracing.then(|| TracingMiddleware::span(&request));
+        let result = match span {
+            Some(span) if !span.is_disabled() => {
+                TracingMiddleware::traced(span, run_stack(layers, request)).await
+            }
+            _ => run_stack(layers, request).await,
+        };
         // The params of an `initialize` the ladder answered (after any rewrite by a layer).
         let staged = connection.take_staged_initialize();
         let result = result?;
@@ -212,6 +219,15 @@ fn commit_initialize(connection: &Connection, params: Option<&Value>) -> Result<
     let version = ProtocolVersion::negotiate_handshake(&params.protocol_version);
     connection.commit_handshake(version, params.client_info, params.capabilities);
     Ok(())
+}
+
+/// The middleware stack around the ladder; without layers, the ladder itself (no box).
+async fn run_stack(layers: Arc<[Arc<dyn Middleware>]>, request: McpRequest) -> McpResult {
+    if layers.is_empty() {
+        inner_ladder(request).await
+    } else {
+        Next::new(layers, ladder).run(request).await
+    }
 }
 
 /// The innermost step of the middleware stack: the request ladder.

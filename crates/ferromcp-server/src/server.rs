@@ -21,7 +21,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::context::RequestContext;
-use crate::middleware::{Middleware, TracingMiddleware};
+use crate::middleware::Middleware;
 
 pub(crate) type RequestFn =
     dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<Value, HandlerError>> + Send + Sync;
@@ -115,6 +115,8 @@ pub(crate) struct Inner {
     pub(crate) requests: HashMap<String, Arc<RequestFn>>,
     pub(crate) notifications: HashMap<String, Arc<NotifyFn>>,
     pub(crate) middleware: Arc<[Arc<dyn Middleware>]>,
+    /// The default tracing layer is on: one `mcp.request` span per request, outermost.
+    pub(crate) tracing: bool,
     pub(crate) cache_hints: HashMap<String, CacheHint>,
     pub(crate) list_changed: ListChanged,
     pub(crate) experimental: Option<CapabilityMap>,
@@ -607,11 +609,9 @@ impl ServerBuilder {
         if let Some(e) = self.errors.into_iter().next() {
             return Err(e);
         }
-        let mut layers: Vec<Arc<dyn Middleware>> = Vec::new();
-        if self.tracing {
-            layers.push(Arc::new(TracingMiddleware));
-        }
-        layers.extend(self.middleware);
+        // The default tracing layer is run by the kernel itself (`ServerRunner::serve_request`),
+        // outermost, so a request whose span no subscriber wants costs no layer at all.
+        let layers: Vec<Arc<dyn Middleware>> = self.middleware;
         Ok(Server {
             inner: Arc::new(Inner {
                 info: self.info,
@@ -619,6 +619,7 @@ impl ServerBuilder {
                 requests: self.requests,
                 notifications: self.notifications,
                 middleware: layers.into(),
+                tracing: self.tracing,
                 cache_hints: self.cache_hints,
                 list_changed: self.list_changed,
                 experimental: self.experimental,
