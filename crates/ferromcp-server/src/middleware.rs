@@ -121,6 +121,10 @@ where
 
 /// The default outermost layer: one `tracing` span per request, with the method, the tool
 /// name for `tools/call`, the request id, the outcome and the duration.
+///
+/// Every server built with tracing on (the default; see `ServerBuilder::tracing`) runs this
+/// layer itself, outermost, at no cost when no subscriber wants the span. Add it with
+/// `ServerBuilder::middleware` only to have the span at another position in the stack.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TracingMiddleware;
 
