@@ -349,6 +349,7 @@ impl Node {
     }
 
     /// The schema of property `name`, if listed.
+    #[inline(always)]
     pub(super) fn property(&self, name: &Key<'_>) -> Option<NodeId> {
         self.property_entry(name).map(|p| p.node)
     }

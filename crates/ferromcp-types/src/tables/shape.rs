@@ -76,7 +76,7 @@ fn set_result_type(result: &mut Map<String, Value>) {
 struct Ids {
     len: usize,
     inline: [NodeId; Ids::INLINE],
-    /// Every id, once there are more than fit inline.
+    /// Every id, once there are more than fit inline (`len` tells which holds them).
     spilled: Vec<NodeId>,
 }
 
@@ -84,15 +84,16 @@ impl Ids {
     const INLINE: usize = 8;
 
     fn push(&mut self, id: NodeId) {
-        if self.spilled.is_empty() && self.len < Self::INLINE {
-            self.inline[self.len] = id;
-            self.len += 1;
-        } else {
-            if self.spilled.is_empty() {
-                self.spilled.extend_from_slice(&self.inline[..self.len]);
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = id,
+            None => {
+                if self.spilled.is_empty() {
+                    self.spilled.extend_from_slice(&self.inline);
+                }
+                self.spilled.push(id);
             }
-            self.spilled.push(id);
         }
+        self.len += 1;
     }
 
     fn clear(&mut self) {
@@ -101,15 +102,11 @@ impl Ids {
     }
 
     fn as_slice(&self) -> &[NodeId] {
-        if self.spilled.is_empty() {
-            &self.inline[..self.len]
-        } else {
-            &self.spilled
-        }
+        self.inline.get(..self.len).unwrap_or(&self.spilled)
     }
 
     fn is_empty(&self) -> bool {
-        self.as_slice().is_empty()
+        self.len == 0
     }
 }
 
