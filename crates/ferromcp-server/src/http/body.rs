@@ -13,7 +13,7 @@ use bytes::{Buf, Bytes};
 use ferromcp_dispatch::BoxError;
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
-use http::{HeaderMap, Response, StatusCode};
+use http::{Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use tokio::sync::mpsc;
@@ -339,41 +339,25 @@ pub(crate) fn sse_response(
 }
 
 /// An SSE response over a session stream's queue; its keep-alive timer comes from (and
-/// returns to) `pool` when given. `headers` replaces the response's headers: the SSE ones
-/// (see [`sse_headers`]) and whatever the caller adds, made once per session.
+/// returns to) `pool` when given.
 pub(crate) fn sse_queue_response(
     rx: FrameRx,
     keep_alive: Duration,
     pool: Option<Arc<TimerPool>>,
-    headers: Option<HeaderMap>,
 ) -> Response<McpBody> {
-    let body = McpBody::sse(Frames::Queue(rx), keep_alive, None, pool);
-    match headers {
-        Some(h) => {
-            let mut r = Response::new(body);
-            *r.headers_mut() = h;
-            r
-        }
-        None => with_sse_headers(body),
-    }
+    with_sse_headers(McpBody::sse(Frames::Queue(rx), keep_alive, None, pool))
 }
 
 fn with_sse_headers(body: McpBody) -> Response<McpBody> {
     let mut r = Response::new(body);
-    *r.headers_mut() = sse_headers();
-    r
-}
-
-/// The headers of every SSE response.
-pub(crate) fn sse_headers() -> HeaderMap {
-    let mut h = HeaderMap::with_capacity(4);
+    let h = r.headers_mut();
     h.insert(CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
     h.insert(
         CACHE_CONTROL,
         HeaderValue::from_static("no-cache, no-transform"),
     );
     h.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
-    h
+    r
 }
 
 /// The HTTP status of a JSON-RPC error on the 2026-07-28 entry: -32601 is 404, -32603 is

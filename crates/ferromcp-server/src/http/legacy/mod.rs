@@ -38,10 +38,7 @@ fn header_version(parts: &http::request::Parts) -> ProtocolVersion {
 }
 
 fn with_session(mut r: Response<McpBody>, session: &Session) -> Response<McpBody> {
-    // An SSE response made from the session's header set carries it already.
-    if let Some(v) = &session.id_header
-        && !r.headers().contains_key(MCP_SESSION_ID)
-    {
+    if let Some(v) = &session.id_header {
         r.headers_mut().insert(MCP_SESSION_ID, v.clone());
     }
     r
@@ -345,12 +342,7 @@ async fn session_post(
         session.streams.abandon(&id);
         return push_failed(e);
     }
-    sse_queue_response(
-        rx,
-        c.keep_alive,
-        Some(shared.timers.keep_alive.clone()),
-        Some(session.sse_headers.clone()),
-    )
+    sse_queue_response(rx, c.keep_alive, Some(shared.timers.keep_alive.clone()))
 }
 
 fn push_failed(e: PushError) -> Response<McpBody> {
@@ -476,12 +468,7 @@ pub(crate) async fn get(
         None => session.streams.open_standalone().await,
     };
     let r = match opened {
-        Ok(rx) => sse_queue_response(
-            rx,
-            c.keep_alive,
-            Some(shared.timers.keep_alive.clone()),
-            Some(session.sse_headers.clone()),
-        ),
+        Ok(rx) => sse_queue_response(rx, c.keep_alive, Some(shared.timers.keep_alive.clone())),
         Err(OpenError::Conflict) => http_error(
             StatusCode::CONFLICT,
             "Conflict: only one standalone SSE stream is allowed per session",

@@ -20,9 +20,6 @@ pub struct Session {
     /// `id` as the `Mcp-Session-Id` value of every response (made once; cloning it shares
     /// the bytes). `None` if the id is not a valid header value.
     pub(crate) id_header: Option<http::HeaderValue>,
-    /// The headers of the session's SSE responses, `Mcp-Session-Id` included (cloned per
-    /// response, cheaper than inserting each).
-    pub(crate) sse_headers: http::HeaderMap,
     pub(crate) principal: Option<Principal>,
     pub(crate) created: Instant,
     /// Milliseconds since `created` of the last request.
@@ -43,14 +40,8 @@ impl Session {
         inbox: Arc<Inbox>,
         streams: Arc<Streams>,
     ) -> Self {
-        let id_header = http::HeaderValue::from_str(&id).ok();
-        let mut sse_headers = crate::http::body::sse_headers();
-        if let Some(v) = &id_header {
-            sse_headers.insert(crate::http::MCP_SESSION_ID, v.clone());
-        }
         Self {
-            id_header,
-            sse_headers,
+            id_header: http::HeaderValue::from_str(&id).ok(),
             id,
             principal,
             created: Instant::now(),
