@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(out.into_value().unwrap(), mine);
 
         let raw = serde_json::value::RawValue::from_string(r#"{"x":1}"#.into()).unwrap();
-        let out = inject_context(&cx, Some(Payload::Raw(raw))).unwrap();
+        let out = inject_context(&cx, Some(Payload::Raw(raw.into()))).unwrap();
         assert_eq!(out.into_value().unwrap()["_meta"]["tracestate"], "k=v");
 
         // Not an object: left alone.

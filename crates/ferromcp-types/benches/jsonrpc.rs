@@ -9,9 +9,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ferromcp_types::jsonrpc::{Decoder, Message, Payload, RequestId};
+use ferromcp_types::jsonrpc::{Decoder, Message, Payload, RawJson, RequestId};
 use serde_json::json;
-use serde_json::value::RawValue;
 
 /// The request line a client sends for a `tools/call` of `echo`.
 const REQUEST: &[u8] = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
@@ -41,7 +40,7 @@ fn decode(c: &mut Criterion) {
 
 fn encode(c: &mut Criterion) {
     let value = Message::response(RequestId::from(7), result());
-    let raw = RawValue::from_string(result().to_string()).map(Payload::Raw);
+    let raw = RawJson::from_string(result().to_string()).map(Payload::Raw);
     let raw = Message::response(RequestId::from(7), raw.unwrap_or_else(|_| result().into()));
     assert_eq!(value.to_vec(), raw.to_vec());
     let mut out = Vec::with_capacity(256);

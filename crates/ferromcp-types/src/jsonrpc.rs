@@ -20,7 +20,7 @@ pub use decode::{DEFAULT_MAX_DEPTH, DecodeError, Decoder, Frame, MAX_SETTABLE_DE
 pub use error::{ErrorCode, ErrorObject, MAX_ECHO_LEN, echo};
 pub use id::RequestId;
 pub use message::{ErrorResponse, Message, Notification, Request, Response};
-pub use payload::Payload;
+pub use payload::{Payload, RawJson};
 
 #[cfg(test)]
 mod tests;

@@ -13,11 +13,11 @@
 //! - invalid UTF-8 is a parse error.
 //!
 //! The usual message (a request, notification or success response written plainly) is read
-//! by hand in one pass over the bytes ([`decode_plain`]), with its duplicate-key and depth
-//! checks folded into the same scan and serde_json checking only the kept `params` or
-//! `result` text; anything else takes the serde_json path, which decides it as it always
-//! has. Duplicate keys inside `params` and `result` are found by a byte scanner
-//! (`scan.rs`) that compares keys by their decoded value.
+//! by hand in one pass over the bytes ([`decode_plain`]), with its grammar, duplicate-key and
+//! depth checks folded into the same scan (`scan.rs`), so the kept `params` or `result` text
+//! is not parsed again; anything else takes the serde_json path, which decides it as it
+//! always has. Duplicate keys inside `params` and `result` are found by that byte scanner,
+//! which compares keys by their decoded value.
 
 use std::fmt;
 
@@ -25,9 +25,10 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::scan::{self, Scanner};
+use super::scan::{self, Checked, Scanner};
 use super::{
-    ErrorObject, ErrorResponse, Message, Notification, Payload, Request, RequestId, Response,
+    ErrorObject, ErrorResponse, Message, Notification, Payload, RawJson, Request, RequestId,
+    Response,
 };
 
 /// The default bound on JSON nesting depth (objects and arrays, the envelope included).
@@ -281,8 +282,9 @@ fn utf8(bytes: &[u8]) -> Result<&str, DecodeError> {
 /// Anything else (an escape, a fraction, an unknown or repeated member, a duplicate key
 /// inside `params`, any error at all) returns `None` and takes the full path, which decides
 /// it exactly as before; so this path only ever accepts what that one accepts, with the same
-/// result. The envelope's own grammar is checked here; `params` and `result` are checked by
-/// serde_json as their [`RawValue`] is built, the same check the full path makes.
+/// result. The envelope's own grammar is checked here, and the scanner checks `params` and
+/// `result` as fully as serde_json checks a [`RawValue`] on the full path, so their text
+/// becomes a [`RawJson`] with no second parse.
 fn decode_plain(bytes: &[u8], max_depth: usize) -> Option<Message> {
     let text = std::str::from_utf8(bytes).ok()?;
     let mut s = Scanner::new(text);
@@ -295,7 +297,7 @@ fn decode_plain(bytes: &[u8], max_depth: usize) -> Option<Message> {
     let mut id = None;
     let mut method = None;
     // `Some(None)` is `"params": null`.
-    let mut params: Option<Option<&str>> = None;
+    let mut params: Option<Option<Checked<'_>>> = None;
     let mut result = None;
     loop {
         s.skip_ws();
@@ -334,17 +336,10 @@ fn decode_plain(bytes: &[u8], max_depth: usize) -> Option<Message> {
     if !s.at_end() || !jsonrpc {
         return None;
     }
-    let raw = |text: &str| {
-        RawValue::from_string(text.to_owned())
-            .ok()
-            .map(Payload::Raw)
-    };
+    let raw = |checked| Payload::Raw(RawJson::from_checked(checked));
     match (method, result) {
         (Some(method), None) => {
-            let params = match params.flatten() {
-                Some(text) => Some(raw(text)?),
-                None => None,
-            };
+            let params = params.flatten().map(raw);
             let method = method.to_owned();
             Some(match id {
                 Some(id) => Message::Request(Request { id, method, params }),
@@ -353,7 +348,7 @@ fn decode_plain(bytes: &[u8], max_depth: usize) -> Option<Message> {
         }
         (None, Some(result)) if params.is_none() => Some(Message::Response(Response {
             id: id?,
-            result: raw(result)?,
+            result: raw(result),
         })),
         _ => None,
     }
@@ -389,15 +384,13 @@ fn plain_id(s: &mut Scanner<'_>) -> Option<RequestId> {
     }
 }
 
-/// An object or array (checked for duplicate keys and depth, the envelope being one level),
-/// as written.
-fn raw_container<'a>(s: &mut Scanner<'a>, max_depth: usize) -> Option<&'a str> {
+/// An object or array (checked for grammar, duplicate keys and depth, the envelope being one
+/// level), as written.
+fn raw_container<'a>(s: &mut Scanner<'a>, max_depth: usize) -> Option<Checked<'a>> {
     if !matches!(s.peek(), Some(b'{' | b'[')) {
         return None;
     }
-    let start = s.pos();
-    s.value(max_depth.checked_sub(1)?).ok()?;
-    s.since(start)
+    s.checked(max_depth.checked_sub(1)?).ok()
 }
 
 /// The first key that appears twice in one object anywhere in `text` (JSON already read by
@@ -468,7 +461,7 @@ impl Envelope {
                             if let Some(key) = duplicate_key(raw.get()) {
                                 return fail(&format!("duplicate key {key:?} in params"));
                             }
-                            Some(Payload::Raw(raw))
+                            Some(Payload::Raw(raw.into()))
                         }
                         Some(b'n') => None, // `"params": null` is read as absent.
                         _ => return fail(r#""params" must be an object"#),
@@ -491,7 +484,7 @@ impl Envelope {
                     None => match known {
                         Some(id) => Ok(Message::Response(Response {
                             id,
-                            result: Payload::Raw(result),
+                            result: Payload::Raw(result.into()),
                         })),
                         None => fail("a response needs a non-null id"),
                     },
@@ -667,6 +660,9 @@ mod tests {
         r#"{"jsonrpc":"2.0","id":"r","result":[]}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"a\"b\u00e9\ud83d\ude00","n":-1.5e3}}"#,
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"caf\u{e9}\"}",
+        // Valid `RawValue`s that do not read as Rust values: a lone surrogate, a huge number.
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\ud800","n":1e400}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[true,false,null,-0,0.5E+2,"\/\b"]}"#,
     ];
 
     /// Messages it must leave to the full path (each an error or an unusual form).
@@ -686,6 +682,14 @@ mod tests {
         r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,"a":2}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":01}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":tru}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":nulls}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1.]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[-]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1e+]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":["\x"]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":["\u12"]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1,]}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"x","params":"s"}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"x",}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"x"} x"#,
@@ -762,6 +766,10 @@ mod tests {
         "a",
         "\\u0061",
         "\\ud800",
+        "\\x",
+        "+",
+        "E",
+        "fals",
         "\"a\":1",
         "\"id\":",
         "\"method\":",
@@ -770,12 +778,16 @@ mod tests {
         "\"jsonrpc\":\"2.0\"",
         "\u{0}",
         "\u{1f}",
+        "\u{7f}",
         "\u{e9}",
     ];
 
     proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
         /// Any mutation of a message the plain path reads either is declined by it or reads
-        /// as the full path reads it.
+        /// as the full path reads it, payloads kept as the same text (the plain path's
+        /// payloads are checked by its own scanner only, so this is what guards that check).
         #[test]
         fn mutated_messages_never_make_the_paths_disagree(
             base in 0..PLAIN.len(),

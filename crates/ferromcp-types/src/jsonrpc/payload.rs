@@ -7,6 +7,95 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::scan::Checked;
+
+/// The text of one valid JSON value, kept as written (no whitespace around it): what
+/// [`Payload::Raw`] holds.
+///
+/// Every `RawJson` holds JSON that serde_json reads as a [`RawValue`]; the public
+/// constructors check it ([`RawJson::from_string`]) or take it from a `RawValue` that was
+/// checked when it was made. The decoder builds its payloads from text its own scanner has
+/// already checked, so a decoded message's `params` or `result` is read once, not twice.
+///
+/// ```
+/// use ferromcp_types::jsonrpc::{Payload, RawJson};
+///
+/// let raw = RawJson::from_string(r#"{"name": "echo"}"#.to_owned()).unwrap();
+/// assert_eq!(raw.get(), r#"{"name": "echo"}"#);
+/// assert!(RawJson::from_string("{\"name\":}".to_owned()).is_err());
+///
+/// // Serialized as written, not re-encoded.
+/// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"name": "echo"}"#);
+/// let p = Payload::Raw(raw);
+/// assert!(p.is_object());
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct RawJson(Box<str>);
+
+impl RawJson {
+    /// Checks that `json` is one JSON value (whitespace around it is dropped) and keeps it.
+    ///
+    /// # Errors
+    ///
+    /// The serde_json error when `json` is not a single valid JSON value.
+    pub fn from_string(json: String) -> serde_json::Result<Self> {
+        RawValue::from_string(json).map(Self::from)
+    }
+
+    /// Text the crate's own scanner has read through and found valid.
+    ///
+    /// Invariant: [`Checked`] is made only by the scanner in `scan.rs`, once it has read the
+    /// text as one JSON value with no whitespace around it, checking everything serde_json
+    /// checks when it builds a [`RawValue`] (full grammar, escapes, no control characters in
+    /// strings; UTF-8 holds because the text is a `str`). That is the same invariant the
+    /// public constructors establish, so nothing is checked again here.
+    pub(super) fn from_checked(checked: Checked<'_>) -> Self {
+        Self(checked.text().into())
+    }
+
+    /// The JSON text, as written.
+    pub fn get(&self) -> &str {
+        &self.0
+    }
+}
+
+/// No check needed: a `RawValue` holds valid JSON. Takes its text without copying.
+impl From<Box<RawValue>> for RawJson {
+    fn from(raw: Box<RawValue>) -> Self {
+        Self(raw.into())
+    }
+}
+
+impl fmt::Debug for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RawJson({})", self.get())
+    }
+}
+
+/// Writes the JSON text as it is.
+impl fmt::Display for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+/// Serialized exactly as a [`RawValue`] is: verbatim by serde_json's serializers (and
+/// parsed by `serde_json::to_value`). The text is borrowed as a `RawValue`, which reads it
+/// once more; messages are written by [`Payload::write_to`] instead, which copies the text.
+impl Serialize for RawJson {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let raw: &RawValue = serde_json::from_str(self.get()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(s)
+    }
+}
+
+/// Deserialized as a [`RawValue`]: any one JSON value, kept as written.
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(d).map(Self::from)
+    }
+}
+
 /// The `params` of a request or notification, or the `result` of a response.
 ///
 /// Decoded messages carry their payload as raw JSON text ([`Payload::Raw`]), parsed once, into
@@ -24,7 +113,7 @@ use serde_json::value::RawValue;
 #[derive(Clone)]
 pub enum Payload {
     /// Unparsed JSON text, as it came off the wire.
-    Raw(Box<RawValue>),
+    Raw(RawJson),
     /// A JSON value built in memory.
     Value(Value),
 }
@@ -213,6 +302,12 @@ impl From<serde_json::Map<String, Value>> for Payload {
 
 impl From<Box<RawValue>> for Payload {
     fn from(raw: Box<RawValue>) -> Self {
+        Self::Raw(raw.into())
+    }
+}
+
+impl From<RawJson> for Payload {
+    fn from(raw: RawJson) -> Self {
         Self::Raw(raw)
     }
 }
@@ -252,7 +347,7 @@ impl Serialize for Payload {
 
 impl<'de> Deserialize<'de> for Payload {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Box::<RawValue>::deserialize(d).map(Self::Raw)
+        RawJson::deserialize(d).map(Self::Raw)
     }
 }
 

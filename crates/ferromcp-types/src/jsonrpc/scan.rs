@@ -1,9 +1,16 @@
-//! A small hand-written JSON scanner: finds where a value ends, bounds its nesting, and checks
-//! every object in it for duplicate keys, in one pass with no allocation in the usual case.
+//! A small hand-written JSON scanner: finds where a value ends, checks its grammar, bounds its
+//! nesting, and checks every object in it for duplicate keys, in one pass with no allocation
+//! in the usual case.
 //!
-//! It does not check the JSON grammar (serde_json does that wherever a scanned value is
-//! kept), but it never panics and always terminates on any input; on text that is not JSON
-//! its findings mean nothing and the callers treat them so.
+//! A value the scanner accepts ([`Scanner::value`] returning `Ok`) is JSON that serde_json
+//! accepts as a [`RawValue`](serde_json::value::RawValue): the grammar of RFC 8259 exactly as
+//! serde_json reads it (numbers without a leading zero, `+` or bare `.`; the literals
+//! `true`, `false` and `null`; strings without control characters, whose escapes are
+//! `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t` or `\u` and four hex digits, a lone
+//! surrogate included, as serde_json's `RawValue` takes it too), and UTF-8 because the text is
+//! a `str`. That lets [`Scanner::checked`] vouch for the text it returns, so a kept `params`
+//! or `result` is not parsed a second time. The scanner never panics and always terminates on
+//! any input.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -44,20 +51,31 @@ pub(super) struct Scanner<'a> {
     pos: usize,
 }
 
-/// A string as written between its quotes, and whether it holds a backslash escape or a
-/// control character.
+/// A string as written between its quotes (its escapes valid, no control character in it),
+/// and whether it holds a backslash escape.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RawStr<'a> {
     raw: &'a str,
     escaped: bool,
-    control: bool,
+}
+
+/// The text of one JSON value that [`Scanner::checked`] has read through and found valid,
+/// with no whitespace around it. Only the scanner makes one (the field is private to this
+/// module), so holding one is proof of the check.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Checked<'a>(&'a str);
+
+impl<'a> Checked<'a> {
+    /// The checked text.
+    pub(super) fn text(self) -> &'a str {
+        self.0
+    }
 }
 
 impl<'a> RawStr<'a> {
-    /// The string when it reads as written: no escape and no control character (which
-    /// JSON forbids in a string; the caller leaves that error to serde_json), else `None`.
+    /// The string when it reads as written (no escape), else `None`.
     pub(super) fn plain(self) -> Option<&'a str> {
-        (!self.escaped && !self.control).then_some(self.raw)
+        (!self.escaped).then_some(self.raw)
     }
 
     /// The decoded string, a lone surrogate escape read as U+FFFD (for messages).
@@ -103,11 +121,6 @@ impl<'a> Scanner<'a> {
         self.text.get(start..self.pos)
     }
 
-    /// The current byte offset.
-    pub(super) fn pos(&self) -> usize {
-        self.pos
-    }
-
     /// Whether only whitespace is left.
     pub(super) fn at_end(&mut self) -> bool {
         self.skip_ws();
@@ -146,8 +159,9 @@ impl<'a> Scanner<'a> {
         found
     }
 
-    /// Skips one value (and the whitespace before it), checking each object in it for a
-    /// repeated key; `depth` is how many levels of objects and arrays it may nest.
+    /// Reads one value (after skipping the whitespace before it), checking its grammar and
+    /// each object in it for a repeated key; `depth` is how many levels of objects and arrays
+    /// it may nest.
     #[inline]
     pub(super) fn value(&mut self, depth: usize) -> Result<(), Stop<'a>> {
         self.skip_ws();
@@ -155,9 +169,20 @@ impl<'a> Scanner<'a> {
             Some(b'"') => self.string().map(drop).ok_or(Stop::Malformed),
             Some(b'{') => self.object(depth),
             Some(b'[') => self.array(depth),
-            Some(_) => self.scalar(),
-            None => Err(Stop::Malformed),
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(Stop::Malformed),
         }
+    }
+
+    /// [`Scanner::value`], returning the value's text as proof that it was checked.
+    pub(super) fn checked(&mut self, depth: usize) -> Result<Checked<'a>, Stop<'a>> {
+        self.skip_ws();
+        let start = self.pos;
+        self.value(depth)?;
+        self.since(start).map(Checked).ok_or(Stop::Malformed)
     }
 
     fn object(&mut self, depth: usize) -> Result<(), Stop<'a>> {
@@ -207,39 +232,55 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A string, from its opening quote (which must be next) to past its closing one.
+    /// A string, from its opening quote (which must be next) to past its closing one; `None`
+    /// when it is not a valid JSON string (unclosed, an unknown or short escape, or a control
+    /// character).
     #[inline]
     pub(super) fn string(&mut self) -> Option<RawStr<'a>> {
         if self.peek() != Some(b'"') {
             return None;
         }
         let start = self.pos + 1;
-        let mut end = start;
-        let (mut escaped, mut control) = (false, false);
-        loop {
-            end = self.plain_run(end);
-            match self.bytes.get(end) {
-                Some(b'"') => break,
-                // The escaped byte may be a quote; `\u` digits never are.
-                Some(b'\\') => {
-                    escaped = true;
-                    end += 2;
-                }
-                Some(_) => {
-                    control = true;
-                    end += 1;
-                }
-                None => return None,
-            }
+        let mut end = self.plain_run(start);
+        // The usual string has no escape: it ends at the first special byte.
+        let escaped = self.bytes.get(end) != Some(&b'"');
+        if escaped {
+            end = self.escaped_end(end)?;
         }
         // Quotes are ASCII, so both ends are character boundaries.
         let raw = self.text.get(start..end)?;
         self.pos = end + 1;
-        Some(RawStr {
-            raw,
-            escaped,
-            control,
-        })
+        Some(RawStr { raw, escaped })
+    }
+
+    /// The offset of a string's closing quote, from the first special byte in it (at `end`)
+    /// when that is not the quote: a backslash starts a valid escape, anything else ends the
+    /// scan (a control character, which JSON forbids in a string, or the end of the text).
+    /// Out of line: most strings never get here.
+    #[inline(never)]
+    fn escaped_end(&self, mut end: usize) -> Option<usize> {
+        loop {
+            match self.bytes.get(end)? {
+                b'"' => return Some(end),
+                b'\\' => end = self.plain_run(self.escape_end(end + 1)?),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The offset past the escape whose letter (after the backslash) is at `at`, when it is
+    /// one JSON has. A `\u` escape needs four hex digits, and is accepted whatever code unit
+    /// they name, a lone surrogate too, as serde_json's `RawValue` accepts it (reading such a
+    /// string into a Rust `String` later fails, as it always has).
+    fn escape_end(&self, at: usize) -> Option<usize> {
+        match self.bytes.get(at)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(at + 1),
+            b'u' => {
+                hex4(self.bytes.get(at + 1..)?)?;
+                Some(at + 5)
+            }
+            _ => None,
+        }
     }
 
     /// The offset of the first quote, backslash or control character at or after `from`
@@ -255,19 +296,50 @@ impl<'a> Scanner<'a> {
         from
     }
 
-    /// A number or literal: everything up to the next delimiter.
-    fn scalar(&mut self) -> Result<(), Stop<'a>> {
-        let start = self.pos;
-        while let Some(b) = self.peek() {
-            if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
-                break;
-            }
-            self.pos += 1;
+    /// `true`, `false` or `null`, whose first byte is next.
+    fn literal(&mut self, word: &[u8]) -> Result<(), Stop<'a>> {
+        if self.eat(word) {
+            Ok(())
+        } else {
+            Err(Stop::Malformed)
         }
-        if self.pos == start {
+    }
+
+    /// A number as JSON writes it: `-`?, then `0` or a digit run not starting with `0`, then
+    /// optionally `.` and digits, then optionally `e` or `E`, a sign and digits. (What
+    /// follows it is the caller's to check: a byte that may not follow a value is an error
+    /// there.) Any size is accepted, as serde_json's `RawValue` accepts it.
+    fn number(&mut self) -> Result<(), Stop<'a>> {
+        self.eat(b"-");
+        match self.next_byte() {
+            Some(b'0') => {}
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            _ => return Err(Stop::Malformed),
+        }
+        if self.eat(b".") && self.digits() == 0 {
             return Err(Stop::Malformed);
         }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(Stop::Malformed);
+            }
+        }
         Ok(())
+    }
+
+    /// Skips a run of decimal digits; how many there were.
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+        self.pos - start
     }
 }
 
@@ -304,8 +376,8 @@ impl<'a> Keys<'a> {
 
 /// Decodes the escapes of a JSON string's raw content into WTF-8 bytes (see
 /// [`RawStr::decoded`]), or with each lone surrogate replaced by U+FFFD when `replace_lone`.
-/// Malformed escapes, which serde_json rejects before any caller relies on the result, decode
-/// to something without failing.
+/// Malformed escapes, which [`Scanner::string`] never lets through, decode to something
+/// without failing.
 fn unescape(raw: &[u8], replace_lone: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(raw.len());
     let mut rest = raw;
@@ -461,5 +533,151 @@ mod tests {
         assert!(Scanner::new("[[[]]]").value(3).is_ok());
         assert_eq!(unescape(br"\u12", false), b"\\u12".to_vec());
         assert_eq!(unescape(b"\\", false), b"\\".to_vec());
+    }
+
+    /// What serde_json's `RawValue` makes of `text` (one value, whitespace around it allowed).
+    fn serde_raw(text: &str) -> Option<String> {
+        serde_json::from_str::<Box<serde_json::value::RawValue>>(text)
+            .ok()
+            .map(|raw| raw.get().to_owned())
+    }
+
+    /// Deep enough for any test text: no depth stop here.
+    const MAX_DEPTH: usize = 512;
+
+    /// The value [`Scanner::checked`] vouches for in `text`, when `text` is that one value
+    /// with nothing but whitespace after it; a stop other than `Malformed` as an error.
+    fn scanned(text: &str) -> Result<Option<&str>, String> {
+        let mut s = Scanner::new(text);
+        match s.checked(MAX_DEPTH) {
+            Ok(checked) => Ok(s.at_end().then_some(checked.text())),
+            Err(Stop::Malformed) => Ok(None),
+            Err(other) => Err(format!("{other:?}")),
+        }
+    }
+
+    /// RFC 8259 section 2-7 grammar as serde_json's `RawValue` takes it: the scanner accepts
+    /// exactly the texts serde_json accepts, keeping the same text.
+    #[test]
+    fn the_scanner_checks_json_grammar_as_serde_json_raw_value_does() {
+        let accepted = [
+            "0",
+            "-0",
+            "12",
+            "-12.5e-3",
+            "0.5E+2",
+            "1e400",
+            "123456789012345678901234567890",
+            "true",
+            "false",
+            "null",
+            r#""""#,
+            r#""a\"\\\/\b\f\n\r\t\u00e9\uD83D\uDE00""#,
+            // A lone surrogate escape is a valid `RawValue` (reading it into a `String` fails).
+            r#""\ud800""#,
+            "\"\u{7f}\u{e9}\"",
+            "[]",
+            "{}",
+            " [ 1 , { \"a\" : [ ] } ] ",
+            r#"{"a":1,"b":[true,null,"x"]}"#,
+        ];
+        for text in accepted {
+            let kept = serde_raw(text);
+            assert!(kept.is_some(), "serde_json refuses {text:?}");
+            assert_eq!(scanned(text), Ok(kept.as_deref()), "{text:?}");
+        }
+        let refused = [
+            "",
+            "-",
+            "+1",
+            "01",
+            "-01",
+            ".5",
+            "1.",
+            "1.e2",
+            "1e",
+            "1e+",
+            "0x1",
+            "1_0",
+            "tru",
+            "nul",
+            "True",
+            "NaN",
+            "Infinity",
+            "\"",
+            r#""\x""#,
+            r#""\u12""#,
+            r#""\u12g4""#,
+            r#""\U0041""#,
+            "\"a\tb\"",
+            "\"a\nb\"",
+            "\"\u{0}\"",
+            "[",
+            "[1,]",
+            "[,]",
+            "[1 2]",
+            r#"{"a"}"#,
+            r#"{"a":}"#,
+            "{,}",
+            r#"{"a":1,}"#,
+            "{1:2}",
+            "{'a':1}",
+            "[1]]",
+            "1 2",
+            r#"["a",]"#,
+        ];
+        for text in refused {
+            assert_eq!(serde_raw(text), None, "serde_json accepts {text:?}");
+            assert_eq!(scanned(text), Ok(None), "{text:?}");
+        }
+    }
+
+    /// Bytes that matter to the grammar, for mutations.
+    const PIECES: &[&str] = &[
+        "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\x", "\\ud800", "\\u00e9", " ", "\n",
+        "\t", "0", "1", "-", "+", ".", "e", "E", "null", "true", "fals", "a", "F", "\"a\":1",
+        "\u{0}", "\u{1f}", "\u{7f}", "\u{e9}",
+    ];
+
+    /// Values to mutate: every kind of token, nested.
+    const BASES: &[&str] = &[
+        r#"{"name":"echo","arguments":{"text":"hello","n":-1.5e3,"ok":true,"none":null}}"#,
+        r#"[0,{"a":[]},"\u0041\n",12.25E-2,false,{"b":{"c":[1,2]}}]"#,
+        r#"{"s":"a\"b\u00e9\ud83d\ude00","t":[ 1 , 2 ] , "u" : { } }"#,
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+        /// Every text the scanner vouches for is a `RawValue` to serde_json, the same text;
+        /// and every `RawValue` is read through by the scanner, unless it has a duplicate
+        /// key (which the scanner reports and serde_json does not look for).
+        #[test]
+        fn mutated_values_are_valid_to_the_scanner_exactly_when_they_are_to_serde_json(
+            base in 0..BASES.len(),
+            edits in proptest::collection::vec((0..200usize, 0..3u8, 0..PIECES.len()), 1..4),
+        ) {
+            let mut text = BASES[base].to_owned();
+            for (at, op, piece) in edits {
+                let mut at = at % (text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let next = text[at..].chars().next().map_or(0, char::len_utf8);
+                match op {
+                    0 => text.insert_str(at, PIECES[piece]),
+                    1 => text.replace_range(at..at + next, ""),
+                    _ => text.replace_range(at..at + next, PIECES[piece]),
+                }
+            }
+            let serde = serde_raw(&text);
+            match scanned(&text) {
+                Ok(Some(checked)) => {
+                    proptest::prop_assert_eq!(serde.as_deref(), Some(checked), "{}", text);
+                }
+                Ok(None) => proptest::prop_assert_eq!(serde, None, "{}", text),
+                Err(stop) => proptest::prop_assert!(stop.starts_with("Duplicate"), "{}", text),
+            }
+        }
     }
 }

@@ -424,9 +424,7 @@ fn encoding_is_byte_for_byte_serde_jsons() {
         Message::response(RequestId::from("7"), json!({})),
         Message::response(
             RequestId::from(-3),
-            Payload::Raw(
-                serde_json::value::RawValue::from_string(r#"{ "a" : [1, 2] }"#.into()).unwrap(),
-            ),
+            Payload::Raw(RawJson::from_string(r#"{ "a" : [1, 2] }"#.into()).unwrap()),
         ),
         Message::error(None, ErrorObject::parse_error("bad \"input\"")),
         Message::error(
