@@ -134,7 +134,8 @@ impl ServerRunner {
             params,
         };
         // The default tracing layer, outermost; a span no subscriber wants costs nothing.
-        let span = tracing.then(|| TracingMiddleware::span(&request));
+        let span = (tracing && tracing::level_enabled!(tracing::Level::DEBUG))
+            .then(|| TracingMiddleware::span(&request));
         let result = match span {
             Some(span) if !span.is_disabled() => {
                 TracingMiddleware::traced(span, run_stack(layers, request)).await
