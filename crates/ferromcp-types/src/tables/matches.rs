@@ -84,7 +84,7 @@ fn node_matches(c: &VersionData, node: &Node, value: &Value, depth: u32) -> bool
 }
 
 /// `enum` and the numeric, length and size bounds.
-fn within(bounds: &Bounds, value: &Value) -> bool {
+pub(super) fn within(bounds: &Bounds, value: &Value) -> bool {
     if let Some(allowed) = bounds.enumeration
         && !allowed.iter().any(|k| k.matches(value))
     {

@@ -9,6 +9,10 @@
 //!   [`validate_notification_params`], [`validate_result`]);
 //! - how to shape a result for the revision ([`shape_result`]).
 //!
+//! A request asks several of these about one method: [`method`] finds it once, and the
+//! [`Method`] handle answers the same questions without looking the name up again, and shapes
+//! and validates a result in one walk ([`Method::shape_and_validate_result`]).
+//!
 //! The data lives in `generated.rs`, written by `cargo xtask codegen` from
 //! `spec/<version>/schema.json`; a test fails when it is stale. The schemas are compiled by the
 //! generator into static node tables, so nothing is parsed or built at run time, and a method
@@ -25,7 +29,9 @@
 //! ```
 
 mod data;
+mod fused;
 mod generated;
+mod handle;
 mod matches;
 mod schema;
 mod shape;
@@ -35,6 +41,7 @@ mod validate;
 
 use std::fmt;
 
+pub use handle::{Method, method};
 pub use shape::shape_result;
 pub use validate::{
     ParamsError, ParamsErrorKind, Target, validate_notification_params, validate_params,

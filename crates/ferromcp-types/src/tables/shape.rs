@@ -1,5 +1,6 @@
 //! Per-revision result shaping: drop what the revision's result type does not define.
 
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use super::data::VersionData;
@@ -11,9 +12,9 @@ use crate::ProtocolVersion;
 const MAX_DEPTH: u32 = 128;
 
 /// The field every result carries, whose value is kept untouched at every level.
-const META: &str = "_meta";
+pub(super) const META: &str = "_meta";
 /// The 2026-07-28 result discriminator.
-const RESULT_TYPE: &str = "resultType";
+pub(super) const RESULT_TYPE: &str = "resultType";
 /// The `resultType` of a finished request (the schema's `ResultType` description lists
 /// `"complete"` and `"input_required"`).
 const COMPLETE: &str = "complete";
@@ -44,36 +45,53 @@ const COMPLETE: &str = "complete";
 /// assert_eq!(Value::Object(r), json!({"tools": []}));
 /// ```
 pub fn shape_result(method: &str, v: ProtocolVersion, result: &mut Map<String, Value>) {
-    let modern = v >= ProtocolVersion::V2026_07_28;
-    let schemas = compiled(v);
-    let Some(root) = schemas.result(method) else {
-        if modern {
+    shape(compiled(v).result(method), v, result);
+}
+
+/// [`shape_result`] with the method's result schema `root` (`None`: the revision does not
+/// define the method).
+pub(super) fn shape(root: Option<NodeId>, v: ProtocolVersion, result: &mut Map<String, Value>) {
+    let Some(root) = root else {
+        if v >= ProtocolVersion::V2026_07_28 {
             set_result_type(result);
         }
         return;
     };
     let walked = Shaper {
-        c: schemas,
+        c: compiled(v),
         fast: true,
     }
     .object(&[root], result, 0);
-    if modern {
-        set_result_type(result);
+    finish(v, walked, result);
+}
+
+/// What shaping does after the walk: at 2026-07-28 `resultType` defaults to `"complete"`;
+/// before, it is removed (unless the walk already did). Returns whether this changed `result`.
+pub(super) fn finish(v: ProtocolVersion, walked: Walked, result: &mut Map<String, Value>) -> bool {
+    if v >= ProtocolVersion::V2026_07_28 {
+        set_result_type(result)
     } else if walked != Walked::Without(RESULT_TYPE) {
-        result.remove(RESULT_TYPE);
+        result.remove(RESULT_TYPE).is_some()
+    } else {
+        false
     }
 }
 
-fn set_result_type(result: &mut Map<String, Value>) {
-    result
-        .entry(RESULT_TYPE)
-        .or_insert_with(|| Value::String(COMPLETE.to_owned()));
+/// Sets `resultType` to `"complete"` unless it is set; returns whether it was not.
+fn set_result_type(result: &mut Map<String, Value>) -> bool {
+    match result.entry(RESULT_TYPE) {
+        Entry::Occupied(_) => false,
+        Entry::Vacant(slot) => {
+            slot.insert(Value::String(COMPLETE.to_owned()));
+            true
+        }
+    }
 }
 
 /// Node ids, the first [`Ids::INLINE`] without allocating: shaping a usual result touches the
 /// heap only for what it removes.
 #[derive(Default)]
-struct Ids {
+pub(super) struct Ids {
     len: usize,
     inline: [NodeId; Ids::INLINE],
     /// Every id, once there are more than fit inline (`len` tells which holds them).
@@ -83,7 +101,7 @@ struct Ids {
 impl Ids {
     const INLINE: usize = 8;
 
-    fn push(&mut self, id: NodeId) {
+    pub(super) fn push(&mut self, id: NodeId) {
         match self.inline.get_mut(self.len) {
             Some(slot) => *slot = id,
             None => {
@@ -96,18 +114,29 @@ impl Ids {
         self.len += 1;
     }
 
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.len = 0;
         self.spilled.clear();
     }
 
-    fn as_slice(&self) -> &[NodeId] {
+    pub(super) fn as_slice(&self) -> &[NodeId] {
         self.inline.get(..self.len).unwrap_or(&self.spilled)
     }
 
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// Drops the fields of `map` that none of the schemas `described` defines (`_meta` stays).
+pub(super) fn retain_defined(c: &VersionData, described: &[NodeId], map: &mut Map<String, Value>) {
+    map.retain(|key, _| {
+        let name = Key::new(key);
+        key == META
+            || described
+                .iter()
+                .any(|&n| c.node(n).property(&name).is_some())
+    });
 }
 
 /// What the plain walk gathers from node `id` for object `map`: the describing schemas and
@@ -124,7 +153,7 @@ pub(super) fn gathered(
 }
 
 /// What [`Shaper::object`] knows about the object's fields afterwards.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Walked {
     /// Nothing (it did not walk them, or kept the field).
     No,
@@ -159,18 +188,40 @@ impl Shaper<'_> {
         map: &mut Map<String, Value>,
         depth: u32,
     ) -> Walked {
-        if depth > MAX_DEPTH {
-            return Walked::No;
+        match self.described(schemas, map, depth) {
+            Some(described) => self.fields(described.as_slice(), map, depth),
+            None => Walked::No,
         }
-        let c = self.c;
+    }
+
+    /// The object schemas with explicit properties that describe `map` (reached from
+    /// `schemas`), or `None` when shaping leaves the object as it is (too deep, open, or not
+    /// described).
+    pub(super) fn described(
+        &self,
+        schemas: &[NodeId],
+        map: &Map<String, Value>,
+        depth: u32,
+    ) -> Option<Ids> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
         let mut view = ObjectView::default();
         for &id in schemas {
             self.collect_object(id, map, &mut view, depth);
         }
-        if view.open || view.described.is_empty() {
-            return Walked::No;
-        }
-        let described = view.described.as_slice();
+        (!view.open && !view.described.is_empty()).then_some(view.described)
+    }
+
+    /// Shapes the fields of an object that the schemas `described` describe (what
+    /// [`Shaper::described`] found).
+    pub(super) fn fields(
+        &self,
+        described: &[NodeId],
+        map: &mut Map<String, Value>,
+        depth: u32,
+    ) -> Walked {
+        let c = self.c;
         // Shape the fields the schemas define, then drop the others (if any: `retain` walks
         // the whole map, so it runs only when something goes).
         let mut undefined = false;
@@ -198,13 +249,7 @@ impl Shaper<'_> {
             }
         }
         if undefined {
-            map.retain(|key, _| {
-                let name = Key::new(key);
-                key == META
-                    || described
-                        .iter()
-                        .any(|&n| c.node(n).property(&name).is_some())
-            });
+            retain_defined(c, described, map);
         }
         if result_type_defined {
             Walked::No
@@ -213,7 +258,7 @@ impl Shaper<'_> {
         }
     }
 
-    fn value(&self, schemas: &[NodeId], value: &mut Value, depth: u32) {
+    pub(super) fn value(&self, schemas: &[NodeId], value: &mut Value, depth: u32) {
         match value {
             Value::Object(map) => {
                 self.object(schemas, map, depth);
@@ -317,7 +362,7 @@ impl Shaper<'_> {
     }
 
     /// Gathers the `items` schemas of the array schemas among `id` and what it references.
-    fn collect_items(&self, id: NodeId, out: &mut Ids, open: &mut bool, depth: u32) {
+    pub(super) fn collect_items(&self, id: NodeId, out: &mut Ids, open: &mut bool, depth: u32) {
         if depth > MAX_DEPTH {
             *open = true;
             return;

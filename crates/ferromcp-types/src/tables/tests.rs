@@ -422,3 +422,240 @@ proptest! {
         }
     }
 }
+
+/// What `shape_result` then `validate_result` make of `value` (an object) for `method` at `v`.
+fn two_walks(
+    method: &str,
+    v: ProtocolVersion,
+    value: &Map<String, Value>,
+) -> (Map<String, Value>, Result<(), super::ParamsError>) {
+    let mut map = value.clone();
+    super::shape_result(method, v, &mut map);
+    let map = Value::Object(map);
+    let outcome = super::validate_result(method, v, &map);
+    let Value::Object(map) = map else {
+        unreachable!("an object stays an object")
+    };
+    (map, outcome)
+}
+
+/// What `Method::shape_and_validate_result` makes of `value`.
+fn one_walk(
+    method: &str,
+    v: ProtocolVersion,
+    value: &Map<String, Value>,
+) -> (Map<String, Value>, Result<(), super::ParamsError>) {
+    let Some(handle) = super::method(method) else {
+        panic!("{method} is a spec method");
+    };
+    let mut map = value.clone();
+    let outcome = handle.shape_and_validate_result(v, &mut map);
+    (map, outcome)
+}
+
+/// The one walk shapes and answers as the two walks do (same map, same error), for every
+/// revision's every result schema.
+fn same_as_two_walks(value: &Value) -> Result<(), TestCaseError> {
+    let Value::Object(map) = value else {
+        return Ok(());
+    };
+    for v in ProtocolVersion::ALL {
+        for method in ALL_METHODS {
+            prop_assert_eq!(
+                one_walk(method, v, map),
+                two_walks(method, v, map),
+                "{} {} on {}",
+                v,
+                method,
+                value
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    /// "Schema" of each revision: shaping and validating a result in one walk is shaping it,
+    /// then validating it.
+    #[test]
+    fn one_walk_shapes_and_validates_as_two_on_any_object(value in object_of(value())) {
+        same_as_two_walks(&value)?;
+    }
+
+    #[test]
+    fn one_walk_shapes_and_validates_as_two_on_result_like_values(value in result_like()) {
+        same_as_two_walks(&value)?;
+        let content = json!({ "content": value.get("content") });
+        same_as_two_walks(&content)?;
+        let mut valid = json!({"content": [{"type": "text", "text": "hi"}], "isError": false});
+        if let (Value::Object(valid), Value::Object(extra)) = (&mut valid, &value) {
+            for (key, field) in extra.iter().take(2) {
+                valid.insert(key.clone(), field.clone());
+            }
+        }
+        same_as_two_walks(&valid)?;
+    }
+}
+
+/// The handle answers what the free functions answer about its method, for every method and
+/// revision, and custom names have no handle.
+#[test]
+fn method_handles_answer_as_the_free_functions() {
+    for name in ALL_METHODS {
+        let Some(handle) = super::method(name) else {
+            panic!("{name} has a handle");
+        };
+        assert_eq!(handle.name(), *name);
+        assert_eq!(format!("{handle:?}"), format!("Method({name:?})"));
+        for v in ProtocolVersion::ALL {
+            assert_eq!(handle.kind(v), super::method_kind(name, v), "{v} {name}");
+            assert_eq!(handle.exists(v), super::exists(name, v), "{v} {name}");
+            for kind in Kind::ALL {
+                assert_eq!(
+                    handle.exists_as(kind, v),
+                    super::exists_as(name, kind, v),
+                    "{v} {name}"
+                );
+            }
+            for params in [None, Some(json!({})), Some(json!({"name": 1}))] {
+                assert_eq!(
+                    handle.validate_params(v, params.as_ref()),
+                    super::validate_params(name, v, params.as_ref()),
+                    "{v} {name}"
+                );
+                assert_eq!(
+                    handle.validate_notification_params(v, params.as_ref()),
+                    super::validate_notification_params(name, v, params.as_ref()),
+                    "{v} {name}"
+                );
+            }
+        }
+    }
+    for name in ["", "acme/custom", "tools/cal"] {
+        assert!(super::method(name).is_none(), "{name}");
+    }
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// Basic, "Tools" (2025-11-25, `CallToolResult`): the kernel's `tools/call` result is kept as
+/// it is and passes, in one walk as in two; fields the revision does not define go.
+#[test]
+fn one_walk_on_the_tools_call_example() {
+    let v = ProtocolVersion::V2025_11_25;
+    let example = object(json!({"content": [{"type": "text", "text": "hello"}], "isError": false}));
+    let (shaped, outcome) = one_walk("tools/call", v, &example);
+    assert_eq!(shaped, example);
+    assert_eq!(outcome, Ok(()));
+    assert_eq!(two_walks("tools/call", v, &example), (shaped, outcome));
+
+    let extra = object(json!({
+        "content": [{"type": "text", "text": "hello", "icons": []}],
+        "structuredContent": {"a": {"b": 1}},
+        "_meta": {"k": 1},
+        "ttlMs": 1,
+        "resultType": "complete",
+    }));
+    let (shaped, outcome) = one_walk("tools/call", v, &extra);
+    assert_eq!(
+        Value::Object(shaped.clone()),
+        json!({
+            "content": [{"type": "text", "text": "hello"}],
+            "structuredContent": {"a": {"b": 1}},
+            "_meta": {"k": 1},
+        })
+    );
+    assert_eq!(outcome, Ok(()));
+    assert_eq!(two_walks("tools/call", v, &extra), (shaped, outcome));
+}
+
+/// Basic, "Tools": an invalid result fails with the report of the two walks, and is shaped
+/// all the same.
+#[test]
+fn one_walk_reports_an_invalid_result_as_two_walks() {
+    let v = ProtocolVersion::V2025_11_25;
+    for bad in [
+        json!({"content": [{"type": "image", "mimeType": "image/png", "x": 1}]}),
+        json!({"content": [{"type": "text", "text": 5}], "isError": "no", "y": 2}),
+        json!({"content": {"type": "text"}}),
+        json!({"isError": true}),
+        json!({"content": [{"type": "video"}]}),
+    ] {
+        let bad = object(bad);
+        let (shaped, outcome) = one_walk("tools/call", v, &bad);
+        let Err(err) = &outcome else {
+            panic!("{bad:?} is invalid");
+        };
+        assert_eq!(err.method(), "tools/call");
+        assert_eq!(two_walks("tools/call", v, &bad), (shaped, outcome));
+    }
+    let (shaped, outcome) = one_walk(
+        "tools/call",
+        v,
+        &object(json!({"content": [{"type": "image", "mimeType": "image/png", "x": 1}]})),
+    );
+    assert_eq!(
+        outcome.map_err(|e| e.pointer().to_owned()),
+        Err("/content/0/data".to_owned())
+    );
+    assert_eq!(
+        Value::Object(shaped),
+        json!({"content": [{"type": "image", "mimeType": "image/png"}]})
+    );
+}
+
+/// Tasks (2025-11-25): the result of a task-augmented `tools/call` is the union
+/// `CallToolResult | CreateTaskResult`; a task handle takes the `CreateTaskResult` branch in
+/// one walk, a result with both keys tries both, and one with neither fails, as in two walks.
+#[test]
+fn one_walk_on_the_call_tool_or_create_task_union() {
+    let v = ProtocolVersion::V2025_11_25;
+    let task = json!({"taskId": "t", "status": "working", "createdAt": "x",
+                      "lastUpdatedAt": "x", "ttl": null, "bogus": 1});
+    let handle = object(json!({"task": task, "isError": false}));
+    let (shaped, outcome) = one_walk("tools/call", v, &handle);
+    assert_eq!(outcome, Ok(()));
+    // `isError` is `CallToolResult`'s: kept, as the union's fields are.
+    assert!(shaped.contains_key("isError") && shaped.contains_key("task"));
+    assert_eq!(two_walks("tools/call", v, &handle), (shaped, outcome));
+
+    for value in [
+        json!({"task": {"taskId": 1}}),
+        json!({"content": [], "task": 1}),
+        json!({"content": [], "task": {"taskId": "t"}}),
+        json!({"isError": true, "ttlMs": 1}),
+    ] {
+        let map = object(value);
+        assert_eq!(
+            one_walk("tools/call", v, &map),
+            two_walks("tools/call", v, &map),
+            "{map:?}"
+        );
+    }
+}
+
+/// At 2026-07-28 `resultType` defaults to `"complete"` after shaping, and the check sees it.
+#[test]
+fn one_walk_sees_the_result_type_of_2026_07_28() {
+    let v = ProtocolVersion::V2026_07_28;
+    for value in [
+        json!({"content": [{"type": "text", "text": "hi"}]}),
+        json!({"content": [{"type": "text", "text": "hi"}], "resultType": "complete"}),
+        json!({"content": [], "resultType": "input_required"}),
+        json!({"content": [], "resultType": 7}),
+    ] {
+        let map = object(value);
+        let (shaped, outcome) = one_walk("tools/call", v, &map);
+        assert!(shaped.contains_key("resultType"));
+        assert_eq!(
+            two_walks("tools/call", v, &map),
+            (shaped, outcome),
+            "{map:?}"
+        );
+    }
+}

@@ -168,11 +168,13 @@ pub fn validate_params(
     v: ProtocolVersion,
     params: Option<&Value>,
 ) -> Result<(), ParamsError> {
-    let schemas = compiled(v);
-    match schemas.params(method) {
-        Some(id) => run(schemas, id, method, v, Target::Params, params),
-        None => Ok(()),
-    }
+    check(
+        compiled(v).params(method),
+        method,
+        v,
+        Target::Params,
+        params,
+    )
 }
 
 /// Validates the params of notification `method` at revision `v`, like [`validate_params`];
@@ -197,9 +199,26 @@ pub fn validate_result(
     v: ProtocolVersion,
     result: &Value,
 ) -> Result<(), ParamsError> {
-    let schemas = compiled(v);
-    match schemas.result(method) {
-        Some(id) => run(schemas, id, method, v, Target::Result, Some(result)),
+    check(
+        compiled(v).result(method),
+        method,
+        v,
+        Target::Result,
+        Some(result),
+    )
+}
+
+/// Validates `value` against node `id` of revision `v` (`None`: the revision does not define
+/// the method, and anything passes).
+pub(super) fn check(
+    id: Option<NodeId>,
+    method: &str,
+    v: ProtocolVersion,
+    target: Target,
+    value: Option<&Value>,
+) -> Result<(), ParamsError> {
+    match id {
+        Some(id) => run(compiled(v), id, method, v, target, value),
         None => Ok(()),
     }
 }

@@ -1,0 +1,360 @@
+//! One walk that shapes a result and checks it: the outcome of `shape.rs`'s walk followed by
+//! `matches.rs`'s walk over the shaped value, visiting each field once.
+//!
+//! Shaping only removes fields (and never changes a scalar), and whether a value matches a
+//! schema depends on nothing but the value, so a field can be shaped and checked in the same
+//! visit once its object knows the field stays. The walk does so where the check is simple to
+//! mirror exactly:
+//!
+//! - a node that only is a `$ref` is its target (the depth counted as `matches` counts it);
+//! - an object schema without `$ref`, `allOf` or `anyOf` (`CallToolResult`, `TextContent`,
+//!   ...): each field that shaping keeps is shaped and checked against its property schema
+//!   in one visit, and the required fields are counted on the way, as `matches` counts them;
+//! - a union told apart by a tag or by required properties, when the shaped object leaves it
+//!   one branch to try (`CallToolResult | CreateTaskResult` at 2025-11-25, a content block):
+//!   the walk goes on with that branch. The tag and the keys are read before the fields are
+//!   shaped, and count only where shaping keeps them;
+//! - an array schema with `items` and nothing composite: each item in one visit.
+//!
+//! Anything else (and every subtree once the answer is no) is shaped by the plain shaper and
+//! then checked by `matches`: the two walks of before, for that subtree only. The tests
+//! compare the outcome with the two walks on generated values for every result schema.
+
+use serde_json::Value;
+
+use super::data::VersionData;
+use super::matches::{matches, within};
+use super::schema::{Additional, Key, Name, Node, NodeId, Union, field, type_matches};
+use super::shape::{Ids, META, RESULT_TYPE, Shaper, Walked, retain_defined};
+use super::validate::MAX_DEPTH;
+
+/// Shapes values like [`Shaper`] (with its shortcuts) and answers like [`matches`] for the
+/// shaped value.
+pub(super) struct Fused<'a> {
+    c: &'a VersionData,
+    shaper: Shaper<'a>,
+}
+
+/// Where a union leads for an object (see [`Fused::branch`]).
+enum Step {
+    /// The only branch that can match: the union matches if and only if it does.
+    Branch(NodeId),
+    /// No branch can match.
+    Fails,
+    /// Not known here: the plain walks decide.
+    Unknown,
+}
+
+impl<'a> Fused<'a> {
+    pub(super) fn new(c: &'a VersionData) -> Self {
+        Fused {
+            c,
+            shaper: Shaper { c, fast: true },
+        }
+    }
+
+    /// Shapes the object `value` against the result schema `root` (as [`Shaper::object`]
+    /// does at the root) and answers whether the shaped object matches `root`.
+    pub(super) fn root(&self, root: NodeId, value: &mut Value) -> (bool, Walked) {
+        self.object(&[root], root, value, 0, 0)
+    }
+
+    /// Shapes `value` with the shaping `schemas` at shaping depth `depth` (as
+    /// [`Shaper::value`] does), and answers [`matches`] for node `check` at depth
+    /// `check_depth` on the shaped value.
+    fn value(
+        &self,
+        schemas: &[NodeId],
+        check: NodeId,
+        value: &mut Value,
+        depth: u32,
+        check_depth: u32,
+    ) -> bool {
+        match value {
+            Value::Object(_) => self.object(schemas, check, value, depth, check_depth).0,
+            Value::Array(_) => self.array(schemas, check, value, depth, check_depth),
+            // Shaping leaves scalars alone.
+            _ => matches(self.c, check, value, check_depth),
+        }
+    }
+
+    /// [`Fused::value`] for an object, with what shaping reports about `resultType`.
+    fn object(
+        &self,
+        schemas: &[NodeId],
+        mut check: NodeId,
+        value: &mut Value,
+        depth: u32,
+        mut check_depth: u32,
+    ) -> (bool, Walked) {
+        let c = self.c;
+        let described = match &*value {
+            Value::Object(map) => self.shaper.described(schemas, map, depth),
+            _ => None,
+        };
+        let Some(described) = described else {
+            // Shaping leaves this object as it is.
+            return (matches(c, check, value, check_depth), Walked::No);
+        };
+        let described = described.as_slice();
+        loop {
+            if check_depth > MAX_DEPTH {
+                break;
+            }
+            let node = c.node(check);
+            if node.type_only {
+                break;
+            }
+            if node.pure_ref
+                && let Some(target) = node.reference
+            {
+                check = target;
+                check_depth += 1;
+                continue;
+            }
+            if single(node) {
+                return self.fields(described, node, value, depth, check_depth);
+            }
+            match self.branch(described, node, value) {
+                Step::Branch(branch) => {
+                    check = branch;
+                    check_depth += 1;
+                }
+                Step::Fails => return (false, self.shape_fields(described, value, depth)),
+                Step::Unknown => break,
+            }
+        }
+        // The plain walks: shape the fields, then check the shaped object.
+        let walked = self.shape_fields(described, value, depth);
+        (matches(c, check, value, check_depth), walked)
+    }
+
+    /// The plain shaping of an object's fields.
+    fn shape_fields(&self, described: &[NodeId], value: &mut Value, depth: u32) -> Walked {
+        match value {
+            Value::Object(map) => self.shaper.fields(described, map, depth),
+            _ => Walked::No,
+        }
+    }
+
+    /// Shapes and checks the fields of the object `value` against the shaping schemas
+    /// `described` and the [`single`] node `node` (what `matches`'s `node_matches` and
+    /// `object_matches` check, on the fields shaping keeps).
+    fn fields(
+        &self,
+        described: &[NodeId],
+        node: &Node,
+        value: &mut Value,
+        depth: u32,
+        check_depth: u32,
+    ) -> (bool, Walked) {
+        let c = self.c;
+        // Type, constant and bounds do not depend on an object's fields.
+        let head = head_matches(node, value);
+        let Value::Object(map) = value else {
+            return (false, Walked::No);
+        };
+        if !head || !node.inspects_fields() {
+            return (head, self.shaper.fields(described, map, depth));
+        }
+        let mut ok = true;
+        let mut required_seen = 0;
+        let mut undefined = false;
+        let mut result_type_defined = false;
+        let mut children = Ids::default();
+        for (key, child) in map.iter_mut() {
+            let name = Key::new(key);
+            // `_meta` stays as it is; any other field stays if a describing schema defines
+            // it, shaped by the schemas that do (as `Shaper::fields`).
+            let meta = key == META;
+            if !meta {
+                children.clear();
+                for &n in described {
+                    if let Some(p) = c.node(n).property(&name) {
+                        children.push(p);
+                    }
+                }
+                if children.is_empty() {
+                    undefined = true;
+                    continue;
+                }
+                result_type_defined |= key == RESULT_TYPE;
+            }
+            // The schema the kept field is checked against (as `object_matches`), once the
+            // answer is still yes.
+            let schema = if ok {
+                match node.property_entry(&name) {
+                    Some(prop) => {
+                        required_seen += usize::from(prop.required);
+                        Some(prop.node)
+                    }
+                    None => match node.additional {
+                        Additional::Schema(extra) => Some(extra),
+                        Additional::Never => {
+                            ok = false;
+                            None
+                        }
+                        Additional::Absent | Additional::Any => None,
+                    },
+                }
+            } else {
+                None
+            };
+            let shapes = !meta && matches!(child, Value::Object(_) | Value::Array(_));
+            match (schema, shapes) {
+                (Some(schema), true) => {
+                    ok = self.value(
+                        children.as_slice(),
+                        schema,
+                        child,
+                        depth + 1,
+                        check_depth + 1,
+                    );
+                }
+                (Some(schema), false) => ok = matches(c, schema, child, check_depth + 1),
+                (None, true) => self.shaper.value(children.as_slice(), child, depth + 1),
+                (None, false) => {}
+            }
+        }
+        if undefined {
+            retain_defined(c, described, map);
+        }
+        // Every listed required property was met, or look the required fields up (as
+        // `object_matches`).
+        ok = ok
+            && (required_seen == node.required.len()
+                || node.required.iter().all(|f| map.contains_key(*f)));
+        let walked = if result_type_defined {
+            Walked::No
+        } else {
+            Walked::Without(RESULT_TYPE)
+        };
+        (ok, walked)
+    }
+
+    /// Where a union node leads for the object `value` once shaped (shaping keeps a field
+    /// that one of `described` defines, and `_meta`): `matches`'s `any_of_matches` tries only
+    /// the branch a kept tag names, or the branches whose required key is kept.
+    fn branch(&self, described: &[NodeId], node: &Node, value: &Value) -> Step {
+        let c = self.c;
+        let Some(union) = node.union else {
+            return Step::Unknown;
+        };
+        let only_union = !node.never
+            && node.reference.is_none()
+            && node.all_of.is_empty()
+            && !node.inspects_fields();
+        let Value::Object(map) = value else {
+            return Step::Unknown;
+        };
+        if !only_union {
+            return Step::Unknown;
+        }
+        if !head_matches(node, value) {
+            return Step::Fails;
+        }
+        let kept = |name: &Name| {
+            let key = Key::new(name.text);
+            name.text == META
+                || described
+                    .iter()
+                    .any(|&n| c.node(n).property(&key).is_some())
+        };
+        match union {
+            Union::Tag { key, .. } => match node.tagged_branch(map) {
+                Some((branch, _)) if kept(key) => Step::Branch(branch),
+                _ => Step::Unknown,
+            },
+            Union::Required { keys } if keys.len() == node.any_of.len() => {
+                let mut found = None;
+                for (&branch, key) in node.any_of.iter().zip(*keys) {
+                    if field(map, key).is_some() && kept(key) {
+                        if found.is_some() {
+                            return Step::Unknown;
+                        }
+                        found = Some(branch);
+                    }
+                }
+                found.map_or(Step::Fails, Step::Branch)
+            }
+            Union::Required { .. } => Step::Unknown,
+        }
+    }
+
+    /// [`Fused::value`] for an array.
+    fn array(
+        &self,
+        schemas: &[NodeId],
+        mut check: NodeId,
+        value: &mut Value,
+        depth: u32,
+        mut check_depth: u32,
+    ) -> bool {
+        let c = self.c;
+        // What `Shaper::value` gathers for the items.
+        let mut item_schemas = Ids::default();
+        let mut open = false;
+        for &id in schemas {
+            self.shaper
+                .collect_items(id, &mut item_schemas, &mut open, depth);
+        }
+        if open || item_schemas.is_empty() {
+            // Shaping leaves this array as it is.
+            return matches(c, check, value, check_depth);
+        }
+        let item_schemas = item_schemas.as_slice();
+        let item = loop {
+            if check_depth > MAX_DEPTH {
+                break None;
+            }
+            let node = c.node(check);
+            if node.pure_ref
+                && let Some(target) = node.reference
+            {
+                check = target;
+                check_depth += 1;
+                continue;
+            }
+            break node
+                .items
+                .filter(|_| single(node))
+                .map(|item| (item, head_matches(node, value)));
+        };
+        let Value::Array(items) = value else {
+            return false;
+        };
+        match item {
+            Some((item, head)) => {
+                let mut ok = head;
+                for v in items.iter_mut() {
+                    if ok {
+                        ok = self.value(item_schemas, item, v, depth + 1, check_depth + 1);
+                    } else {
+                        self.shaper.value(item_schemas, v, depth + 1);
+                    }
+                }
+                ok
+            }
+            None => {
+                for v in items.iter_mut() {
+                    self.shaper.value(item_schemas, v, depth + 1);
+                }
+                matches(c, check, value, check_depth)
+            }
+        }
+    }
+}
+
+/// A node `matches` checks by its own keywords alone: no `$ref` besides, no `allOf`, no
+/// `anyOf`, not `false`.
+fn single(node: &Node) -> bool {
+    !node.never && node.reference.is_none() && node.all_of.is_empty() && node.any_of.is_empty()
+}
+
+/// The checks of a node that do not look into an object's fields or an array's items: type,
+/// constant, `enum` and bounds (which shaping cannot change).
+fn head_matches(node: &Node, value: &Value) -> bool {
+    type_matches(node.types, value)
+        && node.constant.is_none_or(|k| k.matches(value))
+        && node.bounds.is_none_or(|b| within(b, value))
+}
