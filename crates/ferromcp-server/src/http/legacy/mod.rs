@@ -342,6 +342,10 @@ async fn session_post(
         session.streams.abandon(&id);
         return push_failed(e);
     }
+    // Let the session's dispatcher take the request first: an answer ready within that turn
+    // goes out with the headers and the priming event in one write instead of two (the
+    // priming event still leaves at once when the answer takes longer).
+    tokio::task::yield_now().await;
     sse_queue_response(rx, c.keep_alive, Some(shared.timers.keep_alive.clone()))
 }
 
