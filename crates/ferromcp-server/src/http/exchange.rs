@@ -219,7 +219,17 @@ pub(crate) async fn run(
         abort: opts.cancel_on_disconnect.then(|| task.abort_handle()),
     };
     let mut first: Option<Bytes> = None;
-    if !opts.sse_now {
+    if opts.sse_now {
+        // Give the handler one turn first: a quick answer goes out with the headers in one
+        // write, and needs no finisher task.
+        tokio::task::yield_now().await;
+        if task.is_finished() {
+            let outcome = (&mut task).await;
+            drop(guard);
+            let message = answer(id, outcome, &method);
+            return finish_now(None, rx, &message, &slot, &opts);
+        }
+    } else {
         let deferral = async {
             if opts.json_only {
                 std::future::pending::<()>().await;
@@ -283,10 +293,12 @@ fn finish_now(
     if let Some(tx) = slot.close() {
         let mut frame = Vec::new();
         if encode_message_event(&mut frame, None, message).is_ok() {
-            // The queue may be full; the rest goes out as the body drains.
-            tokio::spawn(async move {
-                let _ = tx.send(Bytes::from(frame)).await;
-            });
+            // The queue may be full; then the rest goes out as the body drains.
+            if let Err(mpsc::error::TrySendError::Full(frame)) = tx.try_send(Bytes::from(frame)) {
+                tokio::spawn(async move {
+                    let _ = tx.send(frame).await;
+                });
+            }
         }
     }
     sse_with_first(first, rx, None, opts)
