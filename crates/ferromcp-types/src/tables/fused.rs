@@ -20,13 +20,20 @@
 //! then checked by `matches`: the two walks of before, for that subtree only. The tests
 //! compare the outcome with the two walks on generated values for every result schema.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::data::VersionData;
 use super::matches::{matches, within};
-use super::schema::{Additional, Key, Name, Node, NodeId, Union, field, type_matches};
+use super::schema::{Additional, Key, Name, Node, NodeId, T_OBJECT, Union, field, type_matches};
 use super::shape::{Ids, META, RESULT_TYPE, Shaper, Walked, retain_defined};
 use super::validate::MAX_DEPTH;
+
+/// The shaping depth below which [`Fused::shared_tag`] may be used: the schemas shaping
+/// gathers from the branch are then far from shaping's depth limit, as they would be from the
+/// union.
+const SHARED_DEPTH: u32 = 32;
+/// How many `$ref`-only nodes [`Fused::shared_tag`] follows.
+const SHARED_STEPS: usize = 8;
 
 /// Shapes values like [`Shaper`] (with its shortcuts) and answers like [`matches`] for the
 /// shaped value.
@@ -82,14 +89,29 @@ impl<'a> Fused<'a> {
     fn object(
         &self,
         schemas: &[NodeId],
-        mut check: NodeId,
+        check: NodeId,
         value: &mut Value,
         depth: u32,
-        mut check_depth: u32,
+        check_depth: u32,
     ) -> (bool, Walked) {
         let c = self.c;
+        // Where shaping and checking start from one node (the root, an array's items), a tag
+        // union on the way is read once for both.
+        let shared;
+        let (mut from, mut tag) = (schemas, None);
+        let (mut node_id, mut node_depth) = (check, check_depth);
+        if let ([only], Value::Object(map)) = (schemas, &*value)
+            && *only == check
+            && depth < SHARED_DEPTH
+            && let Some((branch, branch_depth, key)) = self.shared_tag(check, map, check_depth)
+        {
+            shared = [branch];
+            from = &shared;
+            tag = Some(key);
+            (node_id, node_depth) = (branch, branch_depth);
+        }
         let described = match &*value {
-            Value::Object(map) => self.shaper.described(schemas, map, depth),
+            Value::Object(map) => self.shaper.described(from, map, depth),
             _ => None,
         };
         let Some(described) = described else {
@@ -97,6 +119,12 @@ impl<'a> Fused<'a> {
             return (matches(c, check, value, check_depth), Walked::No);
         };
         let described = described.as_slice();
+        if tag.is_some_and(|key| !kept(c, described, key)) {
+            // Shaping drops the tag, so the check does not follow it: the plain walks.
+            let walked = self.shape_fields(described, value, depth);
+            return (matches(c, check, value, check_depth), walked);
+        }
+        let (mut check, mut check_depth) = (node_id, node_depth);
         loop {
             if check_depth > MAX_DEPTH {
                 break;
@@ -113,7 +141,7 @@ impl<'a> Fused<'a> {
                 continue;
             }
             if single(node) {
-                return self.fields(described, node, value, depth, check_depth);
+                return self.fields(described, check, node, value, depth, check_depth);
             }
             match self.branch(described, node, value) {
                 Step::Branch(branch) => {
@@ -127,6 +155,54 @@ impl<'a> Fused<'a> {
         // The plain walks: shape the fields, then check the shaped object.
         let walked = self.shape_fields(described, value, depth);
         (matches(c, check, value, check_depth), walked)
+    }
+
+    /// From node `id`, through `$ref`-only nodes without a shaping view, the branch that a
+    /// tag union's tag names in `map`, when shaping (`Shaper::collect_object`) and checking
+    /// (`matches`) would both follow it and nothing else: the union node has no other keyword
+    /// than a type that admits the object, and its tag is `sure` for shaping. Returns the
+    /// branch, its depth for checking, and the tag's name (which shaping must keep).
+    fn shared_tag(
+        &self,
+        mut id: NodeId,
+        map: &Map<String, Value>,
+        mut check_depth: u32,
+    ) -> Option<(NodeId, u32, &'static Name)> {
+        for _ in 0..SHARED_STEPS {
+            let node = self.c.node(id);
+            if check_depth > MAX_DEPTH || node.view.is_some() {
+                return None;
+            }
+            if node.pure_ref
+                && let Some(target) = node.reference
+            {
+                id = target;
+                check_depth += 1;
+                continue;
+            }
+            let Some(Union::Tag {
+                key, sure: true, ..
+            }) = node.union
+            else {
+                return None;
+            };
+            let only_union = !node.never
+                && node.reference.is_none()
+                && node.all_of.is_empty()
+                && !node.has_properties
+                && node.properties.is_empty()
+                && node.required.is_empty()
+                && node.additional == Additional::Absent
+                && (node.types == 0 || node.types & T_OBJECT != 0)
+                && node.constant.is_none()
+                && node.bounds.is_none();
+            if !only_union {
+                return None;
+            }
+            let (branch, _) = node.tagged_branch(map)?;
+            return Some((branch, check_depth + 1, key));
+        }
+        None
     }
 
     /// The plain shaping of an object's fields.
@@ -143,6 +219,7 @@ impl<'a> Fused<'a> {
     fn fields(
         &self,
         described: &[NodeId],
+        id: NodeId,
         node: &Node,
         value: &mut Value,
         depth: u32,
@@ -162,16 +239,23 @@ impl<'a> Fused<'a> {
         let mut undefined = false;
         let mut result_type_defined = false;
         let mut children = Ids::default();
+        // The checked node is often one of the describing ones (`CallToolResult`,
+        // `TextContent`): its property is then found while shaping looks.
+        let own = described.iter().position(|&n| n == id);
         for (key, child) in map.iter_mut() {
             let name = Key::new(key);
             // `_meta` stays as it is; any other field stays if a describing schema defines
             // it, shaped by the schemas that do (as `Shaper::fields`).
             let meta = key == META;
+            let mut found = None;
             if !meta {
                 children.clear();
-                for &n in described {
-                    if let Some(p) = c.node(n).property(&name) {
-                        children.push(p);
+                for (i, &n) in described.iter().enumerate() {
+                    if let Some(p) = c.node(n).property_entry(&name) {
+                        children.push(p.node);
+                        if own == Some(i) {
+                            found = Some(p);
+                        }
                     }
                 }
                 if children.is_empty() {
@@ -182,8 +266,11 @@ impl<'a> Fused<'a> {
             }
             // The schema the kept field is checked against (as `object_matches`), once the
             // answer is still yes.
+            if meta || own.is_none() {
+                found = node.property_entry(&name);
+            }
             let schema = if ok {
-                match node.property_entry(&name) {
+                match found {
                     Some(prop) => {
                         required_seen += usize::from(prop.required);
                         Some(prop.node)
@@ -253,13 +340,7 @@ impl<'a> Fused<'a> {
         if !head_matches(node, value) {
             return Step::Fails;
         }
-        let kept = |name: &Name| {
-            let key = Key::new(name.text);
-            name.text == META
-                || described
-                    .iter()
-                    .any(|&n| c.node(n).property(&key).is_some())
-        };
+        let kept = |name: &Name| kept(c, described, name);
         match union {
             Union::Tag { key, .. } => match node.tagged_branch(map) {
                 Some((branch, _)) if kept(key) => Step::Branch(branch),
@@ -343,6 +424,15 @@ impl<'a> Fused<'a> {
             }
         }
     }
+}
+
+/// Whether shaping with the describing schemas `described` keeps a field `name`.
+fn kept(c: &VersionData, described: &[NodeId], name: &Name) -> bool {
+    let key = Key::new(name.text);
+    name.text == META
+        || described
+            .iter()
+            .any(|&n| c.node(n).property(&key).is_some())
 }
 
 /// A node `matches` checks by its own keywords alone: no `$ref` besides, no `allOf`, no

@@ -139,6 +139,23 @@ pub(super) fn retain_defined(c: &VersionData, described: &[NodeId], map: &mut Ma
     });
 }
 
+/// The schemas that describe an object, as [`Shaper::described`] finds them.
+pub(super) enum Described {
+    /// A generated view's list.
+    Known(&'static [NodeId]),
+    /// Gathered by walking the schemas.
+    Gathered(Ids),
+}
+
+impl Described {
+    pub(super) fn as_slice(&self) -> &[NodeId] {
+        match self {
+            Described::Known(ids) => ids,
+            Described::Gathered(ids) => ids.as_slice(),
+        }
+    }
+}
+
 /// What the plain walk gathers from node `id` for object `map`: the describing schemas and
 /// whether one leaves it open (for the tests of the generated [`super::schema::View`]s).
 #[cfg(test)]
@@ -202,15 +219,25 @@ impl Shaper<'_> {
         schemas: &[NodeId],
         map: &Map<String, Value>,
         depth: u32,
-    ) -> Option<Ids> {
+    ) -> Option<Described> {
         if depth > MAX_DEPTH {
             return None;
+        }
+        // One schema whose view is known (a result root, a tagged branch): the view itself,
+        // as `collect_object` would copy it.
+        if self.fast
+            && let [id] = schemas
+            && let Some(known) = self.c.node(*id).view
+            && depth + VIEW_DEPTH < MAX_DEPTH
+        {
+            return (!known.open && !known.described.is_empty())
+                .then_some(Described::Known(known.described));
         }
         let mut view = ObjectView::default();
         for &id in schemas {
             self.collect_object(id, map, &mut view, depth);
         }
-        (!view.open && !view.described.is_empty()).then_some(view.described)
+        (!view.open && !view.described.is_empty()).then_some(Described::Gathered(view.described))
     }
 
     /// Shapes the fields of an object that the schemas `described` describe (what
