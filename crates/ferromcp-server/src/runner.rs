@@ -250,13 +250,15 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
 
     // 1. Surface validation of spec methods at the connection's version (the tasks
     // extension serves `tasks/get` and `tasks/cancel` at 2026-07-28 with its own params).
-    if tables::is_spec_method(&method)
+    // The method is looked up in the tables once, here.
+    let spec = tables::method(&method);
+    if let Some(m) = spec
         && !(version.is_modern() && crate::tasks::is_extension_method(&method))
     {
-        if !tables::exists_as(&method, Kind::ClientRequest, version) {
+        if !m.exists_as(Kind::ClientRequest, version) {
             return Err(ErrorObject::method_not_found(&method).into());
         }
-        if let Err(e) = tables::validate_params(&method, version, params.as_ref()) {
+        if let Err(e) = m.validate_params(version, params.as_ref()) {
             return Err(ErrorObject::invalid_params(e.to_string()).into());
         }
     }
@@ -309,7 +311,7 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
     .await?;
     let Value::Object(mut result) = value else {
         if value.is_null() {
-            return shape(&server, &method, version, JsonObject::new());
+            return shape(&server, &method, spec, version, JsonObject::new());
         }
         tracing::error!(
             method,
@@ -330,7 +332,7 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
             .entry("cacheScope")
             .or_insert_with(|| serde_json::to_value(hint.scope).unwrap_or(Value::Null));
     }
-    shape(&server, &method, version, std::mem::take(&mut result))
+    shape(&server, &method, spec, version, std::mem::take(&mut result))
 }
 
 fn to_object<T: serde::Serialize>(value: &T, method: &str) -> McpResult {
@@ -344,37 +346,56 @@ fn to_object<T: serde::Serialize>(value: &T, method: &str) -> McpResult {
 }
 
 /// Drops what the version does not define, sets `resultType` and stamps the server info
-/// (2026-07-28), and checks that the result fits its type.
+/// (2026-07-28), and checks that the result fits its type (`spec`: the method in the tables,
+/// `None` for a custom method, whose result is only given its `resultType`).
 fn shape(
     server: &Server,
     method: &str,
+    spec: Option<tables::Method>,
     version: ProtocolVersion,
     mut result: JsonObject,
 ) -> McpResult {
+    let modern = version.is_modern();
     // A task handle (2026-07-28 tasks extension) is not the method's own result type.
-    if version.is_modern()
-        && ferromcp_types::mcp::tasks_ext::CreateTaskResult::is_task_result(&result)
-    {
+    if modern && ferromcp_types::mcp::tasks_ext::CreateTaskResult::is_task_result(&result) {
         stamp_server_info(server, &mut result);
         return Ok(result);
     }
-    tables::shape_result(method, version, &mut result);
-    if version.is_modern() {
-        stamp_server_info(server, &mut result);
-    }
-    if !tables::is_spec_method(method) {
+    let Some(m) = spec else {
+        tables::shape_result(method, version, &mut result);
+        if modern {
+            stamp_server_info(server, &mut result);
+        }
         return Ok(result);
+    };
+    // Before 2026-07-28 one walk shapes and checks (nothing is stamped between the two).
+    if !modern {
+        return match m.shape_and_validate_result(version, &mut result) {
+            Ok(()) => Ok(result),
+            Err(e) => Err(invalid_result(method, version, &e)),
+        };
     }
+    m.shape_result(version, &mut result);
+    stamp_server_info(server, &mut result);
     // Validate the result as a value without copying it (this runs on every request).
     let value = Value::Object(result);
-    if let Err(e) = tables::validate_result(method, version, &value) {
-        tracing::error!(method, %version, error = %e, "the handler returned an invalid result");
-        return Err(ErrorObject::internal_error("Handler returned an invalid result").into());
+    if let Err(e) = m.validate_result(version, &value) {
+        return Err(invalid_result(method, version, &e));
     }
     match value {
         Value::Object(result) => Ok(result),
         _ => Err(ErrorObject::internal_error("Internal error").into()),
     }
+}
+
+/// A handler's result that does not fit its type: logged, answered -32603.
+fn invalid_result(
+    method: &str,
+    version: ProtocolVersion,
+    e: &dyn std::fmt::Display,
+) -> HandlerError {
+    tracing::error!(method, %version, error = %e, "the handler returned an invalid result");
+    ErrorObject::internal_error("Handler returned an invalid result").into()
 }
 
 fn stamp_server_info(server: &Server, result: &mut JsonObject) {
@@ -522,12 +543,12 @@ async fn serve_notification(
     params: Option<Value>,
 ) {
     let version = connection.protocol_version();
-    if tables::is_spec_method(&method) {
-        if !tables::exists_as(&method, Kind::ClientNotification, version) {
+    if let Some(m) = tables::method(&method) {
+        if !m.exists_as(Kind::ClientNotification, version) {
             tracing::debug!(method, %version, "notification not defined at this version; dropped");
             return;
         }
-        if let Err(e) = tables::validate_notification_params(&method, version, params.as_ref()) {
+        if let Err(e) = m.validate_notification_params(version, params.as_ref()) {
             tracing::warn!(method, error = %e, "invalid notification dropped");
             return;
         }
