@@ -363,4 +363,29 @@ mod tests {
         assert!(raw.is_object());
         assert_eq!(raw.to_json_string(), r#"{ "a" : 1 }"#);
     }
+
+    /// `RawJson` is a `RawValue` by another name: checked the same way, kept and written as
+    /// written, read by serde_json as the value it holds.
+    #[test]
+    fn raw_json_checks_keeps_and_serializes_like_raw_value() {
+        assert!(RawJson::from_string("[1,]".into()).is_err());
+        assert!(RawJson::from_string("1 2".into()).is_err());
+        let trimmed = RawJson::from_string(" [1, 2]\n".into()).unwrap();
+        assert_eq!(trimmed.get(), "[1, 2]");
+
+        let boxed = RawValue::from_string(r#"{"a": [true]}"#.into()).unwrap();
+        let raw = RawJson::from(boxed);
+        assert_eq!(raw.to_string(), r#"{"a": [true]}"#);
+        assert_eq!(format!("{raw:?}"), r#"RawJson({"a": [true]})"#);
+        assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"a": [true]}"#);
+        assert_eq!(serde_json::to_value(&raw).unwrap(), json!({"a": [true]}));
+
+        let read: RawJson = serde_json::from_str(r#" {"b" : null} "#).unwrap();
+        assert_eq!(read.get(), r#"{"b" : null}"#);
+        let payload = Payload::from(read.clone());
+        assert_eq!(serde_json::to_string(&payload).unwrap(), read.get());
+        let mut out = Vec::new();
+        payload.write_to(&mut out);
+        assert_eq!(out, read.get().as_bytes());
+    }
 }
