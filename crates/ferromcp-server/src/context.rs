@@ -134,12 +134,36 @@ impl fmt::Debug for ServerSession {
     }
 }
 
+/// A request's method name: the tables' own string for a spec method (no allocation per
+/// request), shared text for any other.
+#[derive(Clone)]
+enum MethodName {
+    Spec(&'static str),
+    Custom(Arc<str>),
+}
+
+impl MethodName {
+    fn new(method: &str) -> Self {
+        match ferromcp_types::tables::method(method) {
+            Some(m) => Self::Spec(m.name()),
+            None => Self::Custom(method.into()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            Self::Spec(name) => name,
+            Self::Custom(name) => name,
+        }
+    }
+}
+
 /// The context a request or notification handler runs with.
 #[derive(Clone)]
 pub struct RequestContext {
     session: ServerSession,
     server: Server,
-    method: Arc<str>,
+    method: MethodName,
     meta: Option<Arc<Meta>>,
     /// At 2026-07-28, inside a high-level tool, prompt or resource handler: where the direct
     /// questions to the client (elicitation, sampling, roots) find their answers.
@@ -160,7 +184,7 @@ impl RequestContext {
         Self {
             session,
             server,
-            method: method.into(),
+            method: MethodName::new(method),
             meta: meta.map(Arc::new),
             inline_input: None,
             task: None,
@@ -226,7 +250,7 @@ impl RequestContext {
 
     /// The method being handled.
     pub fn method(&self) -> &str {
-        &self.method
+        self.method.as_str()
     }
 
     /// The request id; `None` for a notification.
@@ -296,7 +320,7 @@ impl RequestContext {
 impl fmt::Debug for RequestContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestContext")
-            .field("method", &self.method)
+            .field("method", &self.method.as_str())
             .field("session", &self.session)
             .finish_non_exhaustive()
     }
