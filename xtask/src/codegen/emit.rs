@@ -56,10 +56,12 @@ pub(crate) fn emit(tables: &[VersionTables]) -> Result<String, String> {
     let schema_names = [
         "Additional",
         "Bounds",
+        "Discriminator",
         "Lit",
         "Name",
         "Node",
         "Prop",
+        "Span",
         "T_ARRAY",
         "T_BOOLEAN",
         "T_INTEGER",
@@ -184,6 +186,10 @@ fn emit_version(out: &mut String, t: &VersionTables, all: &[&str]) -> Result<(),
     }
     let _ = writeln!(out, "    methods: &{id}_METHODS,");
     let _ = writeln!(out, "    nodes: &{id}_NODES,");
+    for (field, suffix) in nodes::TABLE_FIELDS {
+        let reference = if field == "strings" { "" } else { "&" };
+        let _ = writeln!(out, "    {field}: {reference}{id}_{suffix},");
+    }
     out.push_str("};\n\n");
 
     let _ = writeln!(

@@ -1,6 +1,6 @@
 //! The shape of the generated data.
 
-use super::schema::{Node, NodeId, word};
+use super::schema::{Bounds, Discriminator, Lit, Name, Node, NodeId, Prop, Union, View, word};
 
 /// What the generator emits for one revision.
 pub(super) struct VersionData {
@@ -19,6 +19,26 @@ pub(super) struct VersionData {
     pub(super) methods: &'static [MethodEntry],
     /// The schema nodes the entries point into.
     pub(super) nodes: &'static [Node],
+    // The flat arrays the nodes index (see `schema.rs`: the nodes hold no pointers, so
+    // that the dynamic loader has nothing to relocate in them).
+    /// Every name of the revision's schemas, one after the other ([`Name`]s point in here).
+    pub(super) strings: &'static str,
+    /// The listed properties of every node.
+    pub(super) props: &'static [Prop],
+    /// The required names of every node, and the tags and keys of the unions.
+    pub(super) names: &'static [Name],
+    /// The discriminators of every node.
+    pub(super) discriminators: &'static [Discriminator],
+    /// The `anyOf` branches and `allOf` parts of every node, and the nodes of the views.
+    pub(super) ids: &'static [NodeId],
+    /// The unions of the nodes that have one.
+    pub(super) unions: &'static [Union],
+    /// The views of the nodes that have one.
+    pub(super) views: &'static [View],
+    /// The bounds of the nodes that have some.
+    pub(super) bounds: &'static [Bounds],
+    /// The members of every `enum`.
+    pub(super) lits: &'static [Lit],
 }
 
 /// One method at one revision.

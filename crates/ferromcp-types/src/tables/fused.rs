@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 
 use super::data::VersionData;
 use super::matches::{matches, within};
-use super::schema::{Additional, Key, Name, Node, NodeId, T_OBJECT, Union, field, type_matches};
+use super::schema::{Additional, Key, Name, Node, NodeId, T_OBJECT, Union, type_matches};
 use super::shape::{Ids, META, RESULT_TYPE, Shaper, Walked, retain_defined};
 use super::validate::MAX_DEPTH;
 
@@ -182,7 +182,7 @@ impl<'a> Fused<'a> {
             }
             let Some(Union::Tag {
                 key, sure: true, ..
-            }) = node.union
+            }) = self.c.union(node)
             else {
                 return None;
             };
@@ -199,7 +199,7 @@ impl<'a> Fused<'a> {
             if !only_union {
                 return None;
             }
-            let (branch, _) = node.tagged_branch(map)?;
+            let (branch, _) = self.c.tagged_branch(node, map)?;
             return Some((branch, check_depth + 1, key));
         }
         None
@@ -227,7 +227,7 @@ impl<'a> Fused<'a> {
     ) -> (bool, Walked) {
         let c = self.c;
         // Type, constant and bounds do not depend on an object's fields.
-        let head = head_matches(node, value);
+        let head = head_matches(c, node, value);
         let Value::Object(map) = value else {
             return (false, Walked::No);
         };
@@ -251,7 +251,7 @@ impl<'a> Fused<'a> {
             if !meta {
                 children.clear();
                 for (i, &n) in described.iter().enumerate() {
-                    if let Some(p) = c.node(n).property_entry(&name) {
+                    if let Some(p) = c.property_entry(c.node(n), &name) {
                         children.push(p.node);
                         if own == Some(i) {
                             found = Some(p);
@@ -267,7 +267,7 @@ impl<'a> Fused<'a> {
             // The schema the kept field is checked against (as `object_matches`), once the
             // answer is still yes.
             if meta || own.is_none() {
-                found = node.property_entry(&name);
+                found = c.property_entry(node, &name);
             }
             let schema = if ok {
                 match found {
@@ -310,7 +310,7 @@ impl<'a> Fused<'a> {
         // `object_matches`).
         ok = ok
             && (required_seen == node.required.len()
-                || node.required.iter().all(|f| map.contains_key(*f)));
+                || c.required(node).iter().all(|f| map.contains_key(c.text(f))));
         let walked = if result_type_defined {
             Walked::No
         } else {
@@ -324,7 +324,7 @@ impl<'a> Fused<'a> {
     /// the branch a kept tag names, or the branches whose required key is kept.
     fn branch(&self, described: &[NodeId], node: &Node, value: &Value) -> Step {
         let c = self.c;
-        let Some(union) = node.union else {
+        let Some(union) = c.union(node) else {
             return Step::Unknown;
         };
         let only_union = !node.never
@@ -337,19 +337,19 @@ impl<'a> Fused<'a> {
         if !only_union {
             return Step::Unknown;
         }
-        if !head_matches(node, value) {
+        if !head_matches(c, node, value) {
             return Step::Fails;
         }
         let kept = |name: &Name| kept(c, described, name);
         match union {
-            Union::Tag { key, .. } => match node.tagged_branch(map) {
+            Union::Tag { key, .. } => match c.tagged_branch(node, map) {
                 Some((branch, _)) if kept(key) => Step::Branch(branch),
                 _ => Step::Unknown,
             },
             Union::Required { keys } if keys.len() == node.any_of.len() => {
                 let mut found = None;
-                for (&branch, key) in node.any_of.iter().zip(*keys) {
-                    if field(map, key).is_some() && kept(key) {
+                for (&branch, key) in c.any_of(node).iter().zip(c.names(*keys)) {
+                    if c.field(map, key).is_some() && kept(key) {
                         if found.is_some() {
                             return Step::Unknown;
                         }
@@ -399,7 +399,7 @@ impl<'a> Fused<'a> {
             break node
                 .items
                 .filter(|_| single(node))
-                .map(|item| (item, head_matches(node, value)));
+                .map(|item| (item, head_matches(c, node, value)));
         };
         let Value::Array(items) = value else {
             return false;
@@ -428,11 +428,12 @@ impl<'a> Fused<'a> {
 
 /// Whether shaping with the describing schemas `described` keeps a field `name`.
 fn kept(c: &VersionData, described: &[NodeId], name: &Name) -> bool {
-    let key = Key::new(name.text);
-    name.text == META
+    let text = c.text(name);
+    let key = Key::new(text);
+    text == META
         || described
             .iter()
-            .any(|&n| c.node(n).property(&key).is_some())
+            .any(|&n| c.property(c.node(n), &key).is_some())
 }
 
 /// A node `matches` checks by its own keywords alone: no `$ref` besides, no `allOf`, no
@@ -443,8 +444,8 @@ fn single(node: &Node) -> bool {
 
 /// The checks of a node that do not look into an object's fields or an array's items: type,
 /// constant, `enum` and bounds (which shaping cannot change).
-fn head_matches(node: &Node, value: &Value) -> bool {
+fn head_matches(c: &VersionData, node: &Node, value: &Value) -> bool {
     type_matches(node.types, value)
-        && node.constant.is_none_or(|k| k.matches(value))
-        && node.bounds.is_none_or(|b| within(b, value))
+        && node.constant.is_none_or(|k| c.lit_matches(&k, value))
+        && c.bounds(node).is_none_or(|b| within(c, b, value))
 }

@@ -21,7 +21,7 @@
 use serde_json::{Map, Value};
 
 use super::data::VersionData;
-use super::schema::{Additional, Bounds, Key, Node, NodeId, Union, field, type_matches};
+use super::schema::{Additional, Bounds, Key, Node, NodeId, Union, type_matches};
 use super::validate::MAX_DEPTH;
 
 /// Whether `value` matches node `id` (at nesting `depth`).
@@ -59,11 +59,11 @@ fn node_matches(c: &VersionData, node: &Node, value: &Value, depth: u32) -> bool
     if !type_matches(node.types, value) {
         return false;
     }
-    if node.constant.is_some_and(|k| !k.matches(value)) {
+    if node.constant.is_some_and(|k| !c.lit_matches(&k, value)) {
         return false;
     }
-    if let Some(bounds) = node.bounds
-        && !within(bounds, value)
+    if let Some(bounds) = c.bounds(node)
+        && !within(c, bounds, value)
     {
         return false;
     }
@@ -76,17 +76,16 @@ fn node_matches(c: &VersionData, node: &Node, value: &Value, depth: u32) -> bool
         _ => true,
     };
     fields_ok
-        && node
-            .all_of
+        && c.all_of(node)
             .iter()
             .all(|&part| matches(c, part, value, depth + 1))
         && (node.any_of.is_empty() || any_of_matches(c, node, value, depth))
 }
 
 /// `enum` and the numeric, length and size bounds.
-pub(super) fn within(bounds: &Bounds, value: &Value) -> bool {
-    if let Some(allowed) = bounds.enumeration
-        && !allowed.iter().any(|k| k.matches(value))
+pub(super) fn within(c: &VersionData, bounds: &Bounds, value: &Value) -> bool {
+    if let Some(allowed) = c.enumeration(bounds)
+        && !allowed.iter().any(|k| c.lit_matches(k, value))
     {
         return false;
     }
@@ -118,7 +117,7 @@ fn in_range(len: u64, min: Option<u64>, max: Option<u64>) -> bool {
 fn object_matches(c: &VersionData, node: &Node, map: &Map<String, Value>, depth: u32) -> bool {
     let mut required_seen = 0;
     for (key, value) in map {
-        let ok = match node.property_entry(&Key::new(key)) {
+        let ok = match c.property_entry(node, &Key::new(key)) {
             Some(prop) => {
                 required_seen += usize::from(prop.required);
                 matches(c, prop.node, value, depth + 1)
@@ -135,23 +134,23 @@ fn object_matches(c: &VersionData, node: &Node, map: &Map<String, Value>, depth:
     }
     // Every listed required property was met (the keys of a map are distinct), or look the
     // required fields up (a required name that is not a listed property, or a missing one).
-    required_seen == node.required.len() || node.required.iter().all(|f| map.contains_key(*f))
+    required_seen == node.required.len()
+        || c.required(node).iter().all(|f| map.contains_key(c.text(f)))
 }
 
 fn any_of_matches(c: &VersionData, node: &Node, value: &Value, depth: u32) -> bool {
-    let branches = node.any_of;
-    if let (Some(union), Value::Object(map)) = (node.union, value) {
+    let branches = c.any_of(node);
+    if let (Some(union), Value::Object(map)) = (c.union(node), value) {
         match union {
             Union::Tag { .. } => {
-                if let Some((branch, _)) = node.tagged_branch(map) {
+                if let Some((branch, _)) = c.tagged_branch(node, map) {
                     return matches(c, branch, value, depth + 1);
                 }
             }
             Union::Required { keys } if keys.len() == branches.len() => {
-                return branches
-                    .iter()
-                    .zip(*keys)
-                    .any(|(&b, key)| field(map, key).is_some() && matches(c, b, value, depth + 1));
+                return branches.iter().zip(c.names(*keys)).any(|(&b, key)| {
+                    c.field(map, key).is_some() && matches(c, b, value, depth + 1)
+                });
             }
             Union::Required { .. } => {}
         }

@@ -3,6 +3,13 @@
 //! sanitized schema JSON into these nodes). Nothing is parsed or built at run time, so the
 //! first request of a revision costs no more than the second.
 //!
+//! The tables hold no pointers: a node names its properties, branches and names by index
+//! ranges ([`Span`]) into a few flat arrays of its revision, and a name by its place in the
+//! revision's string blob. In a position-independent executable every pointer in a static
+//! is a relocation the dynamic loader applies at every start (and a page it copies); these
+//! tables land in `.rodata` instead, and only the few fields of each [`VersionData`] point
+//! at them. The accessors of [`VersionData`] (`props`, `any_of`, `text`, ...) resolve them.
+//!
 //! The interpreter covers the JSON Schema subset the MCP schema files use: `type` (one name or
 //! a list), `properties`, `required`, `additionalProperties` (bool or schema), `items`, `enum`,
 //! `const`, `anyOf`/`oneOf` (both checked as "at least one branch matches"), `allOf`, `$ref`,
@@ -37,7 +44,8 @@ pub(super) const TYPE_NAMES: [(&str, u8); 7] = [
 ];
 
 /// A JSON scalar of the schema (a `const`, a member of an `enum`). Numbers keep serde_json's
-/// three representations, so that [`Lit::matches`] is exactly `serde_json::Value`'s equality.
+/// three representations, so that [`VersionData::lit_matches`] is exactly
+/// `serde_json::Value`'s equality.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[allow(
     dead_code,
@@ -52,33 +60,42 @@ pub(super) enum Lit {
     Int(i64),
     /// A number written with a fraction or an exponent.
     Float(f64),
-    Str(&'static str),
+    /// A string, in the revision's string blob.
+    Str(Name),
 }
 
-impl Lit {
-    /// Whether `value` equals this constant (as `Value == Value` would say).
-    pub(super) fn matches(&self, value: &Value) -> bool {
-        match (self, value) {
-            (Lit::Null, Value::Null) => true,
-            (Lit::Bool(b), Value::Bool(v)) => b == v,
-            (Lit::Str(s), Value::String(v)) => *s == v.as_str(),
-            (Lit::Uint(u), Value::Number(n)) => n.is_u64() && n.as_u64() == Some(*u),
-            (Lit::Int(i), Value::Number(n)) => !n.is_u64() && n.is_i64() && n.as_i64() == Some(*i),
-            (Lit::Float(f), Value::Number(n)) => n.is_f64() && n.as_f64() == Some(*f),
-            _ => false,
-        }
+/// A range of one of a revision's flat arrays (`props`, `names`, `ids`, ...): what a
+/// `&'static [T]` would be, without the pointer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Span {
+    pub(super) start: u32,
+    pub(super) len: u32,
+}
+
+impl Span {
+    /// The empty range.
+    pub(super) const EMPTY: Span = Span { start: 0, len: 0 };
+
+    /// For the generated tables.
+    pub(super) const fn new(start: u32, len: u32) -> Span {
+        Span { start, len }
     }
 
-    /// The constant as a JSON value (for error messages).
-    pub(super) fn to_value(self) -> Value {
-        match self {
-            Lit::Null => Value::Null,
-            Lit::Bool(b) => Value::Bool(b),
-            Lit::Uint(u) => Value::Number(u.into()),
-            Lit::Int(i) => Value::Number(i.into()),
-            Lit::Float(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
-            Lit::Str(s) => Value::String(s.to_owned()),
-        }
+    pub(super) const fn is_empty(self) -> bool {
+        self.len == 0
+    }
+
+    pub(super) const fn len(self) -> usize {
+        self.len as usize
+    }
+
+    /// The elements of `all` in the range (none if it is out of bounds, which the generator
+    /// never emits).
+    #[inline(always)]
+    pub(super) fn of<T>(self, all: &[T]) -> &[T] {
+        let start = self.start as usize;
+        all.get(start..start + self.len as usize)
+            .unwrap_or_default()
     }
 }
 
@@ -112,16 +129,19 @@ pub(super) enum Union {
     ///
     /// With `sure`, an object whose `key` is `tags[i]` is plausible for branch `i` (nothing
     /// else in the branch pins a constant), so shaping need not ask.
-    Tag {
-        key: Name,
-        tags: &'static [Name],
-        sure: bool,
-    },
+    ///
+    /// `tags` is a range of [`VersionData::names`].
+    Tag { key: Name, tags: Span, sure: bool },
     /// Branch `i` requires property `keys[i]` (`content` of `CallToolResult`, `task` of
     /// `CreateTaskResult`): a branch whose key the value lacks cannot match (validation only;
-    /// shaping's plausibility does not look at required properties).
-    Required { keys: &'static [Name] },
+    /// shaping's plausibility does not look at required properties). `keys` is a range of
+    /// [`VersionData::names`].
+    Required { keys: Span },
 }
+
+/// A property whose schema pins a constant (see [`Node::discriminators`]): its name, the
+/// constant and whether the property is required.
+pub(super) type Discriminator = (Name, Lit, bool);
 
 /// One compiled schema.
 #[derive(Debug)]
@@ -145,25 +165,30 @@ pub(super) struct Node {
 
     /// Whether the schema has a `properties` keyword (even an empty one).
     pub(super) has_properties: bool,
-    /// Sorted by name length, then name (see [`Node::property`]).
-    pub(super) properties: &'static [Prop],
-    pub(super) required: &'static [&'static str],
+    /// Sorted by name length, then name (see [`VersionData::property`]); a range of
+    /// [`VersionData::props`].
+    pub(super) properties: Span,
+    /// A range of [`VersionData::names`].
+    pub(super) required: Span,
     /// The properties whose schema pins a constant (following `$ref`s), such as
     /// `"type": "text"`, with that constant and whether the property is required: what tells
-    /// the branches of a union apart.
-    pub(super) discriminators: &'static [(&'static str, Lit, bool)],
+    /// the branches of a union apart. A range of [`VersionData::discriminators`].
+    pub(super) discriminators: Span,
     pub(super) additional: Additional,
     pub(super) items: Option<NodeId>,
-    /// `anyOf` and `oneOf` branches.
-    pub(super) any_of: &'static [NodeId],
-    /// How the `any_of` branches are told apart, when they can be.
-    pub(super) union: Option<&'static Union>,
-    pub(super) all_of: &'static [NodeId],
+    /// `anyOf` and `oneOf` branches: a range of [`VersionData::ids`].
+    pub(super) any_of: Span,
+    /// How the `any_of` branches are told apart, when they can be: an index of
+    /// [`VersionData::unions`].
+    pub(super) union: Option<u32>,
+    /// A range of [`VersionData::ids`].
+    pub(super) all_of: Span,
     /// What shaping gathers from this node for any object, when that does not depend on the
-    /// object (composite nodes only).
-    pub(super) view: Option<&'static View>,
-    /// `enum` and the numeric bounds: few schemas have them.
-    pub(super) bounds: Option<&'static Bounds>,
+    /// object (composite nodes only): an index of [`VersionData::views`].
+    pub(super) view: Option<u32>,
+    /// `enum` and the numeric bounds (few schemas have them): an index of
+    /// [`VersionData::bounds`].
+    pub(super) bounds: Option<u32>,
 }
 
 /// What shaping (`shape.rs`) gathers from a node for any object: the object schemas that
@@ -171,7 +196,8 @@ pub(super) struct Node {
 /// does not depend on the object, looking at most [`VIEW_DEPTH`] nodes deep.
 #[derive(Debug)]
 pub(super) struct View {
-    pub(super) described: &'static [NodeId],
+    /// A range of [`VersionData::ids`].
+    pub(super) described: Span,
     pub(super) open: bool,
 }
 
@@ -190,26 +216,32 @@ pub(super) struct Prop {
 }
 
 impl Prop {
-    /// For the generated tables.
-    pub(super) const fn new(name: &'static str, node: NodeId, required: bool) -> Prop {
+    /// For the generated tables: the property `text`, found at byte `offset` of the
+    /// revision's string blob.
+    pub(super) const fn new(offset: u32, text: &str, node: NodeId, required: bool) -> Prop {
         Prop {
-            name: Name::new(name),
+            name: Name::new(offset, text),
             node,
             required,
         }
     }
 }
 
-/// A name of the schema with its first eight bytes as a number (computed at compile time), so
-/// that comparing it with a [`Key`] mostly compares two integers and the length.
-#[derive(Debug)]
+/// A name of the schema: where it is in the revision's string blob
+/// ([`VersionData::text`]), with its length and first eight bytes as a number (computed at
+/// compile time), so that comparing it with a [`Key`] mostly compares two integers and the
+/// length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Name {
-    pub(super) text: &'static str,
     head: u64,
+    offset: u32,
+    len: u32,
 }
 
 impl Name {
-    pub(super) const fn new(text: &'static str) -> Name {
+    /// For the generated tables: `text`, found at byte `offset` of the revision's string blob
+    /// (the text itself is only read here, at compile time).
+    pub(super) const fn new(offset: u32, text: &str) -> Name {
         let bytes = text.as_bytes();
         let mut head = 0u64;
         let mut i = 0;
@@ -217,38 +249,35 @@ impl Name {
             head |= (bytes[i] as u64) << (8 * i);
             i += 1;
         }
-        Name { text, head }
+        Name {
+            head,
+            offset,
+            len: bytes.len() as u32,
+        }
     }
 
-    /// Whether this is `text` (a length check first: most names differ there).
-    pub(super) fn is_str(&self, text: &str) -> bool {
-        self.text.len() == text.len() && self.is(&Key::new(text))
+    /// The length in bytes.
+    pub(super) const fn len(self) -> usize {
+        self.len as usize
     }
 
-    /// Whether this is `key`.
+    /// Whether this is `key`: the length and first eight bytes, and, for a longer name, the
+    /// text (in `strings`, the revision's string blob).
     #[inline(always)]
-    pub(super) fn is(&self, key: &Key<'_>) -> bool {
+    pub(super) fn is(&self, key: &Key<'_>, strings: &str) -> bool {
         self.head == key.head
-            && self.text.len() == key.text.len()
-            && (self.text.len() <= 8 || self.text == key.text)
+            && self.len() == key.text.len()
+            && (self.len() <= 8 || self.bytes(strings) == key.text.as_bytes())
     }
-}
 
-/// The field `name` of object `map`. (A tree search: walking even a two-field map costs more.)
-pub(super) fn field<'m>(map: &'m Map<String, Value>, name: &Name) -> Option<&'m Value> {
-    map.get(name.text)
-}
-
-impl Node {
-    /// The `anyOf` branch a [`Union::Tag`] union's tag names in `map` (no other branch can
-    /// match or is plausible), and whether the value is sure to be plausible for it.
-    pub(super) fn tagged_branch(&self, map: &Map<String, Value>) -> Option<(NodeId, bool)> {
-        let Some(Union::Tag { key, tags, sure }) = self.union else {
-            return None;
-        };
-        let tag = field(map, key)?.as_str()?;
-        let branch = tags.iter().position(|t| t.is_str(tag))?;
-        self.any_of.get(branch).map(|&b| (b, *sure))
+    /// The text's bytes in `strings` (the revision's string blob).
+    #[inline(always)]
+    fn bytes(self, strings: &str) -> &[u8] {
+        let start = self.offset as usize;
+        strings
+            .as_bytes()
+            .get(start..start + self.len())
+            .unwrap_or_default()
     }
 }
 
@@ -292,7 +321,8 @@ pub(super) fn word(bytes: &[u8], start: usize) -> u64 {
 /// The keywords few schemas use.
 #[derive(Debug)]
 pub(super) struct Bounds {
-    pub(super) enumeration: Option<&'static [Lit]>,
+    /// A range of [`VersionData::lits`].
+    pub(super) enumeration: Option<Span>,
     pub(super) minimum: Option<(f64, bool)>,
     pub(super) maximum: Option<(f64, bool)>,
     pub(super) min_items: Option<u64>,
@@ -331,51 +361,17 @@ impl Node {
         constant: None,
         always_plausible: false,
         has_properties: false,
-        properties: &[],
-        required: &[],
-        discriminators: &[],
+        properties: Span::EMPTY,
+        required: Span::EMPTY,
+        discriminators: Span::EMPTY,
         additional: Additional::Absent,
         items: None,
-        any_of: &[],
+        any_of: Span::EMPTY,
         union: None,
-        all_of: &[],
+        all_of: Span::EMPTY,
         view: None,
         bounds: None,
     };
-
-    /// `enum` and the numeric bounds (all absent for most nodes).
-    pub(super) fn bounds(&self) -> &Bounds {
-        self.bounds.unwrap_or(&NO_BOUNDS)
-    }
-
-    /// The schema of property `name`, if listed.
-    #[inline(always)]
-    pub(super) fn property(&self, name: &Key<'_>) -> Option<NodeId> {
-        self.property_entry(name).map(|p| p.node)
-    }
-
-    /// The property `name`, if listed. A short list is scanned ([`Name::is`] mostly compares
-    /// two integers); a long one is searched by length, then name.
-    #[inline(always)]
-    pub(super) fn property_entry(&self, name: &Key<'_>) -> Option<&Prop> {
-        let props = self.properties;
-        if props.len() <= 8 {
-            return props.iter().find(|p| p.name.is(name));
-        }
-        Self::search(props, name)
-    }
-
-    fn search<'a>(props: &'a [Prop], name: &Key<'_>) -> Option<&'a Prop> {
-        props
-            .binary_search_by(|p| {
-                let text = p.name.text;
-                text.len()
-                    .cmp(&name.text.len())
-                    .then_with(|| text.cmp(name.text))
-            })
-            .ok()
-            .and_then(|i| props.get(i))
-    }
 
     /// Whether checking an object against this node looks at its fields at all: not for a
     /// schema without `required`, `properties` or a closed or typed `additionalProperties`.
@@ -393,8 +389,164 @@ pub(super) fn compiled(version: ProtocolVersion) -> &'static VersionData {
 
 impl VersionData {
     /// The node with this id.
-    pub(super) fn node(&self, id: NodeId) -> &Node {
+    pub(super) fn node(&self, id: NodeId) -> &'static Node {
         self.nodes.get(id as usize).unwrap_or(&ANY)
+    }
+
+    /// The text of `name`.
+    pub(super) fn text(&self, name: &Name) -> &'static str {
+        let start = name.offset as usize;
+        self.strings
+            .get(start..start + name.len())
+            .unwrap_or_default()
+    }
+
+    /// The listed properties of `node`, sorted by name length, then name.
+    #[inline(always)]
+    pub(super) fn props(&self, node: &Node) -> &'static [Prop] {
+        node.properties.of(self.props)
+    }
+
+    /// The names `node` requires.
+    #[inline(always)]
+    pub(super) fn required(&self, node: &Node) -> &'static [Name] {
+        node.required.of(self.names)
+    }
+
+    /// The properties of `node` that pin a constant (see [`Node::discriminators`]).
+    pub(super) fn discriminators(&self, node: &Node) -> &'static [Discriminator] {
+        node.discriminators.of(self.discriminators)
+    }
+
+    /// The `anyOf` (and `oneOf`) branches of `node`.
+    #[inline(always)]
+    pub(super) fn any_of(&self, node: &Node) -> &'static [NodeId] {
+        node.any_of.of(self.ids)
+    }
+
+    /// The `allOf` parts of `node`.
+    #[inline(always)]
+    pub(super) fn all_of(&self, node: &Node) -> &'static [NodeId] {
+        node.all_of.of(self.ids)
+    }
+
+    /// How the branches of `node` are told apart, when they can be.
+    pub(super) fn union(&self, node: &Node) -> Option<&'static Union> {
+        node.union.and_then(|i| self.unions.get(i as usize))
+    }
+
+    /// What shaping gathers from `node` for any object, if known in advance.
+    pub(super) fn view(&self, node: &Node) -> Option<&'static View> {
+        node.view.and_then(|i| self.views.get(i as usize))
+    }
+
+    /// The described schemas of `view`.
+    pub(super) fn described(&self, view: &View) -> &'static [NodeId] {
+        view.described.of(self.ids)
+    }
+
+    /// The `enum` and numeric bounds of `node`, if it has any.
+    #[inline(always)]
+    pub(super) fn bounds(&self, node: &Node) -> Option<&'static Bounds> {
+        node.bounds.and_then(|i| self.bounds.get(i as usize))
+    }
+
+    /// [`VersionData::bounds`], all absent for a node without any.
+    pub(super) fn bounds_or_none(&self, node: &Node) -> &'static Bounds {
+        self.bounds(node).unwrap_or(&NO_BOUNDS)
+    }
+
+    /// The `enum` of `bounds`, if any.
+    pub(super) fn enumeration(&self, bounds: &Bounds) -> Option<&'static [Lit]> {
+        bounds.enumeration.map(|span| span.of(self.lits))
+    }
+
+    /// The names of a range of [`VersionData::names`] (a union's tags or keys).
+    pub(super) fn names(&self, span: Span) -> &'static [Name] {
+        span.of(self.names)
+    }
+
+    /// Whether `name` is `text` (a length check first: most names differ there).
+    pub(super) fn name_is_str(&self, name: &Name, text: &str) -> bool {
+        name.len() == text.len() && name.is(&Key::new(text), self.strings)
+    }
+
+    /// The field `name` of object `map`. (A tree search: walking even a two-field map costs
+    /// more.)
+    pub(super) fn field<'m>(&self, map: &'m Map<String, Value>, name: &Name) -> Option<&'m Value> {
+        map.get(self.text(name))
+    }
+
+    /// The schema of property `name` of `node`, if listed.
+    #[inline(always)]
+    pub(super) fn property(&self, node: &Node, name: &Key<'_>) -> Option<NodeId> {
+        self.property_entry(node, name).map(|p| p.node)
+    }
+
+    /// The property `name` of `node`, if listed. A short list is scanned ([`Name::is`] mostly
+    /// compares two integers); a long one is searched by length, then name.
+    #[inline(always)]
+    pub(super) fn property_entry(&self, node: &Node, name: &Key<'_>) -> Option<&'static Prop> {
+        let props = self.props(node);
+        if props.len() <= 8 {
+            return props.iter().find(|p| p.name.is(name, self.strings));
+        }
+        self.search(props, name)
+    }
+
+    fn search(&self, props: &'static [Prop], name: &Key<'_>) -> Option<&'static Prop> {
+        props
+            .binary_search_by(|p| {
+                let text = self.text(&p.name);
+                text.len()
+                    .cmp(&name.text.len())
+                    .then_with(|| text.cmp(name.text))
+            })
+            .ok()
+            .and_then(|i| props.get(i))
+    }
+
+    /// The `anyOf` branch a [`Union::Tag`] union's tag names in `map` (no other branch can
+    /// match or is plausible), and whether the value is sure to be plausible for it.
+    pub(super) fn tagged_branch(
+        &self,
+        node: &Node,
+        map: &Map<String, Value>,
+    ) -> Option<(NodeId, bool)> {
+        let Some(Union::Tag { key, tags, sure }) = self.union(node) else {
+            return None;
+        };
+        let tag = self.field(map, key)?.as_str()?;
+        let branch = self
+            .names(*tags)
+            .iter()
+            .position(|t| self.name_is_str(t, tag))?;
+        self.any_of(node).get(branch).map(|&b| (b, *sure))
+    }
+
+    /// Whether `value` equals the constant `lit` (as `Value == Value` would say).
+    pub(super) fn lit_matches(&self, lit: &Lit, value: &Value) -> bool {
+        match (lit, value) {
+            (Lit::Null, Value::Null) => true,
+            (Lit::Bool(b), Value::Bool(v)) => b == v,
+            (Lit::Str(s), Value::String(v)) => self.text(s) == v.as_str(),
+            (Lit::Uint(u), Value::Number(n)) => n.is_u64() && n.as_u64() == Some(*u),
+            (Lit::Int(i), Value::Number(n)) => !n.is_u64() && n.is_i64() && n.as_i64() == Some(*i),
+            (Lit::Float(f), Value::Number(n)) => n.is_f64() && n.as_f64() == Some(*f),
+            _ => false,
+        }
+    }
+
+    /// The constant `lit` as a JSON value (for error messages).
+    pub(super) fn lit_value(&self, lit: Lit) -> Value {
+        match lit {
+            Lit::Null => Value::Null,
+            Lit::Bool(b) => Value::Bool(b),
+            Lit::Uint(u) => Value::Number(u.into()),
+            Lit::Int(i) => Value::Number(i.into()),
+            Lit::Float(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
+            Lit::Str(s) => Value::String(self.text(&s).to_owned()),
+        }
     }
 
     /// The table entry of `method` at this revision (all empty for a method it lacks).

@@ -135,7 +135,7 @@ pub(super) fn retain_defined(c: &VersionData, described: &[NodeId], map: &mut Ma
         key == META
             || described
                 .iter()
-                .any(|&n| c.node(n).property(&name).is_some())
+                .any(|&n| c.property(c.node(n), &name).is_some())
     });
 }
 
@@ -227,11 +227,11 @@ impl Shaper<'_> {
         // as `collect_object` would copy it.
         if self.fast
             && let [id] = schemas
-            && let Some(known) = self.c.node(*id).view
+            && let Some(known) = self.c.view(self.c.node(*id))
             && depth + VIEW_DEPTH < MAX_DEPTH
         {
             return (!known.open && !known.described.is_empty())
-                .then_some(Described::Known(known.described));
+                .then_some(Described::Known(self.c.described(known)));
         }
         let mut view = ObjectView::default();
         for &id in schemas {
@@ -261,7 +261,7 @@ impl Shaper<'_> {
             children.clear();
             let name = Key::new(key);
             for &n in described {
-                if let Some(p) = c.node(n).property(&name) {
+                if let Some(p) = c.property(c.node(n), &name) {
                     children.push(p);
                 }
             }
@@ -324,10 +324,10 @@ impl Shaper<'_> {
         let node = c.node(id);
         if self.fast {
             // What the plain walk below would gather, known in advance.
-            if let Some(known) = node.view
+            if let Some(known) = c.view(node)
                 && depth + VIEW_DEPTH < MAX_DEPTH
             {
-                for &id in known.described {
+                for &id in c.described(known) {
                     view.described.push(id);
                 }
                 view.open |= known.open;
@@ -345,13 +345,13 @@ impl Shaper<'_> {
         if let Some(target) = node.reference {
             self.collect_object(target, map, view, depth + 1);
         }
-        for &part in node.all_of {
+        for &part in c.all_of(node) {
             self.collect_object(part, map, view, depth + 1);
         }
         if !node.any_of.is_empty() {
             // The branch the tag names is the only one that can be plausible. (The depths
             // here stay far below `plausible`'s limit, so its answers are exact.)
-            let tagged = self.fast.then(|| node.tagged_branch(map)).flatten();
+            let tagged = self.fast.then(|| c.tagged_branch(node, map)).flatten();
             match tagged {
                 Some((branch, sure))
                     if sure || plausible(c, branch, Subject::Object(map), depth + 1) =>
@@ -361,14 +361,14 @@ impl Shaper<'_> {
                 _ => {
                     // The plausible branches, or every branch when none is.
                     let mut any_fits = false;
-                    for &branch in node.any_of {
+                    for &branch in c.any_of(node) {
                         if plausible(c, branch, Subject::Object(map), depth + 1) {
                             any_fits = true;
                             self.collect_object(branch, map, view, depth + 1);
                         }
                     }
                     if !any_fits {
-                        for &branch in node.any_of {
+                        for &branch in c.any_of(node) {
                             self.collect_object(branch, map, view, depth + 1);
                         }
                     }
@@ -407,7 +407,7 @@ impl Shaper<'_> {
         if let Some(target) = node.reference {
             self.collect_items(target, out, open, depth + 1);
         }
-        for &branch in node.all_of.iter().chain(node.any_of) {
+        for &branch in self.c.all_of(node).iter().chain(self.c.any_of(node)) {
             self.collect_items(branch, out, open, depth + 1);
         }
         match node.items {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::data::VersionData;
 use super::generated::{ALL_METHODS, VERSIONS};
 use super::matches::matches;
-use super::schema::{Additional, Key, Lit, NodeId, Union};
+use super::schema::{Additional, Key, Lit, NodeId, Span, Union};
 use super::shape::Shaper;
 use super::validate::{Subject, plain_ok, plausible_with, report};
 use super::{Kind, method_index, methods};
@@ -82,6 +82,68 @@ fn method_tables_agree_with_the_method_lists() {
     }
 }
 
+/// The generated tables hold no pointers: every range and index a node holds lies within its
+/// revision's flat arrays, and every name is a piece of the string blob whose length and first
+/// bytes are the ones the name was compiled with (a name out of place would silently read as
+/// empty).
+#[test]
+fn generated_ranges_and_names_resolve() {
+    fn within<T>(span: Span, all: &[T]) -> bool {
+        span.start as usize + span.len() <= all.len()
+    }
+    for (v, c, id) in every_node() {
+        let node = c.node(id);
+        assert!(within(node.properties, c.props), "{v} node {id}");
+        assert!(within(node.required, c.names), "{v} node {id}");
+        assert!(
+            within(node.discriminators, c.discriminators),
+            "{v} node {id}"
+        );
+        assert!(within(node.any_of, c.ids), "{v} node {id}");
+        assert!(within(node.all_of, c.ids), "{v} node {id}");
+        assert_eq!(
+            node.union.is_some(),
+            c.union(node).is_some(),
+            "{v} node {id}"
+        );
+        assert_eq!(node.view.is_some(), c.view(node).is_some(), "{v} node {id}");
+        assert_eq!(
+            node.bounds.is_some(),
+            c.bounds(node).is_some(),
+            "{v} node {id}"
+        );
+        if let Some(view) = c.view(node) {
+            assert!(within(view.described, c.ids), "{v} node {id}");
+        }
+        if let Some(enumeration) = c.bounds(node).and_then(|b| b.enumeration) {
+            assert!(within(enumeration, c.lits), "{v} node {id}");
+        }
+        if let Some(union) = c.union(node) {
+            let (Union::Tag { tags: span, .. } | Union::Required { keys: span }) = union;
+            assert!(within(*span, c.names), "{v} node {id}");
+        }
+    }
+    for (v, c) in ProtocolVersion::ALL.into_iter().zip(VERSIONS) {
+        let names = c.props.iter().map(|p| p.name);
+        let names = names.chain(c.names.iter().copied());
+        let names = names.chain(c.discriminators.iter().map(|d| d.0));
+        let names = names.chain(c.unions.iter().filter_map(|u| match u {
+            Union::Tag { key, .. } => Some(*key),
+            Union::Required { .. } => None,
+        }));
+        let lits = c.lits.iter().chain(c.discriminators.iter().map(|d| &d.1));
+        let names = names.chain(lits.filter_map(|l| match l {
+            Lit::Str(name) => Some(*name),
+            _ => None,
+        }));
+        for name in names {
+            let text = c.text(&name);
+            assert_eq!(text.len(), name.len(), "{v}: {name:?}");
+            assert!(c.name_is_str(&name, text), "{v}: {text}");
+        }
+    }
+}
+
 /// The per-node facts the generator emits match their definitions.
 #[test]
 fn generated_node_facts_hold() {
@@ -112,19 +174,19 @@ fn generated_node_facts_hold() {
         assert_eq!(node.type_only, only_type, "{v} node {id}");
         let mut previous: Option<&str> = None;
         let mut expected = Vec::new();
-        for prop in node.properties {
-            let name = prop.name.text;
+        for prop in c.props(node) {
+            let name = c.text(&prop.name);
             if let Some(p) = previous {
                 assert!((p.len(), p) < (name.len(), name), "{v} node {id}: order");
             }
             previous = Some(name);
             assert_eq!(
                 prop.required,
-                node.required.contains(&name),
+                c.required(node).iter().any(|r| c.text(r) == name),
                 "{v} {id} {name}"
             );
             assert!(
-                node.property_entry(&Key::new(name)).is_some(),
+                c.property_entry(node, &Key::new(name)).is_some(),
                 "{v} {id} {name}"
             );
             if let Some(k) = constant_of(c, prop.node, 0) {
@@ -132,11 +194,15 @@ fn generated_node_facts_hold() {
             }
         }
         expected.sort_by(|a, b| a.0.cmp(b.0));
-        let mut found = node.discriminators.to_vec();
+        let mut found: Vec<(&str, Lit, bool)> = c
+            .discriminators(node)
+            .iter()
+            .map(|&(name, k, required)| (c.text(&name), k, required))
+            .collect();
         found.sort_by(|a, b| a.0.cmp(b.0));
         assert_eq!(found, expected, "{v} node {id}: discriminators");
         assert!(
-            node.union.is_none() || node.any_of.len() >= 2,
+            node.union.is_none() || c.any_of(node).len() >= 2,
             "{v} node {id}"
         );
     }
@@ -152,13 +218,14 @@ fn unions_exclude_what_they_claim() {
     let mut seen = (0, 0);
     for (v, c, id) in every_node() {
         let node = c.node(id);
-        match node.union {
+        match c.union(node) {
             Some(Union::Tag { key, tags, sure }) => {
                 seen.0 += 1;
-                assert_eq!(tags.len(), node.any_of.len());
+                let tags = c.names(*tags);
+                assert_eq!(tags.len(), c.any_of(node).len());
                 for (i, tag) in tags.iter().enumerate() {
-                    let value = json!({ key.text: tag.text });
-                    for (j, &branch) in node.any_of.iter().enumerate() {
+                    let value = json!({ c.text(key): c.text(tag) });
+                    for (j, &branch) in c.any_of(node).iter().enumerate() {
                         if i == j {
                             if *sure {
                                 assert!(plain_plausible(c, branch, &value), "{v} {id} {i}");
@@ -172,20 +239,21 @@ fn unions_exclude_what_they_claim() {
             }
             Some(Union::Required { keys }) => {
                 seen.1 += 1;
-                assert_eq!(keys.len(), node.any_of.len());
-                for (i, &branch) in node.any_of.iter().enumerate() {
+                let keys = c.names(*keys);
+                assert_eq!(keys.len(), c.any_of(node).len());
+                for (i, &branch) in c.any_of(node).iter().enumerate() {
                     let others: Map<String, Value> = keys
                         .iter()
                         .enumerate()
                         .filter(|&(j, _)| j != i)
-                        .map(|(_, k)| (k.text.to_owned(), json!({})))
+                        .map(|(_, k)| (c.text(k).to_owned(), json!({})))
                         .collect();
                     assert!(!plain_ok(c, branch, &Value::Object(others)), "{v} {id} {i}");
                 }
             }
             None => {}
         }
-        if let Some(view) = node.view {
+        if let Some(view) = c.view(node) {
             for object in [
                 json!({}),
                 json!({"type": "text", "content": [], "task": {}}),
@@ -194,7 +262,7 @@ fn unions_exclude_what_they_claim() {
                 let (described, open) = super::shape::gathered(c, id, &map);
                 assert_eq!(
                     (described.as_slice(), open),
-                    (view.described, view.open),
+                    (c.described(view), view.open),
                     "{v} {id}"
                 );
             }

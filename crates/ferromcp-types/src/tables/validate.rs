@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 use super::data::VersionData;
 use super::matches;
 use super::schema::{
-    Additional, Key, Lit, Node, NodeId, T_OBJECT, compiled, type_matches, type_name, type_names,
+    Additional, Bounds, Key, Lit, Node, NodeId, T_OBJECT, compiled, type_matches, type_name,
+    type_names,
 };
 use crate::ProtocolVersion;
 
@@ -361,38 +362,37 @@ impl Checker<'_> {
                 found: type_name(value),
             }));
         }
+        let c = self.c;
         if let Some(constant) = node.constant
-            && !constant.matches(value)
+            && !c.lit_matches(&constant, value)
         {
             return Err(self.fail(|| ParamsErrorKind::NotAllowed {
-                expected: constant.to_value().to_string(),
+                expected: c.lit_value(constant).to_string(),
             }));
         }
-        if let Some(allowed) = node.bounds().enumeration
-            && !allowed.iter().any(|k| k.matches(value))
+        let bounds = c.bounds_or_none(node);
+        if let Some(allowed) = c.enumeration(bounds)
+            && !allowed.iter().any(|k| c.lit_matches(k, value))
         {
             return Err(self.fail(|| ParamsErrorKind::NotAllowed {
                 expected: format!(
                     "one of {}",
-                    Value::Array(allowed.iter().map(|k| k.to_value()).collect())
+                    Value::Array(allowed.iter().map(|&k| c.lit_value(k)).collect())
                 ),
             }));
         }
         match value {
-            Value::Number(n) => self.check_number(node, n.as_f64())?,
+            Value::Number(n) => self.check_number(bounds, n.as_f64())?,
             // Counting characters walks the string: only when there is a bound to check.
-            Value::String(s)
-                if node.bounds().min_length.is_some() || node.bounds().max_length.is_some() =>
-            {
-                let (min, max) = (node.bounds().min_length, node.bounds().max_length);
+            Value::String(s) if bounds.min_length.is_some() || bounds.max_length.is_some() => {
+                let (min, max) = (bounds.min_length, bounds.max_length);
                 let len = s.chars().count() as u64;
                 self.check_len("characters", len, min, max)?;
             }
             Value::String(_) => {}
             Value::Array(items) => {
                 let len = items.len() as u64;
-                let b = node.bounds();
-                self.check_len("items", len, b.min_items, b.max_items)?;
+                self.check_len("items", len, bounds.min_items, bounds.max_items)?;
                 if let Some(item) = node.items {
                     for (i, v) in items.iter().enumerate() {
                         self.check(item, v, depth + 1)
@@ -403,18 +403,18 @@ impl Checker<'_> {
             Value::Object(map) => self.check_object(node, map, depth)?,
             Value::Null | Value::Bool(_) => {}
         }
-        for &part in node.all_of {
+        for &part in c.all_of(node) {
             self.check(part, value, depth + 1)?;
         }
         if !node.any_of.is_empty() {
-            self.check_any_of(node.any_of, value, depth)?;
+            self.check_any_of(c.any_of(node), value, depth)?;
         }
         Ok(())
     }
 
-    fn check_number(&self, node: &Node, n: Option<f64>) -> Result<(), Failure> {
+    fn check_number(&self, bounds: &Bounds, n: Option<f64>) -> Result<(), Failure> {
         let Some(n) = n else { return Ok(()) };
-        if let Some((min, exclusive)) = node.bounds().minimum
+        if let Some((min, exclusive)) = bounds.minimum
             && (n < min || (exclusive && n == min))
         {
             let word = if exclusive {
@@ -426,7 +426,7 @@ impl Checker<'_> {
                 bound: format!("{word} {min}"),
             }));
         }
-        if let Some((max, exclusive)) = node.bounds().maximum
+        if let Some((max, exclusive)) = bounds.maximum
             && (n > max || (exclusive && n == max))
         {
             let word = if exclusive {
@@ -471,7 +471,8 @@ impl Checker<'_> {
         map: &Map<String, Value>,
         depth: u32,
     ) -> Result<(), Failure> {
-        for &field in node.required {
+        for field in self.c.required(node) {
+            let field = self.c.text(field);
             if !map.contains_key(field) {
                 let failure = self.fail(|| ParamsErrorKind::MissingField {
                     field: field.to_string(),
@@ -480,7 +481,7 @@ impl Checker<'_> {
             }
         }
         for (key, value) in map {
-            let result = match (node.property(&Key::new(key)), node.additional) {
+            let result = match (self.c.property(node, &Key::new(key)), node.additional) {
                 (Some(prop), _) => self.check(prop, value, depth + 1),
                 (None, Additional::Schema(extra)) => self.check(extra, value, depth + 1),
                 (None, Additional::Never) => {
@@ -548,9 +549,9 @@ impl<'a> Subject<'a> {
         }
     }
 
-    fn is(self, constant: Lit) -> bool {
+    fn is(self, c: &VersionData, constant: Lit) -> bool {
         match self {
-            Subject::Value(value) => constant.matches(value),
+            Subject::Value(value) => c.lit_matches(&constant, value),
             // A constant is a scalar.
             Subject::Object(_) => false,
         }
@@ -597,7 +598,7 @@ pub(super) fn plausible_with(
     if node.never || !value.type_matches(node.types) {
         return false;
     }
-    if node.constant.is_some_and(|k| !value.is(k)) {
+    if node.constant.is_some_and(|k| !value.is(c, k)) {
         return false;
     }
     if let Some(target) = node.reference
@@ -605,25 +606,23 @@ pub(super) fn plausible_with(
     {
         return false;
     }
-    if node
-        .all_of
+    if c.all_of(node)
         .iter()
         .any(|&p| !plausible_with(c, p, value, depth + 1, shortcuts))
     {
         return false;
     }
     if let Some(map) = value.map() {
-        for (name, constant, required) in node.discriminators {
-            match map.get(*name) {
-                Some(found) if !constant.matches(found) => return false,
+        for (name, constant, required) in c.discriminators(node) {
+            match c.field(map, name) {
+                Some(found) if !c.lit_matches(constant, found) => return false,
                 None if *required => return false,
                 _ => {}
             }
         }
     }
     node.any_of.is_empty()
-        || node
-            .any_of
+        || c.any_of(node)
             .iter()
             .any(|&b| plausible_with(c, b, value, depth + 1, shortcuts))
 }
