@@ -102,6 +102,7 @@ impl Words {
     }
 
     /// The words of `name`: three loads for a name of eight bytes or more.
+    #[inline(always)]
     fn read(name: &[u8]) -> Words {
         let len = name.len();
         let mid = (len / 2).saturating_sub(4);
@@ -154,6 +155,7 @@ impl MethodHash {
     }
 
     /// The index in `ALL_METHODS` of `name`, if it is one of them.
+    #[inline]
     pub(super) fn index(&self, name: &str, all: &[&str]) -> Option<usize> {
         let words = Words::read(name.as_bytes());
         let slot = *self.slots.get(self.slot(&words))?;

@@ -236,6 +236,7 @@ impl<'a> Fused<'a> {
         }
         let mut ok = true;
         let mut required_seen = 0;
+        let props = c.props(node);
         let mut undefined = false;
         let mut result_type_defined = false;
         let mut children = Ids::default();
@@ -267,7 +268,7 @@ impl<'a> Fused<'a> {
             // The schema the kept field is checked against (as `object_matches`), once the
             // answer is still yes.
             if meta || own.is_none() {
-                found = c.property_entry(node, &name);
+                found = c.find_prop(props, &name);
             }
             let schema = if ok {
                 match found {

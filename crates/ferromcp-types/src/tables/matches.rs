@@ -75,10 +75,12 @@ fn node_matches(c: &VersionData, node: &Node, value: &Value, depth: u32) -> bool
         Value::Object(map) => !node.inspects_fields() || object_matches(c, node, map, depth),
         _ => true,
     };
+    // (Empty lists are tested on the node: resolving a range costs more than the test.)
     fields_ok
-        && c.all_of(node)
-            .iter()
-            .all(|&part| matches(c, part, value, depth + 1))
+        && (node.all_of.is_empty()
+            || c.all_of(node)
+                .iter()
+                .all(|&part| matches(c, part, value, depth + 1)))
         && (node.any_of.is_empty() || any_of_matches(c, node, value, depth))
 }
 
@@ -116,8 +118,9 @@ fn in_range(len: u64, min: Option<u64>, max: Option<u64>) -> bool {
 
 fn object_matches(c: &VersionData, node: &Node, map: &Map<String, Value>, depth: u32) -> bool {
     let mut required_seen = 0;
+    let props = c.props(node);
     for (key, value) in map {
-        let ok = match c.property_entry(node, &Key::new(key)) {
+        let ok = match c.find_prop(props, &Key::new(key)) {
             Some(prop) => {
                 required_seen += usize::from(prop.required);
                 matches(c, prop.node, value, depth + 1)

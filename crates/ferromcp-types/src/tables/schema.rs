@@ -394,6 +394,7 @@ impl VersionData {
     }
 
     /// The text of `name`.
+    #[inline(always)]
     pub(super) fn text(&self, name: &Name) -> &'static str {
         let start = name.offset as usize;
         self.strings
@@ -473,6 +474,7 @@ impl VersionData {
 
     /// The field `name` of object `map`. (A tree search: walking even a two-field map costs
     /// more.)
+    #[inline(always)]
     pub(super) fn field<'m>(&self, map: &'m Map<String, Value>, name: &Name) -> Option<&'m Value> {
         map.get(self.text(name))
     }
@@ -487,7 +489,17 @@ impl VersionData {
     /// compares two integers); a long one is searched by length, then name.
     #[inline(always)]
     pub(super) fn property_entry(&self, node: &Node, name: &Key<'_>) -> Option<&'static Prop> {
-        let props = self.props(node);
+        self.find_prop(self.props(node), name)
+    }
+
+    /// The property `name` among `props` (what [`VersionData::props`] gave for a node: a walk
+    /// over an object's fields resolves the list once).
+    #[inline(always)]
+    pub(super) fn find_prop(
+        &self,
+        props: &'static [Prop],
+        name: &Key<'_>,
+    ) -> Option<&'static Prop> {
         if props.len() <= 8 {
             return props.iter().find(|p| p.name.is(name, self.strings));
         }
@@ -525,6 +537,7 @@ impl VersionData {
     }
 
     /// Whether `value` equals the constant `lit` (as `Value == Value` would say).
+    #[inline]
     pub(super) fn lit_matches(&self, lit: &Lit, value: &Value) -> bool {
         match (lit, value) {
             (Lit::Null, Value::Null) => true,

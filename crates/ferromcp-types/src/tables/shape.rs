@@ -345,8 +345,10 @@ impl Shaper<'_> {
         if let Some(target) = node.reference {
             self.collect_object(target, map, view, depth + 1);
         }
-        for &part in c.all_of(node) {
-            self.collect_object(part, map, view, depth + 1);
+        if !node.all_of.is_empty() {
+            for &part in c.all_of(node) {
+                self.collect_object(part, map, view, depth + 1);
+            }
         }
         if !node.any_of.is_empty() {
             // The branch the tag names is the only one that can be plausible. (The depths
@@ -407,8 +409,10 @@ impl Shaper<'_> {
         if let Some(target) = node.reference {
             self.collect_items(target, out, open, depth + 1);
         }
-        for &branch in self.c.all_of(node).iter().chain(self.c.any_of(node)) {
-            self.collect_items(branch, out, open, depth + 1);
+        if !node.all_of.is_empty() || !node.any_of.is_empty() {
+            for &branch in self.c.all_of(node).iter().chain(self.c.any_of(node)) {
+                self.collect_items(branch, out, open, depth + 1);
+            }
         }
         match node.items {
             Some(items) => out.push(items),

@@ -606,9 +606,10 @@ pub(super) fn plausible_with(
     {
         return false;
     }
-    if c.all_of(node)
-        .iter()
-        .any(|&p| !plausible_with(c, p, value, depth + 1, shortcuts))
+    if !node.all_of.is_empty()
+        && c.all_of(node)
+            .iter()
+            .any(|&p| !plausible_with(c, p, value, depth + 1, shortcuts))
     {
         return false;
     }
