@@ -429,9 +429,8 @@ impl<'a> Fused<'a> {
 
 /// Whether shaping with the describing schemas `described` keeps a field `name`.
 fn kept(c: &VersionData, described: &[NodeId], name: &Name) -> bool {
-    let text = c.text(name);
-    let key = Key::new(text);
-    text == META
+    let key = c.key(name);
+    key.text == META
         || described
             .iter()
             .any(|&n| c.property(c.node(n), &key).is_some())
@@ -445,8 +444,15 @@ fn single(node: &Node) -> bool {
 
 /// The checks of a node that do not look into an object's fields or an array's items: type,
 /// constant, `enum` and bounds (which shaping cannot change).
+#[inline(always)]
 fn head_matches(c: &VersionData, node: &Node, value: &Value) -> bool {
     type_matches(node.types, value)
-        && node.constant.is_none_or(|k| c.lit_matches(&k, value))
+        && ((node.constant.is_none() && node.bounds.is_none()) || pinned_matches(c, node, value))
+}
+
+/// The constant and bounds part of [`head_matches`] (few nodes have either).
+#[inline(never)]
+fn pinned_matches(c: &VersionData, node: &Node, value: &Value) -> bool {
+    node.constant.is_none_or(|k| c.lit_matches(&k, value))
         && c.bounds(node).is_none_or(|b| within(c, b, value))
 }

@@ -467,9 +467,13 @@ impl VersionData {
         span.of(self.names)
     }
 
-    /// Whether `name` is `text` (a length check first: most names differ there).
-    pub(super) fn name_is_str(&self, name: &Name, text: &str) -> bool {
-        name.len() == text.len() && name.is(&Key::new(text), self.strings)
+    /// `name` as a [`Key`] (its first eight bytes are known: no need to read them again).
+    #[inline(always)]
+    pub(super) fn key(&self, name: &Name) -> Key<'static> {
+        Key {
+            text: self.text(name),
+            head: name.head,
+        }
     }
 
     /// The field `name` of object `map`. (A tree search: walking even a two-field map costs
@@ -528,11 +532,11 @@ impl VersionData {
         let Some(Union::Tag { key, tags, sure }) = self.union(node) else {
             return None;
         };
-        let tag = self.field(map, key)?.as_str()?;
+        let tag = Key::new(self.field(map, key)?.as_str()?);
         let branch = self
             .names(*tags)
             .iter()
-            .position(|t| self.name_is_str(t, tag))?;
+            .position(|t| t.is(&tag, self.strings))?;
         self.any_of(node).get(branch).map(|&b| (b, *sure))
     }
 

@@ -139,7 +139,7 @@ fn generated_ranges_and_names_resolve() {
         for name in names {
             let text = c.text(&name);
             assert_eq!(text.len(), name.len(), "{v}: {name:?}");
-            assert!(c.name_is_str(&name, text), "{v}: {text}");
+            assert!(name.is(&Key::new(text), c.strings), "{v}: {text}");
         }
     }
 }
