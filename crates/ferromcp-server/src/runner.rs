@@ -3,6 +3,7 @@
 //! shaping.
 
 use std::fmt;
+use std::future::Future;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -117,13 +118,15 @@ impl ServerRunner {
 
     /// Serves one request on `connection` (the single-exchange path: the HTTP modern entry
     /// and the stream runners use it).
-    pub async fn serve_request(
+    pub fn serve_request(
         server: Server,
         connection: Connection,
         dispatch: DispatchContext,
         method: String,
         params: Option<Value>,
-    ) -> Result<JsonObject, HandlerError> {
+    ) -> impl Future<Output = Result<JsonObject, HandlerError>> + Send + 'static {
+        // Built here, synchronously, so the returned future holds each part once (it is
+        // moved into a box on every request).
         let meta = read_meta(params.as_ref());
         let layers = server.inner.middleware.clone();
         let tracing = server.inner.tracing;
@@ -135,22 +138,9 @@ impl ServerRunner {
         };
         // The default tracing layer, outermost; a span no subscriber wants costs nothing.
         let span = (tracing && tracing::level_enabled!(tracing::Level::DEBUG))
-            .then(|| TracingMiddleware::span(&request));
-        let result = match span {
-            Some(span) if !span.is_disabled() => {
-                TracingMiddleware::traced(span, run_stack(layers, request)).await
-            }
-            _ => run_stack(layers, request).await,
-        };
-        // The params of an `initialize` the ladder answered (after any rewrite by a layer).
-        let staged = connection.take_staged_initialize();
-        let result = result?;
-        if let Some(params) = staged {
-            // Commit only after the whole stack succeeded: a layer that fails vetoes the
-            // handshake, so the connection records what the result says.
-            commit_initialize(&connection, Some(&params))?;
-        }
-        Ok(result)
+            .then(|| TracingMiddleware::span(&request))
+            .filter(|span| !span.is_disabled());
+        serve_built(connection, layers, request, span)
     }
 
     pub(crate) fn classify_envelope(
@@ -220,6 +210,31 @@ fn commit_initialize(connection: &Connection, params: Option<&Value>) -> Result<
     let version = ProtocolVersion::negotiate_handshake(&params.protocol_version);
     connection.commit_handshake(version, params.client_info, params.capabilities);
     Ok(())
+}
+
+/// Runs a request through the tracing span (if any), the middleware stack and the ladder,
+/// then commits an `initialize` the ladder answered.
+async fn serve_built(
+    connection: Connection,
+    layers: Arc<[Arc<dyn Middleware>]>,
+    request: McpRequest,
+    span: Option<tracing::Span>,
+) -> Result<JsonObject, HandlerError> {
+    let result = match span {
+        // Boxed: the common path's future stays small.
+        Some(span) => Box::pin(TracingMiddleware::traced(span, run_stack(layers, request))).await,
+        None if layers.is_empty() => inner_ladder(request).await,
+        None => Next::new(layers, ladder).run(request).await,
+    };
+    // The params of an `initialize` the ladder answered (after any rewrite by a layer).
+    let staged = connection.take_staged_initialize();
+    let result = result?;
+    if let Some(params) = staged {
+        // Commit only after the whole stack succeeded: a layer that fails vetoes the
+        // handshake, so the connection records what the result says.
+        commit_initialize(&connection, Some(&params))?;
+    }
+    Ok(result)
 }
 
 /// The middleware stack around the ladder; without layers, the ladder itself (no box).
@@ -519,7 +534,9 @@ impl CloseOnDrop {
 
     async fn close(mut self) {
         if let Some(connection) = self.0.take() {
-            connection.close().await;
+            // Boxed: only modern-era requests close a connection, and the cleanup's future
+            // would otherwise sit in every request's future.
+            Box::pin(connection.close()).await;
         }
     }
 }
