@@ -57,7 +57,8 @@ fi
         --http-stateless "$F http {addr} --stateless" \
         --server rmcp --stdio "$R stdio" --http "$R http {addr}" \
         --http-stateless "$R http {addr} --stateless" \
-        --server raw --stdio "$RAW" \
+        --server raw --stdio "$RAW" --http "$RAW http {addr}" \
+        --http-stateless "$RAW http {addr}" \
         --server ferromcp-demo --stdio "$D serve" --http "$D serve --http {addr}" \
         --http-stateless "$D serve --http {addr} --stateless"
 } | tee "$OUT/$STAMP.md"

@@ -4,11 +4,17 @@
 //! under test), ignores notifications, and answers anything else with -32601. Output is
 //! flushed whenever no more input is buffered, so pipelined requests share writes.
 //!
+//! `ferromcp-raw-floor http ADDR` answers the same messages over HTTP/1.1 instead: a blocking
+//! thread per connection, keep-alive, each POST answered with one `application/json` write
+//! (`202` for a notification), a fixed `Mcp-Session-Id`. It is the floor of the HTTP rows: a
+//! round trip over loopback with no HTTP library and no async runtime.
+//!
 //! Not a server anyone should use: it checks nothing beyond what it needs to answer. It shows
 //! how close an SDK gets to the cost of reading, parsing and writing the messages themselves.
 
 use std::borrow::Cow;
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::net::{TcpListener, TcpStream};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -48,6 +54,15 @@ struct Init<'a> {
 }
 
 fn main() -> io::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => stdio(),
+        [mode, addr] if mode == "http" => http(addr),
+        _ => Err(io::Error::other("usage: ferromcp-raw-floor [http ADDR]")),
+    }
+}
+
+fn stdio() -> io::Result<()> {
     let mut input = io::BufReader::with_capacity(64 * 1024, io::stdin().lock());
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let mut line = Vec::with_capacity(4096);
@@ -123,4 +138,82 @@ fn error(out: &mut impl Write, id: &str, code: i32, message: &str) -> io::Result
         out,
         "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{code},\"message\":\"{message}\"}}}}"
     )
+}
+
+fn http(addr: &str) -> io::Result<()> {
+    let listener = TcpListener::bind(addr)?;
+    for stream in listener.incoming() {
+        let stream = stream?;
+        std::thread::spawn(move || {
+            let _ = serve_connection(stream);
+        });
+    }
+    Ok(())
+}
+
+/// One keep-alive connection: requests in order, one write per answer.
+fn serve_connection(mut stream: TcpStream) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut buf = Vec::with_capacity(16 * 1024);
+    let mut body = Vec::with_capacity(1024);
+    let mut reply = Vec::with_capacity(1024);
+    loop {
+        // The head, up to the blank line.
+        let head_end = loop {
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            if !fill(&mut stream, &mut buf)? {
+                return Ok(());
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+        let method = head.split(' ').next().unwrap_or_default().to_owned();
+        let length = head
+            .split("\r\n")
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        while buf.len() < head_end + length {
+            if !fill(&mut stream, &mut buf)? {
+                return Ok(());
+            }
+        }
+        body.clear();
+        if method == "POST" {
+            answer(&buf[head_end..head_end + length], &mut body)?;
+        }
+        buf.drain(..head_end + length);
+        reply.clear();
+        match (method.as_str(), body.is_empty()) {
+            ("POST", false) => {
+                let json = body.strip_suffix(b"\n").unwrap_or(&body);
+                write!(
+                    reply,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: raw\r\nContent-Length: {}\r\n\r\n",
+                    json.len()
+                )?;
+                reply.extend_from_slice(json);
+            }
+            ("POST", true) => {
+                reply.extend_from_slice(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+            }
+            ("DELETE", _) => {
+                reply.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            }
+            _ => reply.extend_from_slice(
+                b"HTTP/1.1 405 Method Not Allowed\r\nAllow: POST\r\nContent-Length: 0\r\n\r\n",
+            ),
+        }
+        stream.write_all(&reply)?;
+    }
+}
+
+/// Reads more bytes; `false` at the end of the stream.
+fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<bool> {
+    let mut chunk = [0u8; 8192];
+    let n = stream.read(&mut chunk)?;
+    buf.extend_from_slice(&chunk[..n]);
+    Ok(n > 0)
 }
