@@ -35,7 +35,7 @@ const SHARED_DEPTH: u32 = 32;
 /// How many `$ref`-only nodes [`Fused::shared_tag`] follows.
 const SHARED_STEPS: usize = 8;
 
-/// Shapes values like [`Shaper`] (with its shortcuts) and answers like [`matches`] for the
+/// Shapes values like [`Shaper`] (with its shortcuts) and answers like [`matches()`](fn@matches) for the
 /// shaped value.
 pub(super) struct Fused<'a> {
     c: &'a VersionData,
@@ -67,7 +67,7 @@ impl<'a> Fused<'a> {
     }
 
     /// Shapes `value` with the shaping `schemas` at shaping depth `depth` (as
-    /// [`Shaper::value`] does), and answers [`matches`] for node `check` at depth
+    /// [`Shaper::value`] does), and answers [`matches()`](fn@matches) for node `check` at depth
     /// `check_depth` on the shaped value.
     fn value(
         &self,

@@ -44,7 +44,7 @@ pub(super) fn matches(c: &VersionData, mut id: NodeId, value: &Value, mut depth:
     }
 }
 
-/// The checks of one node that is more than a type or a `$ref` (kept out of [`matches`], so
+/// The checks of one node that is more than a type or a `$ref` (kept out of [`matches()`](fn@matches), so
 /// that the common light nodes cost no more than a call).
 #[inline(never)]
 fn node_matches(c: &VersionData, node: &Node, value: &Value, depth: u32) -> bool {
