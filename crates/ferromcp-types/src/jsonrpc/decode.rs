@@ -793,19 +793,7 @@ mod tests {
             base in 0..PLAIN.len(),
             edits in proptest::collection::vec((0..200usize, 0..3u8, 0..PIECES.len()), 1..4),
         ) {
-            let mut text = PLAIN[base].to_owned();
-            for (at, op, piece) in edits {
-                let mut at = at % (text.len() + 1);
-                while !text.is_char_boundary(at) {
-                    at -= 1;
-                }
-                let next = text[at..].chars().next().map_or(0, char::len_utf8);
-                match op {
-                    0 => text.insert_str(at, PIECES[piece]),
-                    1 => text.replace_range(at..at + next, ""),
-                    _ => text.replace_range(at..at + next, PIECES[piece]),
-                }
-            }
+            let text = crate::jsonrpc::scan::mutate(PLAIN[base], &edits, PIECES);
             if let Some(plain) = decode_plain(text.as_bytes(), DEFAULT_MAX_DEPTH) {
                 let full = decode_full(text.as_bytes(), DEFAULT_MAX_DEPTH);
                 proptest::prop_assert_eq!(

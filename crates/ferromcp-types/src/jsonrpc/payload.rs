@@ -235,7 +235,8 @@ fn write_item(value: &Value, out: &mut Vec<u8>) {
 /// usual case), else escaped by serde_json.
 #[inline]
 pub(super) fn write_str(s: &str, out: &mut Vec<u8>) {
-    if s.bytes().any(|b| ESCAPED[usize::from(b)]) {
+    // The bytes serde_json escapes are the ones that end plain string content.
+    if s.bytes().any(|b| super::scan::SPECIAL[usize::from(b)]) {
         write_serde(s, out);
         return;
     }
@@ -244,19 +245,6 @@ pub(super) fn write_str(s: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(s.as_bytes());
     out.push(b'"');
 }
-
-/// The bytes serde_json escapes in a string: control characters, `"` and `\`.
-static ESCAPED: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        table[b] = true;
-        b += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table
-};
 
 /// Appends an integer in decimal.
 pub(super) fn write_i64(n: i64, out: &mut Vec<u8>) {

@@ -20,8 +20,8 @@ use std::collections::HashSet;
 const FEW: usize = 16;
 
 /// The bytes that end a run of plain string content: a quote, a backslash, or a control
-/// character (which JSON forbids in strings).
-static SPECIAL: [bool; 256] = {
+/// character (which JSON forbids in strings); also the bytes an encoder must escape.
+pub(super) static SPECIAL: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 0x20 {
@@ -465,6 +465,27 @@ pub(super) fn duplicate_key(text: &str, depth: usize) -> Option<String> {
     }
 }
 
+/// Applies property-test edits to `text`: at each (position, operation, piece), insert the
+/// piece (0), delete one character (1) or replace it with the piece (2); positions wrap and
+/// snap to character boundaries. Shared by the scanner's and the decoder's property tests.
+#[cfg(test)]
+pub(super) fn mutate(text: &str, edits: &[(usize, u8, usize)], pieces: &[&str]) -> String {
+    let mut text = text.to_owned();
+    for &(at, op, piece) in edits {
+        let mut at = at % (text.len() + 1);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let next = text[at..].chars().next().map_or(0, char::len_utf8);
+        match op {
+            0 => text.insert_str(at, pieces[piece]),
+            1 => text.replace_range(at..at + next, ""),
+            _ => text.replace_range(at..at + next, pieces[piece]),
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -657,19 +678,7 @@ mod tests {
             base in 0..BASES.len(),
             edits in proptest::collection::vec((0..200usize, 0..3u8, 0..PIECES.len()), 1..4),
         ) {
-            let mut text = BASES[base].to_owned();
-            for (at, op, piece) in edits {
-                let mut at = at % (text.len() + 1);
-                while !text.is_char_boundary(at) {
-                    at -= 1;
-                }
-                let next = text[at..].chars().next().map_or(0, char::len_utf8);
-                match op {
-                    0 => text.insert_str(at, PIECES[piece]),
-                    1 => text.replace_range(at..at + next, ""),
-                    _ => text.replace_range(at..at + next, PIECES[piece]),
-                }
-            }
+            let text = mutate(BASES[base], &edits, PIECES);
             let serde = serde_raw(&text);
             match scanned(&text) {
                 Ok(Some(checked)) => {
