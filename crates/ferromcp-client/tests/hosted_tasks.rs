@@ -13,6 +13,7 @@
 #![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod common;
 mod http_support;
 
 use std::collections::BTreeMap;
@@ -27,7 +28,7 @@ use ferromcp_client::{
 use ferromcp_dispatch::HandlerError;
 use ferromcp_server::http::HttpConfig as ServerConfig;
 use ferromcp_server::mcp_server::ToolSpec;
-use ferromcp_server::{McpServer, RequestContext, Server, StreamConfig, serve_stream};
+use ferromcp_server::{McpServer, RequestContext, Server};
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{
@@ -639,16 +640,7 @@ async fn undeclared_task_metadata_is_ignored_and_status_is_notified() {
             let server = server.clone();
             let seen = Arc::new(Seen::default());
             async move {
-                let (client_end, server_end) = ferromcp_dispatch::memory_pair(64);
-                tokio::spawn(async move {
-                    let _ = serve_stream(
-                        &server,
-                        server_end.source,
-                        server_end.sink,
-                        StreamConfig::default(),
-                    )
-                    .await;
-                });
+                let client_end = common::serve(server);
                 builder(Era::Handshake, &seen, tasks)
                     .connect_stream(client_end.source, client_end.sink)
                     .await

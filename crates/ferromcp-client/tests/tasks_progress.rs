@@ -10,18 +10,19 @@
 
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test assertions")]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use ferromcp_client::{Client, Connected, Lifecycle, RequestOptions, TaskConfig, ToolCall};
 use ferromcp_dispatch::{
     CallOptions, DispatcherConfig, JsonRpcDispatcher, KeepProgress, Progress, handler_fn,
-    memory_pair,
 };
 use ferromcp_dispatch::{Dispatcher, Outbound};
+use ferromcp_server::McpServer;
 use ferromcp_server::mcp_server::{Progress as Report, ToolSpec};
 use ferromcp_server::tasks::TaskSettings;
-use ferromcp_server::{McpServer, StreamConfig, serve_stream};
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::Payload;
 use ferromcp_types::mcp::{CallToolResult, TaskSupport};
@@ -94,18 +95,7 @@ fn server(gates: &Gates) -> McpServer {
 
 /// Serves `server` on one end of an in-memory message stream; returns the other end.
 fn serve(server: &McpServer) -> ferromcp_dispatch::MemoryTransport {
-    let (client_end, server_end) = memory_pair(64);
-    let server = server.server().clone();
-    tokio::spawn(async move {
-        let _ = serve_stream(
-            &server,
-            server_end.source,
-            server_end.sink,
-            StreamConfig::default(),
-        )
-        .await;
-    });
-    client_end
+    common::serve(server.server().clone())
 }
 
 /// How the client reaches the server.

@@ -10,6 +10,7 @@
 #![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod common;
 mod http_support;
 
 use std::collections::BTreeMap;
@@ -19,11 +20,10 @@ use std::time::Duration;
 use ferromcp_client::{
     Client, ClientBuilder, ClientError, Connected, HttpTransport, Lifecycle, TaskConfig, ToolCall,
 };
-use ferromcp_dispatch::memory_pair;
 use ferromcp_server::http::HttpConfig as ServerConfig;
 use ferromcp_server::mcp_server::{RawArgs, ToolSpec};
 use ferromcp_server::tasks::TaskSettings;
-use ferromcp_server::{McpServer, RequestContext, StreamConfig, serve_stream};
+use ferromcp_server::{McpServer, RequestContext};
 use ferromcp_types::Era;
 use ferromcp_types::mcp::{
     CallToolResult, ElicitAction, ElicitResult, ElicitValue, ElicitationSchema, TaskStatus,
@@ -117,17 +117,7 @@ async fn connect(server: &McpServer, era: Era, via: Via) -> Client {
             .await
             .unwrap(),
         Via::Stream => {
-            let (client_end, server_end) = memory_pair(64);
-            let server = server.server().clone();
-            tokio::spawn(async move {
-                let _ = serve_stream(
-                    &server,
-                    server_end.source,
-                    server_end.sink,
-                    StreamConfig::default(),
-                )
-                .await;
-            });
+            let client_end = common::serve(server.server().clone());
             builder(era)
                 .connect_stream(client_end.source, client_end.sink)
                 .await
