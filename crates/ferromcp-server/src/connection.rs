@@ -36,6 +36,9 @@ struct Inner {
     session_id: Option<String>,
     negotiated: Mutex<Negotiated>,
     initialized: AtomicBool,
+    /// An `initialize` is staged (see `stage_initialize`): the one request in a connection's
+    /// life that needs the lock after the stack, so every other one skips it.
+    staged: AtomicBool,
     state: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
     cleanup: Mutex<Vec<CleanupHook>>,
 }
@@ -107,6 +110,7 @@ impl Connection {
                     staged_initialize: None,
                 }),
                 initialized: AtomicBool::new(ready),
+                staged: AtomicBool::new(false),
                 state: Mutex::new(HashMap::new()),
                 cleanup: Mutex::new(Vec::new()),
             }),
@@ -173,10 +177,17 @@ impl Connection {
     /// Keeps the params of the `initialize` being answered until the stack around it is done.
     pub(crate) fn stage_initialize(&self, params: serde_json::Value) {
         lock(&self.inner.negotiated).staged_initialize = Some(params);
+        self.inner.staged.store(true, Ordering::Release);
     }
 
     /// The staged `initialize` params, if the kernel answered one since the last call.
     pub(crate) fn take_staged_initialize(&self) -> Option<serde_json::Value> {
+        // A plain load first: no read-modify-write on the common path.
+        if !self.inner.staged.load(Ordering::Acquire)
+            || !self.inner.staged.swap(false, Ordering::AcqRel)
+        {
+            return None;
+        }
         lock(&self.inner.negotiated).staged_initialize.take()
     }
 
