@@ -14,6 +14,8 @@
 //!   ([`MessageSource`], [`MessageSink`], [`TransportMessage`]) that every transport
 //!   implements; [`memory_pair`] is an in-memory transport.
 //! - [`DirectDispatcher`] is an in-process pair with no serialization.
+//! - [`SingleExchange`] serves one request of a transport whose exchanges carry one request
+//!   each (a 2026-07-28 or stateless HTTP POST), through the same error boundary.
 //!
 //! The only protocol methods this crate names are the JSON-RPC utilities it implements:
 //! [`utility::CANCELLED`], [`utility::PROGRESS`] and `params._meta.progressToken`.
@@ -24,6 +26,7 @@ mod context;
 mod direct;
 mod dispatcher;
 mod error;
+mod exchange;
 mod handler;
 mod jsonrpc;
 mod options;
@@ -36,6 +39,7 @@ pub use context::{DispatchContext, DispatchContextBuilder, TransportInfo, Transp
 pub use direct::DirectDispatcher;
 pub use dispatcher::{BoxFuture, Dispatcher, Outbound};
 pub use error::{BoxError, HandlerError, RunError, TransportClosed};
+pub use exchange::SingleExchange;
 pub use handler::{FnHandler, Handler, handler_fn};
 pub use jsonrpc::{CancelMode, DispatcherConfig, JsonRpcDispatcher};
 pub use options::{CallOptions, KeepProgress, Progress, ProgressCallback, ResumptionHooks};

@@ -12,6 +12,7 @@ use ferromcp_types::mcp::{LoggingLevel, Meta};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::caller::CallerId;
 use crate::connection::{Connection, no_back_channel};
 use crate::server::Server;
 
@@ -165,11 +166,9 @@ pub struct RequestContext {
     server: Server,
     method: MethodName,
     meta: Option<Arc<Meta>>,
-    /// At 2026-07-28, inside a high-level tool, prompt or resource handler: where the direct
-    /// questions to the client (elicitation, sampling, roots) find their answers.
-    pub(crate) inline_input: Option<crate::mcp_server::Ask>,
-    /// Inside a task's handler: where its input requests go (they park the task).
-    pub(crate) task: Option<Arc<crate::tasks::TaskScope>>,
+    /// What the layers above the kernel carry with this request (the high-level server's
+    /// asker for multi-round input, the task a handler runs as, ...). Empty costs nothing.
+    extensions: http::Extensions,
 }
 
 impl RequestContext {
@@ -186,18 +185,20 @@ impl RequestContext {
             server,
             method: MethodName::new(method),
             meta: meta.map(Arc::new),
-            inline_input: None,
-            task: None,
+            extensions: http::Extensions::new(),
         }
     }
 
-    /// The context a task's handler runs with: the same request, but sends go to the
-    /// connection's standalone channel, cancellation is the task's, and input requests park
-    /// the task.
-    pub(crate) fn for_task(
+    /// The same request, detached from its exchange: sends go to the connection's
+    /// standalone channel (the request's own stream may be gone), cancellation is
+    /// `cancellation`, and progress stops once any of `progress_ends` is raised. Progress keeps
+    /// the request's token before 2026-07-28 (a detached handshake-era run, such as a task,
+    /// reports on it for its lifetime) and reports none at 2026-07-28. Extensions are not
+    /// carried over: the caller adds what the detached run needs.
+    pub fn detached(
         &self,
-        task: Arc<crate::tasks::TaskScope>,
         cancellation: CancellationToken,
+        progress_ends: Vec<CancellationToken>,
     ) -> Self {
         let d = &self.session.dispatch;
         let mut builder = DispatchContext::builder(
@@ -206,9 +207,6 @@ impl RequestContext {
         )
         .http_parts(d.http_parts().cloned())
         .cancellation(cancellation);
-        // 2025-11-25 Tasks › Task Progress Notifications: the request's progress token stays
-        // valid for the task's lifetime. The 2026-07-28 extension does not support progress
-        // on tasks (SEP-2663), so a modern task reports none.
         if !self.protocol_version().is_modern() {
             builder = builder.progress_of(d);
         }
@@ -216,20 +214,32 @@ impl RequestContext {
             dispatch: builder.build(),
             connection: self.session.connection.clone(),
             log_opt_in: self.session.log_opt_in,
-            progress_ends: task.progress_ends(),
+            progress_ends,
         };
         Self {
             session,
             server: self.server.clone(),
             method: self.method.clone(),
             meta: self.meta.clone(),
-            inline_input: None,
-            task: Some(task),
+            extensions: http::Extensions::new(),
         }
     }
 
-    pub(crate) fn with_inline_input(mut self, ask: crate::mcp_server::Ask) -> Self {
-        self.inline_input = Some(ask);
+    /// What the layers above the kernel attached to this request, by type (as
+    /// [`http::Extensions`] carries request-scoped data through tower stacks).
+    pub fn extensions(&self) -> &http::Extensions {
+        &self.extensions
+    }
+
+    /// Mutable access to the request's extensions.
+    pub fn extensions_mut(&mut self) -> &mut http::Extensions {
+        &mut self.extensions
+    }
+
+    /// The context with `value` attached (see [`RequestContext::extensions`]).
+    #[must_use]
+    pub fn with_extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
         self
     }
 
@@ -278,26 +288,10 @@ impl RequestContext {
         self.session.dispatch.http_parts()
     }
 
-    /// The authenticated caller (feature `auth`): the principal the HTTP server's token check
-    /// recorded for this request; `None` without auth or outside HTTP.
-    #[cfg(feature = "auth")]
-    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+    /// The caller's identity, when the transport or a layer in front of it recorded one
+    /// (see [`CallerId`]); `None` otherwise.
+    pub fn caller_id(&self) -> Option<&CallerId> {
         self.http_parts().and_then(|p| p.extensions.get())
-    }
-
-    /// The id of the task this handler runs as, if it runs as one (see [`crate::tasks`]).
-    pub fn task_id(&self) -> Option<&str> {
-        self.task.as_deref().map(crate::tasks::TaskScope::id)
-    }
-
-    /// Inside a task: sets the task's `statusMessage` (what `tasks/get` shows, e.g. how far
-    /// the work is); whether the message was recorded (`false` outside a task, or once the
-    /// task is finished).
-    pub async fn set_task_status(&self, message: impl Into<String>) -> bool {
-        match &self.task {
-            Some(task) => task.set_message(message.into()).await,
-            None => false,
-        }
     }
 
     /// The lifespan value of type `T`, if the server has a lifespan of that type.

@@ -13,6 +13,7 @@
 pub mod auth;
 #[cfg(feature = "auth-server")]
 pub mod auth_server;
+mod caller;
 mod connection;
 mod context;
 #[doc(hidden)]
@@ -30,8 +31,10 @@ mod runner;
 mod server;
 mod stream;
 pub mod tasks;
+pub mod tool_headers;
 pub mod uri_template;
 
+pub use caller::CallerId;
 pub use connection::{CLEANUP_TIMEOUT, Connection};
 pub use context::{RequestContext, ServerSession};
 pub use mcp_server::{McpServer, McpServerBuilder};

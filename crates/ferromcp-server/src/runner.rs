@@ -31,6 +31,19 @@ enum Mode {
     /// Modern era: each request brings its own envelope; notifications go out through this
     /// channel, minus the change notifications that belong to listen streams.
     Modern(Arc<dyn Outbound>),
+    /// One request per exchange (an HTTP POST): each request runs on a connection of its own,
+    /// whose messages travel with the exchange (on the response's stream).
+    Exchange(ExchangeEra),
+}
+
+/// The era of a single-exchange runner.
+#[derive(Clone, Copy)]
+enum ExchangeEra {
+    /// 2026-07-28: the connection comes from the request's envelope.
+    Modern,
+    /// The handshake era without a session: a connection born ready at this version, with
+    /// no back channel.
+    Stateless(ProtocolVersion),
 }
 
 /// The per-connection kernel: serves one connection's requests with a [`Server`].
@@ -47,8 +60,8 @@ pub struct ServerRunner {
 impl fmt::Debug for ServerRunner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let era = match self.mode {
-            Mode::Handshake(_) => Era::Handshake,
-            Mode::Modern(_) => Era::Modern,
+            Mode::Handshake(_) | Mode::Exchange(ExchangeEra::Stateless(_)) => Era::Handshake,
+            Mode::Modern(_) | Mode::Exchange(ExchangeEra::Modern) => Era::Modern,
         };
         f.debug_struct("ServerRunner")
             .field("server", &self.server)
@@ -96,6 +109,26 @@ impl ServerRunner {
         }
     }
 
+    /// A runner for single exchanges at 2026-07-28 (one request per exchange, as an HTTP POST
+    /// carries it): each request builds its connection from its own envelope, and what the
+    /// connection sends travels with the exchange. Serve each request with a
+    /// [`SingleExchange`](ferromcp_dispatch::SingleExchange).
+    pub fn modern_exchange(server: Server) -> Self {
+        Self {
+            server,
+            mode: Mode::Exchange(ExchangeEra::Modern),
+        }
+    }
+
+    /// A runner for single exchanges of the handshake era without sessions (stateless HTTP):
+    /// each request runs on a connection born ready at `version`, with no back channel.
+    pub fn stateless(server: Server, version: ProtocolVersion) -> Self {
+        Self {
+            server,
+            mode: Mode::Exchange(ExchangeEra::Stateless(version)),
+        }
+    }
+
     /// The server this runner serves.
     pub fn server(&self) -> &Server {
         &self.server
@@ -105,7 +138,7 @@ impl ServerRunner {
     pub fn connection(&self) -> Option<&Connection> {
         match &self.mode {
             Mode::Handshake(c) => Some(c),
-            Mode::Modern(_) => None,
+            Mode::Modern(_) | Mode::Exchange(_) => None,
         }
     }
 
@@ -116,9 +149,9 @@ impl ServerRunner {
         }
     }
 
-    /// Serves one request on `connection` (the single-exchange path: the HTTP modern entry
-    /// and the stream runners use it).
-    pub fn serve_request(
+    /// Serves one request on `connection`, inside the dispatcher's error boundary (every
+    /// transport reaches it through [`Handler::on_request`]).
+    fn serve_request(
         server: Server,
         connection: Connection,
         dispatch: DispatchContext,
@@ -143,10 +176,10 @@ impl ServerRunner {
         serve_built(connection, layers, request, span)
     }
 
-    pub(crate) fn classify_envelope(
-        &self,
+    /// The connection of a modern-era request, from its envelope; its messages go to
+    /// `outbound`.
+    fn classify_envelope(
         outbound: &Arc<dyn Outbound>,
-        _method: &str,
         params: Option<&Value>,
     ) -> Result<Connection, ErrorObject> {
         let supported = ProtocolVersion::strings(&[ProtocolVersion::LATEST_MODERN]);
@@ -263,17 +296,18 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
     let connection = ctx.connection().clone();
     let version = connection.protocol_version();
 
-    // 1. Surface validation of spec methods at the connection's version (the tasks
-    // extension serves `tasks/get` and `tasks/cancel` at 2026-07-28 with its own params).
-    // The method is looked up in the tables once, here.
+    // 1. Surface validation of spec methods at the connection's version; an extension's
+    // method at a revision that does not define it checks its own params (see
+    // `ServerBuilder::extension_method`). The method is looked up in the tables once, here.
     let spec = tables::method(&method);
-    if let Some(m) = spec
-        && !(version.is_modern() && crate::tasks::is_extension_method(&method))
-    {
+    if let Some(m) = spec {
         if !m.exists_as(Kind::ClientRequest, version) {
-            return Err(ErrorObject::method_not_found(&method).into());
-        }
-        if let Err(e) = m.validate_params(version, params.as_ref()) {
+            if server.is_extension_method(&method) {
+                // Served by the extension's handler below, with its own params.
+            } else {
+                return Err(ErrorObject::method_not_found(&method).into());
+            }
+        } else if let Err(e) = m.validate_params(version, params.as_ref()) {
             return Err(ErrorObject::invalid_params(e.to_string()).into());
         }
     }
@@ -371,8 +405,8 @@ fn shape(
     mut result: JsonObject,
 ) -> McpResult {
     let modern = version.is_modern();
-    // A task handle (2026-07-28 tasks extension) is not the method's own result type.
-    if modern && ferromcp_types::mcp::tasks_ext::CreateTaskResult::is_task_result(&result) {
+    // An extension's own result (such as a task handle) is not the method's result type.
+    if modern && server.is_extension_result(&result) {
         stamp_server_info(server, &mut result);
         return Ok(result);
     }
@@ -459,11 +493,24 @@ impl Handler for ServerRunner {
                     &supported, requested,
                 ));
             }
-            Mode::Modern(outbound) => {
-                match self.classify_envelope(outbound, &method, params.as_ref()) {
+            Mode::Modern(outbound) => match Self::classify_envelope(outbound, params.as_ref()) {
+                Ok(c) => c,
+                Err(e) => return protocol_error(e),
+            },
+            // The method does not exist at 2026-07-28 (over HTTP: 404, as for any method the
+            // server does not implement).
+            Mode::Exchange(ExchangeEra::Modern) if method == methods::INITIALIZE => {
+                return protocol_error(ErrorObject::method_not_found(&method));
+            }
+            Mode::Exchange(ExchangeEra::Modern) => {
+                let related: Arc<dyn Outbound> = Arc::new(NotifyOnly(Arc::new(ctx.clone())));
+                match Self::classify_envelope(&related, params.as_ref()) {
                     Ok(c) => c,
                     Err(e) => return protocol_error(e),
                 }
+            }
+            Mode::Exchange(ExchangeEra::Stateless(version)) => {
+                Connection::from_envelope(Arc::new(ctx.clone()), *version, None, None)
             }
         };
         let server = self.server.clone();
@@ -492,6 +539,15 @@ impl Handler for ServerRunner {
                 None,
                 None,
             ),
+            Mode::Exchange(ExchangeEra::Modern) => Connection::from_envelope(
+                Arc::new(NotifyOnly(Arc::new(ctx.clone()))),
+                ProtocolVersion::LATEST_MODERN,
+                None,
+                None,
+            ),
+            Mode::Exchange(ExchangeEra::Stateless(version)) => {
+                Connection::from_envelope(Arc::new(ctx.clone()), *version, None, None)
+            }
         };
         let server = self.server.clone();
         let per_notification = CloseOnDrop::new(&self.mode, &connection);
@@ -529,7 +585,7 @@ struct CloseOnDrop(Option<Connection>);
 
 impl CloseOnDrop {
     fn new(mode: &Mode, connection: &Connection) -> Self {
-        Self(matches!(mode, Mode::Modern(_)).then(|| connection.clone()))
+        Self(matches!(mode, Mode::Modern(_) | Mode::Exchange(_)).then(|| connection.clone()))
     }
 
     async fn close(mut self) {

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::context::RequestContext;
 use crate::middleware::Middleware;
+use crate::tool_headers::{ParamHeader, ToolHeaders};
 
 pub(crate) type RequestFn =
     dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<Value, HandlerError>> + Send + Sync;
@@ -123,6 +124,12 @@ pub(crate) struct Inner {
     pub(crate) extensions: Option<CapabilityMap>,
     /// Tasks are served: the `tasks` capability (2025-11-25) or extension (2026-07-28).
     pub(crate) tasks: bool,
+    /// Methods an extension serves at revisions whose schema does not define them.
+    pub(crate) extension_methods: Vec<String>,
+    /// `resultType`s an extension answers with in place of a method's own result.
+    pub(crate) extension_result_types: Vec<String>,
+    /// Where the tools' `x-mcp-header` annotations are found.
+    tool_headers: Option<Arc<dyn ToolHeaders>>,
     setup: Option<Arc<SetupFn>>,
     teardown: Option<Arc<TeardownFn>>,
     lifespan: Lifespan,
@@ -283,6 +290,27 @@ impl Server {
         }
     }
 
+    /// The `x-mcp-header` annotations of tool `name`, from the server's
+    /// [`ToolHeaders`]; `None` when the server has no such tool or no source for them.
+    pub fn tool_param_headers(&self, name: &str) -> Option<Arc<[ParamHeader]>> {
+        self.inner.tool_headers.as_ref()?.param_headers(name)
+    }
+
+    /// Whether `method` is an extension's method (see [`ServerBuilder::extension_method`]).
+    pub(crate) fn is_extension_method(&self, method: &str) -> bool {
+        self.inner.extension_methods.iter().any(|m| m == method)
+    }
+
+    /// Whether `result` is an extension's own result (see
+    /// [`ServerBuilder::extension_result_type`]).
+    pub(crate) fn is_extension_result(&self, result: &JsonObject) -> bool {
+        !self.inner.extension_result_types.is_empty()
+            && result
+                .get("resultType")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|t| self.inner.extension_result_types.iter().any(|x| x == t))
+    }
+
     pub(crate) fn lifespan_value(&self) -> Option<Arc<dyn Any + Send + Sync>> {
         self.lock_lifespan_value().clone()
     }
@@ -352,6 +380,9 @@ pub struct ServerBuilder {
     experimental: Option<CapabilityMap>,
     extensions: Option<CapabilityMap>,
     tasks: bool,
+    extension_methods: Vec<String>,
+    extension_result_types: Vec<String>,
+    tool_headers: Option<Arc<dyn ToolHeaders>>,
     setup: Option<Arc<SetupFn>>,
     teardown: Option<Arc<TeardownFn>>,
     errors: Vec<BuildError>,
@@ -407,6 +438,9 @@ impl ServerBuilder {
             experimental: None,
             extensions: None,
             tasks: false,
+            extension_methods: Vec::new(),
+            extension_result_types: Vec::new(),
+            tool_headers: None,
             setup: None,
             teardown: None,
             errors: Vec::new(),
@@ -569,6 +603,36 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves `method` as an extension's method: at a revision whose schema does not define
+    /// it, the kernel lets it through to its handler (registered with
+    /// [`ServerBuilder::on_request`]), which checks its own params. At revisions that define
+    /// it, it is checked as the spec says. The tasks extension serves `tasks/get` and
+    /// `tasks/cancel` at 2026-07-28 this way.
+    pub fn extension_method(mut self, method: &str) -> Self {
+        if !self.extension_methods.iter().any(|m| m == method) {
+            self.extension_methods.push(method.to_owned());
+        }
+        self
+    }
+
+    /// At 2026-07-28, passes a result whose `resultType` is `result_type` through as an
+    /// extension's own result in place of the method's (only the server info is stamped on
+    /// it; it is not shaped or checked as the method's result). The tasks extension answers
+    /// a task-augmented `tools/call` with a task handle (`resultType: "task"`) this way.
+    pub fn extension_result_type(mut self, result_type: &str) -> Self {
+        if !self.extension_result_types.iter().any(|t| t == result_type) {
+            self.extension_result_types.push(result_type.to_owned());
+        }
+        self
+    }
+
+    /// Sets where transports find the tools' `x-mcp-header` annotations (the high-level
+    /// server sets its tool registry; see [`ToolHeaders`]).
+    pub fn tool_headers(mut self, source: Arc<dyn ToolHeaders>) -> Self {
+        self.tool_headers = Some(source);
+        self
+    }
+
     /// Advertises an extension (2026-07-28 `extensions`; key like `io.modelcontextprotocol/tasks`).
     pub fn extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
         self.extensions
@@ -625,6 +689,9 @@ impl ServerBuilder {
                 experimental: self.experimental,
                 extensions: self.extensions,
                 tasks: self.tasks,
+                extension_methods: self.extension_methods,
+                extension_result_types: self.extension_result_types,
+                tool_headers: self.tool_headers,
                 setup: self.setup,
                 teardown: self.teardown,
                 lifespan: Lifespan::default(),

@@ -13,7 +13,8 @@ use axum::Router;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
-use ferromcp_server::http::{HttpConfig, McpHttpService, Principal};
+use ferromcp_server::CallerId;
+use ferromcp_server::http::{HttpConfig, McpHttpService};
 use http_support::*;
 use serde_json::json;
 
@@ -26,7 +27,7 @@ async fn within<F: std::future::Future>(f: F) -> F::Output {
 /// A stand-in for an authentication layer: the `x-user` header becomes the principal.
 async fn principal(mut req: Request, next: Next) -> Response {
     if let Some(user) = req.headers().get("x-user").and_then(|v| v.to_str().ok()) {
-        let p = Principal(user.to_owned());
+        let p = CallerId(user.to_owned());
         req.extensions_mut().insert(p);
     }
     next.run(req).await

@@ -390,22 +390,45 @@ async fn listen_needs_event_stream() {
     .await;
 }
 
-/// The `x-mcp-header` annotations are read once per TTL, not per call: a burst of calls
-/// is checked from the cache (and still rejected when a header is missing).
+/// 2026-07-28 Streamable HTTP › Custom Headers from Tool Parameters: the annotations come
+/// from the high-level server's tool registry and follow it at once: a tool added at run time
+/// with an `x-mcp-header` parameter needs the header on its next call, and once it is
+/// replaced by one without the annotation the header is no longer needed.
 #[tokio::test]
-async fn param_annotations_are_cached() {
+async fn param_annotations_follow_the_tool_registry() {
     within(async {
-        let config = HttpConfig::default().param_header_ttl(Duration::from_secs(60));
-        let (addr, _) = start(config).await;
-        let base = modern_headers("region");
-        for id in 0..5 {
-            let body = modern_call(id, "region", json!({"region":"eu"}));
-            let mut h = hdrs(&base);
-            h.push(("mcp-param-region", "eu"));
-            assert_eq!(post(addr, &h, &body).await.status(), 200);
-            let resp = post(addr, &hdrs(&base), &body).await;
-            assert_eq!(resp.status(), 400);
-        }
+        use ferromcp_server::McpServer;
+        use ferromcp_server::http::HttpServer;
+        use ferromcp_server::mcp_server::ToolSpec;
+
+        let server = McpServer::builder("registry", "1").build().unwrap();
+        let srv = HttpServer::bind(
+            "127.0.0.1:0",
+            server.server().clone(),
+            HttpConfig::default(),
+        )
+        .await
+        .unwrap();
+        let addr = srv.local_addr();
+        tokio::spawn(srv.run());
+        let annotated = json!({"type":"object","properties":{
+            "region":{"type":"string","x-mcp-header":"Region"}}});
+        let schema = annotated.as_object().unwrap().clone();
+        server
+            .add_tool(ToolSpec::new("late").input_schema(schema), || async {
+                "ok"
+            })
+            .unwrap();
+        let base = modern_headers("late");
+        let body = modern_call(1, "late", json!({"region":"eu"}));
+        assert_eq!(post(addr, &hdrs(&base), &body).await.status(), 400);
+        let mut h = hdrs(&base);
+        h.push(("mcp-param-region", "eu"));
+        assert_eq!(post(addr, &h, &body).await.status(), 200);
+        // Replaced without the annotation: the header is no longer required.
+        server.add_tool("late", || async { "ok" }).unwrap();
+        let body = modern_call(2, "late", json!({}));
+        assert_eq!(post(addr, &hdrs(&base), &body).await.status(), 200);
     })
     .await;
 }

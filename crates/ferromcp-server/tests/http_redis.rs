@@ -13,8 +13,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
+use ferromcp_server::CallerId;
 use ferromcp_server::http::redis::{RedisConfig, RedisStores};
-use ferromcp_server::http::{HttpConfig, HttpServer, McpHttpService, Principal};
+use ferromcp_server::http::{HttpConfig, HttpServer, McpHttpService};
 use http::Method;
 use http_body_util::Full;
 use http_support::{Sse, call, header, open_session, post, send};
@@ -252,7 +253,7 @@ async fn as_principal(
         req = req.header("mcp-session-id", sid);
     }
     let mut req = req.body(Full::new(Bytes::from(body.to_string()))).unwrap();
-    req.extensions_mut().insert(Principal(who.to_owned()));
+    req.extensions_mut().insert(CallerId(who.to_owned()));
     svc.handle(req).await
 }
 

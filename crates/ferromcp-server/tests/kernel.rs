@@ -17,7 +17,9 @@ use ferromcp_dispatch::{
     DirectDispatcher, Dispatcher, DispatcherConfig, HandlerError, JsonRpcDispatcher, memory_pair,
 };
 use ferromcp_server::middleware::{McpRequest, Next, middleware_fn};
-use ferromcp_server::{BuildError, CLEANUP_TIMEOUT, CacheHint, Connection, RequestContext, Server};
+use ferromcp_server::{
+    BuildError, CLEANUP_TIMEOUT, CacheHint, Connection, RequestContext, Server, ServerRunner,
+};
 use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Payload};
 use ferromcp_types::mcp::methods::{CallTool, Initialize, ListTools};
@@ -515,41 +517,33 @@ async fn rung6_handshake_results_carry_no_2026_fields() {
     .await;
 }
 
-/// Rung 6 at 2026-07-28 on the single-exchange path (`ServerRunner::serve_request` with a
-/// connection built from an envelope, as the HTTP modern entry uses it): cache hints from
-/// the server's defaults, `resultType` on custom methods, the serverInfo stamp.
+/// Rung 6 at 2026-07-28 on the single-exchange path (the HTTP modern entry's: a
+/// `ServerRunner::modern_exchange` served through the dispatcher's `SingleExchange`): cache
+/// hints from the server's defaults, `resultType` on custom methods, the serverInfo stamp.
 #[tokio::test]
 async fn rung6_modern_results_on_the_single_exchange_path() {
     within(async {
-        let server = ladder_server();
+        let runner = Arc::new(ServerRunner::modern_exchange(ladder_server()));
         let (out, _peer) = DirectDispatcher::pair();
         let out: Arc<dyn ferromcp_dispatch::Outbound> = Arc::new(out);
         let exchange = |method: &'static str, params: Option<Value>| {
-            let conn =
-                Connection::from_envelope(out.clone(), ProtocolVersion::V2026_07_28, None, None);
-            let ctx = ferromcp_dispatch::DispatchContext::builder(
+            ferromcp_dispatch::SingleExchange::new(
                 out.clone(),
                 ferromcp_dispatch::TransportInfo::new(
                     ferromcp_dispatch::TransportKind::Direct,
                     false,
                 ),
             )
-            .request_id(1.into())
-            .build();
-            ferromcp_server::ServerRunner::serve_request(
-                server.clone(),
-                conn,
-                ctx,
+            .serve(
+                runner.clone(),
+                1.into(),
                 method.into(),
-                params,
+                params.map(Payload::from_value),
             )
         };
+        let ok = |r: Result<Payload, ErrorObject>| r.unwrap().into_value().unwrap();
         let stamp = json!({"name": "kernel-test", "version": "1.2.3"});
-        let tools = Value::Object(
-            exchange("tools/list", Some(common::modern(json!({}))))
-                .await
-                .unwrap(),
-        );
+        let tools = ok(exchange("tools/list", Some(common::modern(json!({})))).await);
         assert_eq!(
             tools,
             json!({
@@ -560,25 +554,59 @@ async fn rung6_modern_results_on_the_single_exchange_path() {
                 "_meta": {"io.modelcontextprotocol/serverInfo": stamp},
             })
         );
-        let custom = exchange("acme/echo", Some(common::modern(json!({"a": 1}))))
-            .await
-            .unwrap();
+        let custom = ok(exchange("acme/echo", Some(common::modern(json!({"a": 1})))).await);
         assert_eq!(custom["resultType"], "complete");
         assert_eq!(custom["_meta"]["io.modelcontextprotocol/serverInfo"], stamp);
         // Handshake-only methods do not exist here.
-        match exchange("ping", Some(common::modern(json!({})))).await {
-            Err(HandlerError::Protocol(e)) => assert_code(&e, ErrorCode::METHOD_NOT_FOUND),
-            other => panic!("expected -32601, got {other:?}"),
-        }
-        match exchange(
+        let e = exchange("ping", Some(common::modern(json!({}))))
+            .await
+            .unwrap_err();
+        assert_code(&e, ErrorCode::METHOD_NOT_FOUND);
+        let e = exchange(
             "initialize",
             Some(common::modern(init_params("2025-11-25"))),
         )
         .await
-        {
-            Err(HandlerError::Protocol(e)) => assert_code(&e, ErrorCode::METHOD_NOT_FOUND),
-            other => panic!("expected -32601, got {other:?}"),
-        }
+        .unwrap_err();
+        assert_code(&e, ErrorCode::METHOD_NOT_FOUND);
+        // No envelope: -32602, as on every modern stream.
+        let e = exchange("tools/list", Some(json!({}))).await.unwrap_err();
+        assert_code(&e, ErrorCode::INVALID_PARAMS);
+    })
+    .await;
+}
+
+/// One error boundary (DESIGN "One entrance"): a handler that panics is answered -32603
+/// `Internal error` on the stream path and on the single-exchange path alike, and the
+/// single-exchange runner keeps serving.
+#[tokio::test]
+async fn a_panicking_handler_is_answered_alike_on_every_entrance() {
+    within(async {
+        let server = || {
+            Server::builder("panics", "1")
+                .on_request::<Value, Value, _, _>("acme/panic", |_ctx, _p| async move {
+                    panic!("a bug in a handler")
+                })
+                .build()
+                .unwrap()
+        };
+        let runner = Arc::new(ServerRunner::modern_exchange(server()));
+        let (out, _peer) = DirectDispatcher::pair();
+        let exchange = ferromcp_dispatch::SingleExchange::new(
+            Arc::new(out),
+            ferromcp_dispatch::TransportInfo::new(ferromcp_dispatch::TransportKind::Direct, false),
+        );
+        let params = Some(Payload::from_value(common::modern(json!({}))));
+        let single = exchange
+            .serve(runner.clone(), 1.into(), "acme/panic".into(), params)
+            .await
+            .unwrap_err();
+        let c = connect(Transport::ALL[0], &server()).await;
+        c.initialize().await;
+        let stream = c.fail("acme/panic", None).await;
+        assert_code(&single, ErrorCode::INTERNAL_ERROR);
+        assert_eq!(single, stream);
+        assert_eq!(single.message, "Internal error");
     })
     .await;
 }

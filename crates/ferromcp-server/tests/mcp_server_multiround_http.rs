@@ -14,7 +14,8 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use elicitation_support::server;
-use ferromcp_server::http::{HttpConfig, McpHttpService, Principal};
+use ferromcp_server::CallerId;
+use ferromcp_server::http::{HttpConfig, McpHttpService};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
@@ -23,7 +24,7 @@ use tokio::net::TcpStream;
 /// A stand-in for an authentication layer: the `x-user` header becomes the principal.
 async fn principal(mut req: Request, next: Next) -> Response {
     if let Some(user) = req.headers().get("x-user").and_then(|v| v.to_str().ok()) {
-        let p = Principal(user.to_owned());
+        let p = CallerId(user.to_owned());
         req.extensions_mut().insert(p);
     }
     next.run(req).await

@@ -15,7 +15,8 @@ use axum::Router;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
-use ferromcp_server::http::{HttpConfig, McpHttpService, Principal};
+use ferromcp_server::CallerId;
+use ferromcp_server::http::{HttpConfig, McpHttpService};
 use ferromcp_server::mcp_server::{Args, ToolError, ToolSpec};
 use ferromcp_server::{McpServer, RequestContext};
 use ferromcp_types::mcp::{ElicitationSchema, TaskSupport};
@@ -65,7 +66,7 @@ fn server() -> McpServer {
 /// A stand-in for an authentication layer: the `x-user` header becomes the principal.
 async fn principal(mut req: Request, next: Next) -> Response {
     if let Some(user) = req.headers().get("x-user").and_then(|v| v.to_str().ok()) {
-        let p = Principal(user.to_owned());
+        let p = CallerId(user.to_owned());
         req.extensions_mut().insert(p);
     }
     next.run(req).await

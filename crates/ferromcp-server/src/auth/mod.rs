@@ -24,7 +24,7 @@
 //!   `name` of a `tools/call` (every message of a batch is checked);
 //! - records the [`Principal`] in the request's extensions, where handlers read it through
 //!   [`RequestContext::principal`](crate::RequestContext::principal) or the
-//!   [`Principal`] tool extractor, and records [`http::Principal`](crate::http::Principal)
+//!   [`Principal`] tool extractor, and records the [`CallerId`](crate::CallerId)
 //!   (its [`binding_key`](Principal::binding_key): issuer, subject, client) to which
 //!   handshake-era sessions and 2026-07-28 `requestState`s are bound — a session used with
 //!   another principal's token is 404, as if unknown.

@@ -10,7 +10,7 @@ use http::{Method, Response, StatusCode};
 use serde::Deserialize;
 
 use super::body::McpBody;
-use super::service::Principal as SessionPrincipal;
+use crate::CallerId;
 use crate::auth::{AuthConfig, AuthError, Principal};
 
 /// Authenticates a request: on success the [`Principal`] (and its session binding) is in
@@ -25,7 +25,7 @@ pub(crate) async fn authenticate(
 ) -> Result<(), Response<McpBody>> {
     // Whatever an outer layer recorded, only the verified token speaks for the caller here.
     parts.extensions.remove::<Principal>();
-    parts.extensions.remove::<SessionPrincipal>();
+    parts.extensions.remove::<CallerId>();
     let in_query = parts.uri.query().is_some_and(|q| {
         q.split('&')
             .any(|kv| kv.split('=').next() == Some("access_token"))
@@ -100,9 +100,7 @@ pub(crate) async fn authenticate(
     if !config.satisfies(&principal, &config.required_scopes) {
         return Err(insufficient(config, &config.required_scopes));
     }
-    parts
-        .extensions
-        .insert(SessionPrincipal(principal.binding_key()));
+    parts.extensions.insert(CallerId(principal.binding_key()));
     parts.extensions.insert(principal);
     Ok(())
 }

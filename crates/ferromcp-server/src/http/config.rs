@@ -29,8 +29,6 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// How long a 2026-07-28 request may run before its response turns into an SSE stream
 /// (when it has emitted nothing).
 pub const DEFAULT_SSE_DEFERRAL: Duration = Duration::from_secs(1);
-/// How long the `x-mcp-header` annotations read from `tools/list` are reused.
-pub const DEFAULT_PARAM_HEADER_TTL: Duration = Duration::from_secs(1);
 /// The `retry` (milliseconds) sent in priming events.
 pub const DEFAULT_RETRY_MS: u64 = 1000;
 
@@ -93,11 +91,9 @@ pub struct HttpConfig {
     /// Where live handshake-era sessions are kept. Default: an [`InMemorySessionStore`].
     pub session_store: Arc<dyn SessionStore>,
     /// Check `Mcp-Param-*` headers of `tools/call` against the tool's `x-mcp-header`
-    /// annotations, read from the server's own `tools/list` (default `true`).
+    /// annotations, as the server's tool registry holds them (default `true`; see
+    /// [`ToolHeaders`](crate::tool_headers::ToolHeaders)).
     pub check_param_headers: bool,
-    /// How long the annotations read from `tools/list` are reused (default 1 s; zero reads
-    /// `tools/list` on every `tools/call`).
-    pub param_header_ttl: Duration,
     /// OAuth 2.1 resource-server checks on every request (feature `auth`; `None`: off, the
     /// default). See [`crate::auth`].
     #[cfg(feature = "auth")]
@@ -126,7 +122,6 @@ impl Default for HttpConfig {
             event_store: Some(Arc::new(InMemoryEventStore::default())),
             session_store: Arc::new(InMemorySessionStore::default()),
             check_param_headers: true,
-            param_header_ttl: DEFAULT_PARAM_HEADER_TTL,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -229,8 +224,6 @@ impl HttpConfig {
         retry_ms: u64,
         /// Sets whether `Mcp-Param-*` headers are checked.
         check_param_headers: bool,
-        /// Sets how long `x-mcp-header` annotations are reused.
-        param_header_ttl: Duration,
     }
 
     /// Fills in the loopback allowlists (DNS-rebinding protection) when none are set.

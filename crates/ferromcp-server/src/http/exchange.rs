@@ -1,6 +1,8 @@
-//! One POST, one exchange: runs a request on the kernel and answers with plain JSON, or with
-//! an SSE stream once the handler emits a related notification (or runs past the deferral).
-//! The 2026-07-28 entry and the stateless handshake-era mode use it.
+//! One POST, one exchange: serves a request with a single-exchange runner through the
+//! dispatcher's [`SingleExchange`] (the one error boundary every transport shares) and
+//! answers with plain JSON, or with an SSE stream once the handler emits a related
+//! notification (or runs past the deferral). The 2026-07-28 entry and the stateless
+//! handshake-era mode use it.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -8,21 +10,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use ferromcp_dispatch::codec::encode_message_event;
 use ferromcp_dispatch::{
-    BoxFuture, CallOptions, DispatchContext, HandlerError, Outbound, TransportInfo, TransportKind,
+    BoxFuture, CallOptions, Outbound, SingleExchange, TransportInfo, TransportKind,
 };
 use ferromcp_types::jsonrpc::{ErrorObject, Message, Notification, Payload, RequestId};
-use ferromcp_types::mcp::{JsonObject, META_PROGRESS_TOKEN};
 use http::{Response, StatusCode};
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::body::{McpBody, json_message, sse_response};
 use super::timers::Timers;
-use crate::connection::{Connection, no_back_channel};
+use crate::connection::no_back_channel;
 use crate::runner::ServerRunner;
-use crate::server::Server;
 
 /// The sending half of one response's SSE stream; taken out (closing the stream) once the
 /// final response is written.
@@ -111,28 +110,6 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Closes a single exchange's connection once; spawned from `Drop` when the task is
-/// aborted first.
-struct CloseConnection(Option<Connection>);
-
-impl CloseConnection {
-    async fn close(mut self) {
-        if let Some(c) = self.0.take() {
-            c.close().await;
-        }
-    }
-}
-
-impl Drop for CloseConnection {
-    fn drop(&mut self) {
-        if let Some(c) = self.0.take() {
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn(async move { c.close().await });
-            }
-        }
-    }
-}
-
 /// How one exchange behaves.
 pub(crate) struct ExchangeOptions {
     /// Never answer with SSE.
@@ -150,40 +127,28 @@ pub(crate) struct ExchangeOptions {
     pub(crate) timers: Timers,
 }
 
-/// The progress token of a request, from `params._meta.progressToken`.
-pub(crate) fn progress_token(params: Option<&Value>) -> Option<RequestId> {
-    let token = params?.get("_meta")?.get(META_PROGRESS_TOKEN)?;
-    serde_json::from_value(token.clone()).ok()
-}
-
-type Outcome = Result<Result<JsonObject, HandlerError>, tokio::task::JoinError>;
+type Outcome = Result<Result<Payload, ErrorObject>, tokio::task::JoinError>;
 
 fn answer(id: RequestId, outcome: Outcome, method: &str) -> Message {
     match outcome {
-        Ok(Ok(result)) => Message::response(id, Payload::from(result)),
-        Ok(Err(e)) => Message::error(Some(id), e.into_error_object(method)),
+        Ok(Ok(result)) => Message::response(id, result),
+        Ok(Err(e)) => Message::error(Some(id), e),
+        // Panics are answered inside the boundary; the task itself only ends early when it
+        // is aborted (the client went away), and then nobody reads this.
         Err(_) => {
-            tracing::error!(method, "request handler panicked");
-            Message::error(
-                Some(id),
-                ErrorObject::internal_error("Internal server error"),
-            )
+            tracing::debug!(method, "request task ended before answering");
+            Message::error(Some(id), ErrorObject::internal_error("Internal error"))
         }
     }
 }
 
-/// Runs one request and builds its response.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "an internal entry with one caller per era"
-)]
+/// Serves one request with `runner` (a single-exchange runner) and builds its response.
 pub(crate) async fn run(
-    server: Server,
-    connection_of: impl FnOnce(Arc<dyn Outbound>) -> Connection,
+    runner: Arc<ServerRunner>,
     parts: Arc<http::request::Parts>,
     id: RequestId,
     method: String,
-    params: Option<Value>,
+    params: Option<Payload>,
     opts: ExchangeOptions,
 ) -> Response<McpBody> {
     let (tx, mut rx) = mpsc::channel::<Bytes>(opts.queue.max(1));
@@ -194,26 +159,17 @@ pub(crate) async fn run(
         slot.close();
     }
     let outbound: Arc<dyn Outbound> = Arc::new(ResponseOutbound { slot: slot.clone() });
-    let connection = connection_of(outbound.clone());
     let token = CancellationToken::new();
-    let dispatch = DispatchContext::builder(
+    let served = SingleExchange::new(
         outbound,
         TransportInfo::new(TransportKind::StreamableHttp, false),
     )
-    .request_id(id.clone())
     .http_parts(Some(parts))
     .cancellation(token.clone())
-    .progress_token(progress_token(params.as_ref()))
-    .build();
-    let m = method.clone();
-    // The per-request connection is closed (its cleanup hooks run) when the request is done,
-    // or, if the task is aborted, from the guard's drop.
-    let closer = CloseConnection(Some(connection.clone()));
-    let mut task = tokio::spawn(async move {
-        let result = ServerRunner::serve_request(server, connection, dispatch, m, params).await;
-        closer.close().await;
-        result
-    });
+    .serve(runner, id.clone(), method.clone(), params);
+    // The runner closes the per-request connection (its cleanup hooks run) when the request
+    // is done, or from its guard's drop if the task is aborted.
+    let mut task = tokio::spawn(served);
     let guard = CancelOnDrop {
         token: opts.cancel_on_disconnect.then_some(token),
         abort: opts.cancel_on_disconnect.then(|| task.abort_handle()),

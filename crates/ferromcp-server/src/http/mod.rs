@@ -43,11 +43,13 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
+pub use crate::caller::CallerId;
+pub use crate::tool_headers::{ParamHeader, param_headers};
 pub use body::McpBody;
 pub use config::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_INBOUND_QUEUE, DEFAULT_INIT_TIMEOUT, DEFAULT_KEEP_ALIVE,
-    DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS, DEFAULT_PARAM_HEADER_TTL,
-    DEFAULT_PATH, DEFAULT_RETRY_MS, DEFAULT_SSE_DEFERRAL, DEFAULT_STREAM_QUEUE, HttpConfig,
+    DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS, DEFAULT_PATH,
+    DEFAULT_RETRY_MS, DEFAULT_SSE_DEFERRAL, DEFAULT_STREAM_QUEUE, HttpConfig,
 };
 pub use event_store::{
     DEFAULT_EVENTS_PER_SESSION, EventStore, InMemoryEventStore, Replay, StoredEvent,
@@ -58,8 +60,8 @@ pub use headers::{
 };
 pub use legacy::session::{InMemorySessionStore, Session, SessionStore};
 pub use legacy::streams::SseStreamControl;
-pub use param_headers::{ParamHeader, check_param_headers, param_headers};
-pub use service::{McpHttpService, Principal};
+pub use param_headers::check_param_headers;
+pub use service::McpHttpService;
 
 use crate::server::Server;
 

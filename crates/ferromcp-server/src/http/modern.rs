@@ -1,11 +1,8 @@
 //! The 2026-07-28 entry (MCP 2026-07-28 "Streamable HTTP"): one POST is one exchange, no
 //! sessions, routing headers checked against the body, a client disconnect cancels.
 
-use std::collections::HashMap;
-use std::sync::{Arc, PoisonError};
-use std::time::Instant;
+use std::sync::Arc;
 
-use ferromcp_dispatch::{DispatchContext, Outbound, TransportInfo, TransportKind};
 use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Message, Payload, RequestId};
 use ferromcp_types::mcp::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, methods};
@@ -15,10 +12,9 @@ use serde_json::{Value, json};
 use super::body::{McpBody, error, status_of, status_only};
 use super::exchange::{self, ExchangeOptions};
 use super::headers::{self, EVENT_STREAM, JSON, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
-use super::param_headers::{ParamHeader, check_param_headers, param_headers};
+use super::param_headers::check_param_headers;
 use super::service::Shared;
-use crate::connection::{Connection, NotifyOnly};
-use crate::runner::ServerRunner;
+use crate::server::Server;
 
 fn header_mismatch(text: impl Into<String>) -> ErrorObject {
     let text: String = text.into();
@@ -104,26 +100,11 @@ pub(crate) async fn post(
     if let Err(e) = ladder(h, &method, params.as_ref()) {
         return reject(e, id);
     }
-    if method == methods::INITIALIZE {
-        // No handshake at 2026-07-28: the method does not exist at this version (404, as for
-        // any method the server does not implement).
-        return reject(ErrorObject::method_not_found(&method), id);
-    }
-    // The version rung and the connection, as on every modern stream.
-    let notify_only: Arc<dyn Outbound> = Arc::new(NotifyOnly(Arc::new(Discard)));
-    let runner = ServerRunner::modern(shared.server.clone(), notify_only.clone());
-    let connection = match runner.classify_envelope(&notify_only, &method, params.as_ref()) {
-        Ok(c) => c,
-        Err(e) => return reject(e, id),
-    };
     if method == methods::TOOLS_CALL && config.check_param_headers {
-        if let Err(e) = check_tool_params(shared, &connection, h, params.as_ref()).await {
+        if let Err(e) = check_tool_params(&shared.server, h, params.as_ref()) {
             return reject(e, id);
         }
     }
-    let version = connection.protocol_version();
-    let info = connection.client_info();
-    let caps = connection.client_capabilities();
     let opts = ExchangeOptions {
         json_only: config.json_response && !listen,
         sse_now: listen,
@@ -134,15 +115,14 @@ pub(crate) async fn post(
         queue: config.stream_queue,
         timers: shared.timers.clone(),
     };
+    // The version rung, the connection and `initialize` (which does not exist at this
+    // revision) are the runner's, as on every modern stream.
     exchange::run(
-        shared.server.clone(),
-        move |outbound| {
-            Connection::from_envelope(Arc::new(NotifyOnly(outbound)), version, info, caps)
-        },
+        shared.modern_runner.clone(),
         parts,
         id,
         method,
-        params,
+        params.map(Payload::from_value),
         opts,
     )
     .await
@@ -239,132 +219,19 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
     Ok(())
 }
 
-/// Checks `Mcp-Param-*` headers against the called tool's `x-mcp-header` annotations, read
-/// from the server's own `tools/list` (fails open when that cannot be read).
-async fn check_tool_params(
-    shared: &Arc<Shared>,
-    connection: &Connection,
+/// Checks `Mcp-Param-*` headers against the called tool's `x-mcp-header` annotations, as the
+/// server's tool registry holds them (a server with no such tool, or no registry, has none
+/// to check: the call then meets the tool's own "unknown tool" answer).
+fn check_tool_params(
+    server: &Server,
     h: &http::HeaderMap,
     params: Option<&Value>,
 ) -> Result<(), ErrorObject> {
     let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
         return Ok(());
     };
-    let Some(annotations) = tool_annotations(shared, connection, name).await else {
+    let Some(annotations) = server.tool_param_headers(name) else {
         return Ok(());
     };
     check_param_headers(&annotations, h, params.and_then(|p| p.get("arguments")))
-}
-
-/// The `x-mcp-header` annotations of every tool, read from `tools/list`, and when.
-#[derive(Default)]
-pub(crate) struct ParamCache {
-    read_at: Option<Instant>,
-    tools: HashMap<String, Vec<ParamHeader>>,
-}
-
-/// The annotations of tool `name`: from the cache while it is fresh, else from a new read
-/// of `tools/list`. `None` when unknown (the check then fails open).
-async fn tool_annotations(
-    shared: &Arc<Shared>,
-    connection: &Connection,
-    name: &str,
-) -> Option<Vec<ParamHeader>> {
-    let ttl = shared.config.param_header_ttl;
-    {
-        let cache = shared
-            .param_cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if cache.read_at.is_some_and(|t| t.elapsed() < ttl) {
-            return cache.tools.get(name).cloned();
-        }
-    }
-    let tools = read_tools(shared, connection).await?;
-    let found = tools.get(name).cloned();
-    let mut cache = shared
-        .param_cache
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    *cache = ParamCache {
-        read_at: Some(Instant::now()),
-        tools,
-    };
-    found
-}
-
-/// Every tool's annotations, paging through `tools/list` (at most 100 pages).
-async fn read_tools(
-    shared: &Arc<Shared>,
-    connection: &Connection,
-) -> Option<HashMap<String, Vec<ParamHeader>>> {
-    if !shared.server.handles(methods::TOOLS_LIST) {
-        return None;
-    }
-    let mut out = HashMap::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..100 {
-        let mut meta = serde_json::Map::new();
-        meta.insert(
-            META_PROTOCOL_VERSION.into(),
-            Value::from(connection.protocol_version().as_str()),
-        );
-        meta.insert(META_CLIENT_CAPABILITIES.into(), json!({}));
-        let mut p = json!({ "_meta": meta });
-        if let Some(c) = &cursor {
-            p["cursor"] = Value::from(c.clone());
-        }
-        let dispatch = DispatchContext::builder(
-            Arc::new(Discard),
-            TransportInfo::new(TransportKind::StreamableHttp, false),
-        )
-        .build();
-        let result = ServerRunner::serve_request(
-            shared.server.clone(),
-            connection.clone(),
-            dispatch,
-            methods::TOOLS_LIST.to_owned(),
-            Some(p),
-        )
-        .await
-        .ok()?;
-        for tool in result.get("tools").and_then(Value::as_array)? {
-            let (Some(name), Some(schema)) = (
-                tool.get("name").and_then(Value::as_str),
-                tool.get("inputSchema").and_then(Value::as_object),
-            ) else {
-                continue;
-            };
-            out.insert(name.to_owned(), param_headers(schema));
-        }
-        match result.get("nextCursor").and_then(Value::as_str) {
-            Some(next) if cursor.as_deref() != Some(next) => cursor = Some(next.to_owned()),
-            _ => return Some(out),
-        }
-    }
-    Some(out)
-}
-
-/// An outbound that drops everything (requests are refused).
-struct Discard;
-
-impl Outbound for Discard {
-    fn send_request(
-        &self,
-        _method: &str,
-        _params: Option<Payload>,
-        _options: ferromcp_dispatch::CallOptions,
-    ) -> ferromcp_dispatch::BoxFuture<'static, Result<Payload, ErrorObject>> {
-        Box::pin(std::future::ready(
-            Err(crate::connection::no_back_channel()),
-        ))
-    }
-
-    fn notify(
-        &self,
-        _method: &str,
-        _params: Option<Payload>,
-    ) -> ferromcp_dispatch::BoxFuture<'static, ()> {
-        Box::pin(std::future::ready(()))
-    }
 }

@@ -27,25 +27,14 @@ use crate::server::Server;
 #[cfg(feature = "auth")]
 const UNAUTHENTICATED_DRAIN_LIMIT: usize = 64 * 1024;
 
-/// The authenticated caller of a request, as an authentication layer in front of the
-/// service records it (in the request's extensions). Handshake-era sessions are bound to the
-/// principal that created them: a request from another principal gets 404, as for an
-/// unknown session.
-///
-/// With the `auth` feature and `HttpConfig::auth` set, the service's own token check
-/// records it (replacing whatever an outer layer put there): the verified token's issuer,
-/// subject and client (`auth::Principal::binding_key`), next to the full `auth::Principal`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Principal(pub String);
-
 /// What every request of one service shares.
 pub(crate) struct Shared {
     pub(crate) server: Server,
     pub(crate) config: HttpConfig,
     lifespan: OnceCell<bool>,
     sweeper: AtomicBool,
-    /// The `x-mcp-header` annotations of the server's tools, as last read.
-    pub(crate) param_cache: std::sync::Mutex<modern::ParamCache>,
+    /// The 2026-07-28 runner, shared by every exchange of that era.
+    pub(crate) modern_runner: Arc<crate::runner::ServerRunner>,
     /// Timers reused across requests.
     pub(crate) timers: Timers,
 }
@@ -83,11 +72,13 @@ impl McpHttpService {
     pub fn new(server: Server, config: HttpConfig) -> Self {
         Self {
             shared: Arc::new(Shared {
+                modern_runner: Arc::new(crate::runner::ServerRunner::modern_exchange(
+                    server.clone(),
+                )),
                 server,
                 config,
                 lifespan: OnceCell::new(),
                 sweeper: AtomicBool::new(false),
-                param_cache: std::sync::Mutex::new(modern::ParamCache::default()),
                 timers: Timers::default(),
             }),
         }

@@ -199,6 +199,15 @@ impl FromToolCall for HttpParts {
 ///
 /// [`Principal`]: crate::auth::Principal
 #[cfg(feature = "auth")]
+impl RequestContext {
+    /// The authenticated caller (feature `auth`): the principal the HTTP server's token check
+    /// recorded for this request; `None` without auth or outside HTTP.
+    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+        self.http_parts().and_then(|p| p.extensions.get())
+    }
+}
+
+#[cfg(feature = "auth")]
 impl FromToolCall for crate::auth::Principal {
     fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
         call.ctx

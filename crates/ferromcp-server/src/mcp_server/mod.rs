@@ -584,6 +584,7 @@ impl McpServerBuilder {
         let s = &shared;
         let mut low = self
             .low
+            .tool_headers(shared.clone())
             .tools_list_changed(has_tools)
             .prompts_list_changed(has_prompts)
             .resources_list_changed(has_resources)

@@ -153,6 +153,8 @@ pub(crate) struct ToolEntry {
     call: Arc<CallFn>,
     /// The resolvers the handler needs, run before it.
     resolvers: Vec<ResolverRef>,
+    /// The input schema's `x-mcp-header` annotations, read once here.
+    pub(crate) param_headers: Arc<[crate::tool_headers::ParamHeader]>,
 }
 
 /// Builds an entry from a spec and a handler.
@@ -183,6 +185,7 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
                 reason: format!("input schema: {e}"),
             }
         })?;
+    let param_headers = crate::tool_headers::param_headers(&input).into();
     let mut tool = Tool::new(spec.name, input);
     tool.title = spec.title;
     tool.description = spec.description;
@@ -197,6 +200,7 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
         validator,
         resolvers: handler.resolvers(),
         call: Arc::new(move |call| handler.call(call)),
+        param_headers,
     })
 }
 
@@ -339,4 +343,14 @@ pub(crate) fn call(
             )),
         }
     })
+}
+
+/// The tool registry answers for the tools' `x-mcp-header` annotations, current as tools are
+/// added, replaced and removed.
+impl crate::tool_headers::ToolHeaders for super::Shared {
+    fn param_headers(&self, tool: &str) -> Option<Arc<[crate::tool_headers::ParamHeader]>> {
+        self.tools
+            .get(tool)
+            .map(|entry| entry.param_headers.clone())
+    }
 }

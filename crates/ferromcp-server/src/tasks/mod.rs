@@ -24,7 +24,7 @@
 //! [`TaskSettings::cancel_grace`] to stop before it is dropped).
 //!
 //! Tasks are bound to the authorization context that created them: the HTTP
-//! [`Principal`](crate::http::Principal) when there is one, else the handshake-era session,
+//! [`CallerId`](crate::CallerId) when there is one, else the handshake-era session,
 //! else nobody in particular (then the task id, 128 random bits, is the only secret). Another
 //! owner gets the same -32602 as for an unknown task. Each owner may have at most
 //! [`TaskSettings::max_active_per_principal`] unfinished tasks. Finished tasks are kept until
@@ -352,6 +352,23 @@ fn store_error(e: &TaskStoreError) -> ErrorObject {
     }
 }
 
+impl RequestContext {
+    /// The id of the task this handler runs as, if it runs as one (see [`crate::tasks`]).
+    pub fn task_id(&self) -> Option<&str> {
+        self.extensions().get::<Arc<TaskScope>>().map(|t| t.id())
+    }
+
+    /// Inside a task: sets the task's `statusMessage` (what `tasks/get` shows, e.g. how far
+    /// the work is); whether the message was recorded (`false` outside a task, or once the
+    /// task is finished).
+    pub async fn set_task_status(&self, message: impl Into<String>) -> bool {
+        match self.extensions().get::<Arc<TaskScope>>() {
+            Some(task) => task.set_message(message.into()).await,
+            None => false,
+        }
+    }
+}
+
 /// The same answer for a task that does not exist and one that belongs to someone else.
 fn unknown_task(id: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!(
@@ -362,12 +379,8 @@ fn unknown_task(id: &str) -> ErrorObject {
 
 /// The authorization context a task is bound to.
 fn owner_of(ctx: &RequestContext) -> String {
-    #[cfg(feature = "http")]
-    if let Some(p) = ctx
-        .http_parts()
-        .and_then(|p| p.extensions.get::<crate::http::Principal>())
-    {
-        return format!("principal:{}", p.0);
+    if let Some(caller) = ctx.caller_id() {
+        return format!("principal:{}", caller.0);
     }
     match ctx.connection().session_id() {
         Some(sid) => format!("session:{sid}"),
@@ -583,7 +596,14 @@ impl Tasks {
             next_key: AtomicU32::new(0),
             running: running.clone(),
         });
-        call.ctx = ctx.for_task(scope, running.cancel.clone());
+        // The task's handler runs detached from the request: sends go to the connection's
+        // standalone channel, cancellation is the task's, and input requests park the task.
+        // 2025-11-25 Tasks › Task Progress Notifications: the request's progress token stays
+        // valid for the task's lifetime (the 2026-07-28 extension has no progress on tasks,
+        // SEP-2663, and a detached modern request reports none).
+        call.ctx = ctx
+            .detached(running.cancel.clone(), scope.progress_ends())
+            .with_extension(scope);
         let engine = self.clone();
         tokio::spawn(async move { engine.drive(id, running, call, run).await });
         Ok(if modern {
@@ -1200,7 +1220,13 @@ pub(crate) fn register(low: ServerBuilder, tasks: &Arc<Tasks>) -> ServerBuilder 
             Box::pin(async move { t.result(c, p).await })
         }),
     ];
-    let mut low = low.task_capability(true);
+    // The 2026-07-28 extension serves `tasks/get` and `tasks/cancel`, which that revision's
+    // schema does not define, and answers a task-augmented call with a task handle.
+    let mut low = low
+        .task_capability(true)
+        .extension_method(methods::TASKS_GET)
+        .extension_method(methods::TASKS_CANCEL)
+        .extension_result_type(tasks_ext::RESULT_TYPE_TASK);
     for (method, f) in table {
         let tasks = tasks.clone();
         low = low.on_request::<Value, Value, _, _>(method, move |ctx, params| {
@@ -1209,12 +1235,6 @@ pub(crate) fn register(low: ServerBuilder, tasks: &Arc<Tasks>) -> ServerBuilder 
         });
     }
     low
-}
-
-/// Whether `method` is served at 2026-07-28 by the tasks extension although no revision's
-/// schema defines it there (the kernel lets it through to its handler).
-pub(crate) fn is_extension_method(method: &str) -> bool {
-    matches!(method, methods::TASKS_GET | methods::TASKS_CANCEL)
 }
 
 #[cfg(test)]

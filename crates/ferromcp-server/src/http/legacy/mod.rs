@@ -23,7 +23,8 @@ use super::exchange::{self, ExchangeOptions};
 use super::headers::{
     self, EVENT_STREAM, JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
-use super::service::{Principal, Shared};
+use super::service::Shared;
+use crate::CallerId;
 use crate::connection::Connection;
 use crate::runner::ServerRunner;
 use session::{Session, new_session_id};
@@ -73,7 +74,7 @@ fn lookup(
         store.remove(id);
         return Err(not_found());
     }
-    if session.principal.as_ref() != parts.extensions.get::<Principal>() {
+    if session.principal.as_ref() != parts.extensions.get::<CallerId>() {
         // A foreign principal neither ends nor refreshes the session.
         if session.expired(shared.config.init_timeout, shared.config.idle_timeout) {
             end(shared, &session);
@@ -155,7 +156,7 @@ fn create(
         .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
     let connection =
         Connection::for_handshake(outbound, !c.json_response, seed).with_session_id(id.clone());
-    let principal = parts.extensions.get::<Principal>().cloned();
+    let principal = parts.extensions.get::<CallerId>().cloned();
     let session = Arc::new(Session::new(
         id,
         principal,
@@ -381,16 +382,6 @@ async fn stateless(
     let Message::Request(request) = message else {
         return status_only(StatusCode::ACCEPTED);
     };
-    let params = match request.params.map(|p| p.into_value()).transpose() {
-        Ok(p) => p,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                Some(request.id),
-                ErrorObject::parse_error(e.to_string()),
-            );
-        }
-    };
     let c = &shared.config;
     let version = header_version(&parts);
     let opts = ExchangeOptions {
@@ -403,13 +394,13 @@ async fn stateless(
         queue: c.stream_queue,
         timers: shared.timers.clone(),
     };
+    let runner = Arc::new(ServerRunner::stateless(shared.server.clone(), version));
     exchange::run(
-        shared.server.clone(),
-        move |outbound| Connection::from_envelope(outbound, version, None, None),
+        runner,
         parts,
         request.id,
         request.method,
-        params,
+        request.params,
         opts,
     )
     .await

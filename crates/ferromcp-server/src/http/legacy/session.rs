@@ -10,8 +10,8 @@ use ferromcp_dispatch::{Dispatcher, JsonRpcDispatcher};
 
 use super::streams::Streams;
 use super::transport::Inbox;
+use crate::CallerId;
 use crate::connection::Connection;
-use crate::http::service::Principal;
 
 /// One live handshake-era session (`Mcp-Session-Id`): a dispatcher fed by the session's
 /// POSTs, its connection, and its SSE streams.
@@ -20,7 +20,7 @@ pub struct Session {
     /// `id` as the `Mcp-Session-Id` value of every response (made once; cloning it shares
     /// the bytes). `None` if the id is not a valid header value.
     pub(crate) id_header: Option<http::HeaderValue>,
-    pub(crate) principal: Option<Principal>,
+    pub(crate) principal: Option<CallerId>,
     pub(crate) created: Instant,
     /// Milliseconds since `created` of the last request.
     last_seen: AtomicU64,
@@ -34,7 +34,7 @@ pub struct Session {
 impl Session {
     pub(crate) fn new(
         id: String,
-        principal: Option<Principal>,
+        principal: Option<CallerId>,
         connection: Connection,
         dispatcher: JsonRpcDispatcher,
         inbox: Arc<Inbox>,

@@ -53,7 +53,7 @@
 //!   stream without a response once the owner's heartbeat lapses (about 3 heartbeat
 //!   periods), and the session's next request gets 404 so the client re-initializes
 //!   (MCP 2025-11-25 "Session Management" 4). Forwarded requests do not carry the original
-//!   request's HTTP headers other than `MCP-Protocol-Version` (and the [`Principal`]), and
+//!   request's HTTP headers other than `MCP-Protocol-Version` (and the [`CallerId`]), and
 //!   they cannot close their SSE stream early (`SseStreamControl::close` returns false).
 //!   The standalone stream is not exclusive across nodes (no 409 for a second GET on
 //!   another node), and a GET stream held open on a node that does not own the session does
@@ -68,7 +68,7 @@
 //! feature). Every node of a deployment uses the same [`RedisConfig::namespace`] and the
 //! same idle timeout.
 //!
-//! [`Principal`]: super::Principal
+//! [`CallerId`]: crate::CallerId
 
 mod events;
 mod remote;

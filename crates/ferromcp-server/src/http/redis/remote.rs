@@ -18,11 +18,12 @@ use tokio::sync::mpsc;
 use super::Node;
 use super::events::{ReadReply, entry_data};
 use super::sessions::{Record, RedisSessionStore};
+use crate::CallerId;
 use crate::http::body::{McpBody, http_error, json_message, sse_response, status_only};
 use crate::http::headers::{self, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::http::legacy::session::{Session, new_session_id};
 use crate::http::legacy::streams::STANDALONE;
-use crate::http::service::{Principal, Shared};
+use crate::http::service::Shared;
 
 fn not_found() -> Response<McpBody> {
     http_error(StatusCode::NOT_FOUND, "Session not found")
@@ -60,7 +61,7 @@ pub(crate) async fn intercept(
 ) -> Option<Response<McpBody>> {
     let store = shared.config.session_store.redis()?;
     let sid = headers::single(&parts.headers, &MCP_SESSION_ID).ok()??;
-    let principal = parts.extensions.get::<Principal>();
+    let principal = parts.extensions.get::<CallerId>();
     let last = headers::first(&parts.headers, &LAST_EVENT_ID)
         .filter(|_| parts.method == Method::GET && shared.config.event_store.is_some());
     if let Some(local) = store.local_session(sid) {

@@ -14,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Node;
 use super::events::{ReadReply, valid_stream_name};
+use crate::CallerId;
 use crate::http::headers::MCP_PROTOCOL_VERSION;
 use crate::http::legacy::session::{InMemorySessionStore, Session, SessionStore};
-use crate::http::service::Principal;
 
 /// What Redis knows of a session: its owner, its principal, its negotiated version.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -274,7 +274,7 @@ fn forwarded_parts(session: &Session, version: &str) -> http::request::Parts {
         }
     }
     if let Some(p) = &session.principal {
-        parts.extensions.insert::<Principal>(p.clone());
+        parts.extensions.insert::<CallerId>(p.clone());
     }
     parts
 }

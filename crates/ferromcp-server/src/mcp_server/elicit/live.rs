@@ -12,8 +12,12 @@ use ferromcp_types::mcp::{
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use std::sync::Arc;
+
 use super::{ElicitForm, Elicitation, decode_answer};
 use crate::context::RequestContext;
+use crate::mcp_server::Ask;
+use crate::tasks::TaskScope;
 
 /// -32021 with `data.requiredCapabilities` = `required`.
 pub(crate) fn missing_capability(required: ClientCapabilities) -> ErrorObject {
@@ -78,9 +82,9 @@ impl RequestContext {
         request: &InputRequest,
     ) -> Result<R, ErrorObject> {
         // Inside a task (either era) the question parks the task until the client answers.
-        let in_task = self.task.is_some();
-        if in_task || self.protocol_version().is_modern() {
-            let asked: BoxFuture<'_, _> = match (&self.task, &self.inline_input) {
+        let task = self.extensions().get::<Arc<TaskScope>>();
+        if task.is_some() || self.protocol_version().is_modern() {
+            let asked: BoxFuture<'_, _> = match (task, self.extensions().get::<Ask>()) {
                 (Some(task), _) => Box::pin(task.ask(self, request)),
                 (None, Some(ask)) => Box::pin(ask.inline(request.clone())),
                 (None, None) => return Err(modern_no_back_channel()),

@@ -133,7 +133,7 @@ pub(crate) async fn serve<T>(
     if !modern {
         return handler(call).await.map(MaybeInputRequired::Complete);
     }
-    call.ctx = call.ctx.with_inline_input(exchange.ask.clone());
+    call.ctx = call.ctx.with_extension(exchange.ask.clone());
     let result = handler(call).await;
     match exchange.finish(rounds)? {
         Some(more) => Ok(MaybeInputRequired::InputRequired(more)),
@@ -144,18 +144,7 @@ pub(crate) async fn serve<T>(
 /// The authenticated caller, when an authentication layer in front of the HTTP service
 /// recorded one: a state issued to one principal does not open for another.
 fn principal(call: &ToolCall) -> Option<String> {
-    #[cfg(feature = "http")]
-    {
-        call.ctx
-            .http_parts()
-            .and_then(|p| p.extensions.get::<crate::http::Principal>())
-            .map(|p| p.0.clone())
-    }
-    #[cfg(not(feature = "http"))]
-    {
-        let _ = call;
-        None
-    }
+    call.ctx.caller_id().map(|caller| caller.0.clone())
 }
 
 /// One request's questions and answers.

@@ -1,0 +1,22 @@
+//! [`CallerId`]: who a request comes from, as the key that state is bound to.
+
+/// The identity of a request's caller, as a stable key: what handshake-era sessions, tasks
+/// and sealed multi-round state are bound to, so that one caller cannot reach another's.
+///
+/// A transport or an authentication layer in front of it records it in the HTTP request's
+/// extensions; handlers read it with
+/// [`RequestContext::caller_id`](crate::RequestContext::caller_id). With the `auth` feature
+/// and `HttpConfig::auth` set, the HTTP service's own token check records it (replacing
+/// whatever an outer layer put there): the verified token's issuer, subject and client
+/// (`auth::Principal::binding_key`). Over HTTP a handshake-era session is bound to the caller
+/// that created it: a request from another caller gets 404, as for an unknown session.
+///
+/// ```
+/// use ferromcp_server::CallerId;
+///
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(CallerId("user:alice".to_owned()));
+/// assert!(request.extensions().get::<CallerId>().is_some());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CallerId(pub String);
