@@ -3,12 +3,17 @@
 //! `cargo xtask codegen` regenerates `crates/ferromcp-types/src/tables/generated.rs` from the
 //! vendored schema files under `spec/<version>/schema.json`; `cargo xtask codegen --check` exits
 //! non-zero (and writes nothing) when the checked-in file is stale.
+//!
+//! `cargo xtask layers` checks every crate's module layering against `xtask/src/layers/map.rs`
+//! (no module names a layer it may not, no import cycle across layers); `--graph` also prints
+//! the module graphs.
 
 mod codegen;
+mod layers;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask codegen [--check]";
+const USAGE: &str = "usage: cargo xtask codegen [--check] | cargo xtask layers [--graph]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -16,6 +21,8 @@ fn main() -> ExitCode {
     match args.as_slice() {
         ["codegen"] => report(codegen::run(false)),
         ["codegen", "--check"] => report(codegen::run(true)),
+        ["layers"] => report(layers::run(false)),
+        ["layers", "--graph"] => report(layers::run(true)),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

@@ -1,0 +1,283 @@
+//! The layer map: for every crate, its layers bottom up, the modules in each (by module-path
+//! prefix: `http` is `http` and everything under it; `crate` is the crate root, `lib.rs` or
+//! `main.rs`) and the lower layers each may name. A layer may name only layers listed before it,
+//! so the "may name" relation is a DAG; two layers on the same base need not name each other.
+//! A module in no layer fails the check: a new file is placed here deliberately.
+
+/// One layer of a crate.
+#[derive(Debug)]
+pub(crate) struct Layer {
+    /// Its name, as messages show it.
+    pub(crate) name: &'static str,
+    /// Module-path prefixes of its modules.
+    pub(crate) modules: &'static [&'static str],
+    /// The layers (listed before this one) its modules may name.
+    pub(crate) may_name: &'static [&'static str],
+}
+
+/// The layers of one crate, bottom up.
+#[derive(Debug)]
+pub(crate) struct CrateLayers {
+    /// The crate's directory under `crates/`.
+    pub(crate) krate: &'static str,
+    /// Its layers, bottom up.
+    pub(crate) layers: &'static [Layer],
+}
+
+/// Every crate's layers.
+pub(crate) const MAP: &[CrateLayers] = &[
+    TYPES,
+    DISPATCH,
+    CLIENT,
+    SERVER,
+    MACROS,
+    FACADE,
+    CLI,
+    CONFORMANCE,
+];
+
+/// `ferromcp-server`: the target layering (the kernel names nothing above it).
+const SERVER: CrateLayers = CrateLayers {
+    krate: "ferromcp-server",
+    layers: &[
+        Layer {
+            name: "support",
+            modules: &[
+                "jsonschema",
+                "uri_template",
+                "request_state",
+                "stdio",
+                "auth",
+            ],
+            may_name: &[],
+        },
+        Layer {
+            name: "kernel",
+            modules: &[
+                "connection",
+                "context",
+                "server",
+                "middleware",
+                "runner",
+                "stream",
+                "in_process",
+                "otel",
+                "kernel",
+            ],
+            may_name: &["support"],
+        },
+        Layer {
+            name: "http",
+            modules: &["http"],
+            may_name: &["kernel", "support"],
+        },
+        Layer {
+            name: "high_level",
+            modules: &["mcp_server", "tasks"],
+            may_name: &["kernel", "support"],
+        },
+        Layer {
+            name: "auth_server",
+            modules: &["auth_server"],
+            may_name: &["http", "kernel", "support"],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate", "fuzzing"],
+            may_name: &["auth_server", "high_level", "http", "kernel", "support"],
+        },
+    ],
+};
+
+/// `ferromcp-types`.
+const TYPES: CrateLayers = CrateLayers {
+    krate: "ferromcp-types",
+    layers: &[
+        Layer {
+            name: "version",
+            modules: &["version"],
+            may_name: &[],
+        },
+        Layer {
+            name: "jsonrpc",
+            modules: &["jsonrpc"],
+            may_name: &["version"],
+        },
+        Layer {
+            name: "mcp",
+            modules: &["mcp"],
+            may_name: &["jsonrpc", "version"],
+        },
+        Layer {
+            name: "tables",
+            modules: &["tables"],
+            may_name: &["mcp", "jsonrpc", "version"],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["tables", "mcp", "jsonrpc", "version"],
+        },
+    ],
+};
+
+/// `ferromcp-dispatch`: the byte codecs (line, SSE) at the bottom; the plain vocabulary
+/// (errors, call options, the JSON-RPC utility methods, waiting); then the dispatcher core,
+/// whose traits, context, JSON-RPC engine and transports refer to each other (one layer: the
+/// `Dispatcher` trait, the handler's context and the engine are one concept).
+const DISPATCH: CrateLayers = CrateLayers {
+    krate: "ferromcp-dispatch",
+    layers: &[
+        Layer {
+            name: "codec",
+            modules: &["codec"],
+            may_name: &[],
+        },
+        Layer {
+            name: "base",
+            modules: &["error", "options", "utility", "wait"],
+            may_name: &["codec"],
+        },
+        Layer {
+            name: "core",
+            modules: &[
+                "boundary",
+                "context",
+                "direct",
+                "dispatcher",
+                "handler",
+                "jsonrpc",
+                "stream",
+                "transport",
+            ],
+            may_name: &["base", "codec"],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["core", "base", "codec"],
+        },
+    ],
+};
+
+/// `ferromcp-client`: the transports (stdio, streams, Streamable HTTP) sit below the client
+/// core and know it only through its error type; OAuth sits on the HTTP transport's client.
+const CLIENT: CrateLayers = CrateLayers {
+    krate: "ferromcp-client",
+    layers: &[
+        Layer {
+            name: "error",
+            modules: &["error"],
+            may_name: &[],
+        },
+        Layer {
+            name: "transport",
+            modules: &["transport"],
+            may_name: &["error"],
+        },
+        Layer {
+            name: "oauth",
+            modules: &["oauth"],
+            may_name: &["transport", "error"],
+        },
+        Layer {
+            name: "core",
+            modules: &[
+                "builder",
+                "cache",
+                "calls",
+                "client",
+                "handlers",
+                "hosted_tasks",
+                "lifecycle",
+                "listen",
+                "multiround",
+                "options",
+                "pagination",
+                "skills",
+                "tasks",
+            ],
+            may_name: &["oauth", "transport", "error"],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["core", "oauth", "transport", "error"],
+        },
+    ],
+};
+
+/// `ferromcp-macros`.
+const MACROS: CrateLayers = CrateLayers {
+    krate: "ferromcp-macros",
+    layers: &[
+        Layer {
+            name: "args",
+            modules: &["args"],
+            may_name: &[],
+        },
+        Layer {
+            name: "expand",
+            modules: &["expand"],
+            may_name: &["args"],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["expand", "args"],
+        },
+    ],
+};
+
+/// `ferromcp`, the facade.
+const FACADE: CrateLayers = CrateLayers {
+    krate: "ferromcp",
+    layers: &[
+        Layer {
+            name: "testing",
+            modules: &["testing"],
+            may_name: &[],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["testing"],
+        },
+    ],
+};
+
+/// `ferromcp-cli`: argument and output helpers at the bottom, the demo server above them,
+/// then the binary itself. The crate root (`main.rs`) holds the helpers every command calls
+/// (`fail`, `print_out`, `init_logging`) and dispatches to the commands, so the root and the
+/// commands are one layer: a cycle between them is one concept, not a layering breach.
+const CLI: CrateLayers = CrateLayers {
+    krate: "ferromcp-cli",
+    layers: &[
+        Layer {
+            name: "support",
+            modules: &["report", "split", "target"],
+            may_name: &[],
+        },
+        Layer {
+            name: "demo",
+            modules: &["demo"],
+            may_name: &["support"],
+        },
+        Layer {
+            name: "app",
+            modules: &["crate", "bridge", "client_cmd", "inspect", "serve_http"],
+            may_name: &["demo", "support"],
+        },
+    ],
+};
+
+/// `ferromcp-conformance`: one layer. The scenarios read the root's `Invocation` and the root
+/// runs the scenarios; two modules of one small binary.
+const CONFORMANCE: CrateLayers = CrateLayers {
+    krate: "ferromcp-conformance",
+    layers: &[Layer {
+        name: "binary",
+        modules: &["crate", "scenarios"],
+        may_name: &[],
+    }],
+};
