@@ -2,9 +2,10 @@
 //! Custom Headers from Tool Parameters"), read once when a tool is registered, and
 //! [`ToolHeaders`], where a transport finds them by tool name.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use ferromcp_types::mcp::JsonObject;
+use ferromcp_types::mcp::{JsonObject, Tool};
 use serde_json::Value;
 
 /// One annotated parameter: the header's name part and the property path to its value.
@@ -54,6 +55,46 @@ fn walk(schema: &JsonObject, path: &mut Vec<String>, out: &mut Vec<ParamHeader>)
 pub trait ToolHeaders: Send + Sync + 'static {
     /// The annotations of tool `name`; `None` when the server has no such tool.
     fn param_headers(&self, tool: &str) -> Option<Arc<[ParamHeader]>>;
+}
+
+/// The annotations of a fixed set of tools, read once: for a low-level server that serves
+/// `tools/list` itself.
+///
+/// ```
+/// use std::sync::Arc;
+/// use ferromcp_server::Server;
+/// use ferromcp_server::tool_headers::FixedToolHeaders;
+/// use ferromcp_types::mcp::Tool;
+///
+/// let schema = serde_json::json!({"type": "object", "properties": {
+///     "region": {"type": "string", "x-mcp-header": "Region"}}});
+/// let tools = vec![Tool::new("deploy", schema.as_object().unwrap().clone())];
+/// let server = Server::builder("low", "1")
+///     .tool_headers(Arc::new(FixedToolHeaders::new(&tools)))
+///     .build()
+///     .unwrap();
+/// assert_eq!(server.tool_param_headers("deploy").unwrap()[0].name, "Region");
+/// assert!(server.tool_param_headers("other").is_none());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct FixedToolHeaders(HashMap<String, Arc<[ParamHeader]>>);
+
+impl FixedToolHeaders {
+    /// The annotations of `tools`.
+    pub fn new<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Self {
+        Self(
+            tools
+                .into_iter()
+                .map(|t| (t.name.clone(), param_headers(&t.input_schema).into()))
+                .collect(),
+        )
+    }
+}
+
+impl ToolHeaders for FixedToolHeaders {
+    fn param_headers(&self, tool: &str) -> Option<Arc<[ParamHeader]>> {
+        self.0.get(tool).cloned()
+    }
 }
 
 #[cfg(test)]

@@ -87,7 +87,10 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
             }})),
         ),
     ];
+    // A low-level server names where its tools' `x-mcp-header` annotations are found.
+    let headers = Arc::new(ferromcp_server::tool_headers::FixedToolHeaders::new(&tools));
     Server::builder("http-client-test", "1.0.0")
+        .tool_headers(headers)
         .on::<ListTools, _, _, _>(move |_ctx, _p: PaginatedRequestParams| {
             let tools = tools.clone();
             async move { Ok(ListToolsResult::new(tools)) }

@@ -8,7 +8,6 @@
     unreachable_pub
 )]
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,7 +18,7 @@ use ferromcp_dispatch::CallOptions;
 use ferromcp_dispatch::codec::{SseEvent, SseParser};
 use ferromcp_server::Server;
 use ferromcp_server::http::{HttpConfig, HttpServer, SseStreamControl};
-use ferromcp_server::tool_headers::{ParamHeader, ToolHeaders, param_headers};
+use ferromcp_server::tool_headers::FixedToolHeaders;
 use ferromcp_types::jsonrpc::Payload;
 use ferromcp_types::mcp::methods::{CallTool, ListTools};
 use ferromcp_types::mcp::{
@@ -81,12 +80,9 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
         ),
     ];
     // A low-level server names where its tools' `x-mcp-header` annotations are found.
-    let headers: HashMap<String, Arc<[ParamHeader]>> = tools
-        .iter()
-        .map(|t| (t.name.clone(), param_headers(&t.input_schema).into()))
-        .collect();
+    let headers = Arc::new(FixedToolHeaders::new(&tools));
     Server::builder("http-test", "1.0.0")
-        .tool_headers(Arc::new(ToolHeaderTable(headers)))
+        .tool_headers(headers)
         .on::<ListTools, _, _, _>(move |_ctx, _p: PaginatedRequestParams| {
             let tools = tools.clone();
             async move { Ok(ListToolsResult::new(tools)) }
@@ -162,15 +158,6 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
         })
         .build()
         .unwrap()
-}
-
-/// The `x-mcp-header` annotations of the test server's fixed tools.
-struct ToolHeaderTable(HashMap<String, Arc<[ParamHeader]>>);
-
-impl ToolHeaders for ToolHeaderTable {
-    fn param_headers(&self, tool: &str) -> Option<Arc<[ParamHeader]>> {
-        self.0.get(tool).cloned()
-    }
 }
 
 /// Binds a test server on 127.0.0.1:0 and runs it; returns its address.
