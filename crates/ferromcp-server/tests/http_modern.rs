@@ -401,7 +401,10 @@ async fn param_annotations_follow_the_tool_registry() {
         use ferromcp_server::http::HttpServer;
         use ferromcp_server::mcp_server::ToolSpec;
 
-        let server = McpServer::builder("registry", "1").build().unwrap();
+        let server = McpServer::builder("registry", "1")
+            .enable_tools()
+            .build()
+            .unwrap();
         let srv = HttpServer::bind(
             "127.0.0.1:0",
             server.server().clone(),
