@@ -27,8 +27,8 @@ mod handler;
 mod listen;
 mod local;
 mod output;
-mod outputs_more;
-mod own;
+mod own_resources;
+mod prompt_resource_output;
 mod prompts;
 mod registry;
 mod resolve;
@@ -61,8 +61,8 @@ pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolC
 pub use handler::{PromptHandler, ResourceHandler, ToolHandler};
 pub use local::LocalExecutor;
 pub use output::{IntoToolError, IntoToolResult, Json, ToolError};
-pub use outputs_more::{Blob, IntoPromptResult, IntoResourceResult};
-pub use own::OwnResources;
+pub use own_resources::OwnResources;
+pub use prompt_resource_output::{Blob, IntoPromptResult, IntoResourceResult};
 pub use prompts::PromptSpec;
 pub use resolve::{Ask, DEFAULT_MAX_INPUT_ROUNDS, ResolveError, Resolved, Resolver, ResolverRef};
 pub use resources::ResourceSpec;
@@ -567,7 +567,7 @@ impl McpServerBuilder {
         .map(|settings| Arc::new(crate::tasks::Tasks::new(settings)));
         let mut state = self.state;
         let shared = Arc::new_cyclic(|own| {
-            state.insert(own::OwnServer(own.clone()));
+            state.insert(own_resources::OwnServer(own.clone()));
             Shared {
                 tools: Registry::new(self.tools),
                 prompts: Registry::new(self.prompts),
