@@ -54,8 +54,9 @@ pub use crate::auth::Principal;
 pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
 pub(crate) use elicit::check_capability as elicit_check_capability;
 pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_answer};
-/// The schema → form builder and the answer check, for the `elicit_schema` fuzz target
+/// The schema → form builder and the answer check, for the `elicit_schema` fuzz body
 /// (`crate::fuzzing`).
+#[cfg(any(test, fuzzing))]
 pub(crate) use elicit::{form_from_schema, validate::check_content as elicit_check_content};
 pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolCall};
 pub use handler::{PromptHandler, ResourceHandler, ToolHandler};
