@@ -1,9 +1,9 @@
-//! Fuzz target: the body is `ferromcp_dispatch::codec::fuzzing::envelope_differential`, which the
-//! corpus-replay test (`crates/ferromcp-dispatch/tests/codec_corpus.rs`) also runs.
+//! Fuzz target: the body is `ferromcp_fuzz_bodies::envelope_differential`, which the
+//! corpus-replay test (`crates/ferromcp-fuzz-bodies/tests/codec_corpus.rs`) also runs.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    ferromcp_dispatch::codec::fuzzing::envelope_differential(data);
+    ferromcp_fuzz_bodies::envelope_differential(data);
 });

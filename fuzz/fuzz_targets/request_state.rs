@@ -1,9 +1,9 @@
-//! Fuzz target: the body is `ferromcp_server::fuzzing::request_state`, which the corpus-replay test
-//! (`crates/ferromcp-server/tests/fuzz_corpus.rs`) also runs.
+//! Fuzz target: the body is `ferromcp_fuzz_bodies::request_state`, which the corpus-replay test
+//! (`crates/ferromcp-fuzz-bodies/tests/server_corpus.rs`) also runs.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    ferromcp_server::fuzzing::request_state(data);
+    ferromcp_fuzz_bodies::request_state(data);
 });

@@ -1,9 +1,9 @@
-//! Fuzz target: the body is `ferromcp_server::fuzzing::uri_template`, which the corpus-replay test
-//! (`crates/ferromcp-server/tests/fuzz_corpus.rs`) also runs.
+//! Fuzz target: the body is `ferromcp_fuzz_bodies::uri_template`, which the corpus-replay test
+//! (`crates/ferromcp-fuzz-bodies/tests/server_corpus.rs`) also runs.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    ferromcp_server::fuzzing::uri_template(data);
+    ferromcp_fuzz_bodies::uri_template(data);
 });

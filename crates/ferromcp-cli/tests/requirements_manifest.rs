@@ -176,8 +176,9 @@ fn every_requirement_suite_test_is_listed() {
     let suites = [
         "crates/ferromcp-cli/tests/bad_input.rs",
         "crates/ferromcp-server/tests/http_bad_input.rs",
-        "crates/ferromcp-server/tests/fuzz_corpus.rs",
-        "crates/ferromcp-dispatch/tests/codec_corpus.rs",
+        "crates/ferromcp-fuzz-bodies/tests/server_corpus.rs",
+        "crates/ferromcp-fuzz-bodies/tests/codec_corpus.rs",
+        "crates/ferromcp-server/src/fuzzing.rs",
         "crates/ferromcp-server/tests/faults.rs",
         "crates/ferromcp-server/tests/load.rs",
         "crates/ferromcp-server/tests/security.rs",

@@ -16,6 +16,9 @@ pub mod auth_server;
 mod caller;
 mod connection;
 mod context;
+// The `elicit_schema` fuzz body needs the crate-private form builder: only in tests and in
+// cargo-fuzz builds (`--cfg fuzzing`), never in the public API (see the module).
+#[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzzing;
 #[cfg(feature = "http")]

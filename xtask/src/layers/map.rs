@@ -34,6 +34,7 @@ pub(crate) const MAP: &[CrateLayers] = &[
     FACADE,
     CLI,
     CONFORMANCE,
+    FUZZ_BODIES,
 ];
 
 /// `ferromcp-server`: the target layering (the kernel names nothing above it).
@@ -282,4 +283,22 @@ const CONFORMANCE: CrateLayers = CrateLayers {
         modules: &["crate", "scenarios"],
         may_name: &[],
     }],
+};
+
+/// `ferromcp-fuzz-bodies`: the fuzz targets' bodies, one module per library they exercise,
+/// under the root that re-exports them.
+const FUZZ_BODIES: CrateLayers = CrateLayers {
+    krate: "ferromcp-fuzz-bodies",
+    layers: &[
+        Layer {
+            name: "bodies",
+            modules: &["codec", "server"],
+            may_name: &[],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["bodies"],
+        },
+    ],
 };

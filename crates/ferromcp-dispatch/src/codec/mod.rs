@@ -16,9 +16,6 @@ mod line_io;
 mod sse;
 mod sse_write;
 
-#[doc(hidden)]
-pub mod fuzzing;
-
 pub(crate) use line::find_either;
 pub use line::{DEFAULT_MAX_LINE_LEN, LineDecoder, LineError, LineWriter, decode_line};
 pub use line_io::{DEFAULT_READ_CAPACITY, LineReader};

@@ -207,7 +207,7 @@ impl CimdFetcher {
         if meta.get("grant_types").is_none() {
             meta["grant_types"] = serde_json::json!(["authorization_code", "refresh_token"]);
         }
-        let client = super::endpoints::client_from_metadata(&meta, id.to_owned())
+        let client = super::register::client_from_metadata(&meta, id.to_owned())
             .map_err(|e| e.description)?;
         if !matches!(client.auth_method.as_str(), "none" | "private_key_jwt") {
             return Err("a client metadata document may only use none or private_key_jwt".into());

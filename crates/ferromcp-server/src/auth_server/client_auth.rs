@@ -13,7 +13,8 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
 
 use super::AuthorizationServer;
-use super::endpoints::{OAuthError, Params, find_client};
+use super::oauth_error::OAuthError;
+use super::request::{Params, find_client};
 use super::store::{ClientRecord, now_secs};
 
 /// The assertion signing algorithms accepted for `private_key_jwt`.

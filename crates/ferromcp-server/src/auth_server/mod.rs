@@ -47,16 +47,21 @@
 //! # }
 //! ```
 
+mod authorize;
 mod cimd;
 mod client_auth;
 mod consent;
-mod endpoints;
 mod keys;
+mod oauth_error;
 mod rate;
 #[cfg(feature = "redis")]
 mod redis_store;
+mod register;
+mod request;
+mod revoke;
 mod serve;
 mod store;
+mod token;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -314,7 +319,7 @@ pub struct AuthServerError(pub String);
 /// A request waiting for a login page's decision.
 struct Pending {
     request: AuthorizationRequest,
-    held: endpoints::Held,
+    held: authorize::Held,
     created: tokio::time::Instant,
 }
 
@@ -484,21 +489,21 @@ impl AuthorizationServer {
         scopes: Vec<String>,
     ) -> Response<McpBody> {
         let Some(p) = self.take_pending(request_id) else {
-            return endpoints::error_page("unknown or expired authorization request");
+            return oauth_error::error_page("unknown or expired authorization request");
         };
         let consent = Consent::Approve {
             subject: subject.into(),
             scopes,
         };
-        endpoints::finish(self, &p.request, &p.held, consent).await
+        authorize::finish(self, &p.request, &p.held, consent).await
     }
 
     /// Completes a pending request as refused (`access_denied`).
     pub async fn deny(&self, request_id: &str) -> Response<McpBody> {
         let Some(p) = self.take_pending(request_id) else {
-            return endpoints::error_page("unknown or expired authorization request");
+            return oauth_error::error_page("unknown or expired authorization request");
         };
-        endpoints::finish(self, &p.request, &p.held, Consent::Deny).await
+        authorize::finish(self, &p.request, &p.held, Consent::Deny).await
     }
 
     fn take_pending(&self, id: &str) -> Option<Pending> {
@@ -508,7 +513,7 @@ impl AuthorizationServer {
     }
 
     /// Records a request waiting for a login page; `false` when too many are pending.
-    pub(crate) fn add_pending(&self, request: AuthorizationRequest, held: endpoints::Held) -> bool {
+    pub(crate) fn add_pending(&self, request: AuthorizationRequest, held: authorize::Held) -> bool {
         let mut m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
         if m.len() >= self.inner.config.max_pending {
             m.retain(|_, p| p.created.elapsed() < self.inner.config.pending_ttl);
@@ -559,10 +564,10 @@ impl AuthorizationServer {
         };
         match rest {
             "/jwks" => get_json(&method, &self.jwks(), "max-age=60"),
-            "/authorize" => endpoints::authorize(self, req).await,
-            "/token" => endpoints::token(self, req).await,
-            "/register" => endpoints::register(self, req).await,
-            "/revoke" => endpoints::revoke(self, req).await,
+            "/authorize" => authorize::authorize(self, req).await,
+            "/token" => token::token(self, req).await,
+            "/register" => register::register(self, req).await,
+            "/revoke" => revoke::revoke(self, req).await,
             _ => not_found(),
         }
     }
@@ -573,7 +578,7 @@ impl AuthorizationServer {
         &self,
         grant: &store::GrantRecord,
         refresh: bool,
-    ) -> Result<Value, endpoints::OAuthError> {
+    ) -> Result<Value, oauth_error::OAuthError> {
         let c = &self.inner.config;
         let now = store::now_secs();
         let exp = now + c.access_token_ttl.as_secs();
@@ -586,14 +591,14 @@ impl AuthorizationServer {
             "scope": scope,
             "iat": now,
             "exp": exp,
-            "jti": random_token(16).map_err(endpoints::OAuthError::server)?,
+            "jti": random_token(16).map_err(oauth_error::OAuthError::server)?,
             "gid": grant.grant_id,
         });
         let access = self
             .inner
             .keys
             .sign(&claims)
-            .map_err(endpoints::OAuthError::server)?;
+            .map_err(oauth_error::OAuthError::server)?;
         let mut out = json!({
             "access_token": access,
             "token_type": "Bearer",
@@ -603,7 +608,7 @@ impl AuthorizationServer {
             out["scope"] = json!(scope);
         }
         if refresh {
-            let token = random_token(32).map_err(endpoints::OAuthError::server)?;
+            let token = random_token(32).map_err(oauth_error::OAuthError::server)?;
             let mut record = grant.clone();
             record.redirect_uri = None;
             record.code_challenge = None;
@@ -612,7 +617,7 @@ impl AuthorizationServer {
                 .store
                 .put_refresh(sha256_hex(token.as_bytes()), record)
                 .await
-                .map_err(|e| endpoints::OAuthError::server(e.0))?;
+                .map_err(|e| oauth_error::OAuthError::server(e.0))?;
             out["refresh_token"] = json!(token);
         }
         Ok(out)

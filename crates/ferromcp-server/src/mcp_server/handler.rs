@@ -8,7 +8,7 @@ use ferromcp_types::mcp::{CallToolResult, GetPromptResult, JsonObject, ReadResou
 
 use super::extract::{FromToolCall, ToolCall};
 use super::output::{IntoToolError, IntoToolResult, ToolError};
-use super::outputs_more::{IntoPromptResult, IntoResourceResult};
+use super::prompt_resource_output::{IntoPromptResult, IntoResourceResult};
 use super::resolve::ResolverRef;
 
 /// An async function that can serve a tool: every argument is an extractor

@@ -27,8 +27,8 @@ mod handler;
 mod listen;
 mod local;
 mod output;
-mod outputs_more;
-mod own;
+mod own_resources;
+mod prompt_resource_output;
 mod prompts;
 mod registry;
 mod resolve;
@@ -54,15 +54,16 @@ pub use crate::auth::Principal;
 pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
 pub(crate) use elicit::check_capability as elicit_check_capability;
 pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_answer};
-/// The schema → form builder and the answer check, for the `elicit_schema` fuzz target
+/// The schema → form builder and the answer check, for the `elicit_schema` fuzz body
 /// (`crate::fuzzing`).
+#[cfg(any(test, fuzzing))]
 pub(crate) use elicit::{form_from_schema, validate::check_content as elicit_check_content};
 pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolCall};
 pub use handler::{PromptHandler, ResourceHandler, ToolHandler};
 pub use local::LocalExecutor;
 pub use output::{IntoToolError, IntoToolResult, Json, ToolError};
-pub use outputs_more::{Blob, IntoPromptResult, IntoResourceResult};
-pub use own::OwnResources;
+pub use own_resources::OwnResources;
+pub use prompt_resource_output::{Blob, IntoPromptResult, IntoResourceResult};
 pub use prompts::PromptSpec;
 pub use resolve::{Ask, DEFAULT_MAX_INPUT_ROUNDS, ResolveError, Resolved, Resolver, ResolverRef};
 pub use resources::ResourceSpec;
@@ -567,7 +568,7 @@ impl McpServerBuilder {
         .map(|settings| Arc::new(crate::tasks::Tasks::new(settings)));
         let mut state = self.state;
         let shared = Arc::new_cyclic(|own| {
-            state.insert(own::OwnServer(own.clone()));
+            state.insert(own_resources::OwnServer(own.clone()));
             Shared {
                 tools: Registry::new(self.tools),
                 prompts: Registry::new(self.prompts),

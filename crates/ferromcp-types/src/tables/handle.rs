@@ -5,9 +5,9 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::data::MethodEntry;
-use super::fused::Fused;
 use super::generated::ALL_METHODS;
 use super::shape::{self, RESULT_TYPE};
+use super::shape_validate::ShapeValidator;
 use super::validate::{self, ParamsError, Target};
 use super::{Kind, MethodKind, data, method_index};
 use crate::ProtocolVersion;
@@ -246,7 +246,7 @@ impl Method {
             self.validate_result(v, &value)
         } else {
             let c = data(v);
-            let (mut ok, walked) = Fused::new(c).root(root, &mut value);
+            let (mut ok, walked) = ShapeValidator::new(c).root(root, &mut value);
             // What shaping does after its walk (`resultType`); a change is checked anew.
             if let Value::Object(map) = &mut value
                 && shape::finish(v, walked, map)

@@ -29,12 +29,12 @@
 //! ```
 
 mod data;
-mod fused;
 mod generated;
 mod handle;
 mod matches;
 mod schema;
 mod shape;
+mod shape_validate;
 #[cfg(test)]
 mod tests;
 mod validate;

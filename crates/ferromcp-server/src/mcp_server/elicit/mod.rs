@@ -21,6 +21,7 @@ use super::schema::schema_object_for;
 #[allow(unused_imports)] // for the docs
 use crate::{context::RequestContext, mcp_server::Ask};
 
+#[cfg(any(test, fuzzing))]
 pub(crate) use convert::form_from_schema;
 pub(crate) use live::check_capability;
 

@@ -28,21 +28,21 @@ use super::schema::{Additional, Key, Name, Node, NodeId, T_OBJECT, Union, type_m
 use super::shape::{Ids, META, RESULT_TYPE, Shaper, Walked, retain_defined};
 use super::validate::MAX_DEPTH;
 
-/// The shaping depth below which [`Fused::shared_tag`] may be used: the schemas shaping
+/// The shaping depth below which [`ShapeValidator::shared_tag`] may be used: the schemas shaping
 /// gathers from the branch are then far from shaping's depth limit, as they would be from the
 /// union.
 const SHARED_DEPTH: u32 = 32;
-/// How many `$ref`-only nodes [`Fused::shared_tag`] follows.
+/// How many `$ref`-only nodes [`ShapeValidator::shared_tag`] follows.
 const SHARED_STEPS: usize = 8;
 
 /// Shapes values like [`Shaper`] (with its shortcuts) and answers like [`matches()`](fn@matches) for the
 /// shaped value.
-pub(super) struct Fused<'a> {
+pub(super) struct ShapeValidator<'a> {
     c: &'a VersionData,
     shaper: Shaper<'a>,
 }
 
-/// Where a union leads for an object (see [`Fused::branch`]).
+/// Where a union leads for an object (see [`ShapeValidator::branch`]).
 enum Step {
     /// The only branch that can match: the union matches if and only if it does.
     Branch(NodeId),
@@ -52,9 +52,9 @@ enum Step {
     Unknown,
 }
 
-impl<'a> Fused<'a> {
+impl<'a> ShapeValidator<'a> {
     pub(super) fn new(c: &'a VersionData) -> Self {
-        Fused {
+        ShapeValidator {
             c,
             shaper: Shaper { c, fast: true },
         }
@@ -85,7 +85,7 @@ impl<'a> Fused<'a> {
         }
     }
 
-    /// [`Fused::value`] for an object, with what shaping reports about `resultType`.
+    /// [`ShapeValidator::value`] for an object, with what shaping reports about `resultType`.
     fn object(
         &self,
         schemas: &[NodeId],
@@ -363,7 +363,7 @@ impl<'a> Fused<'a> {
         }
     }
 
-    /// [`Fused::value`] for an array.
+    /// [`ShapeValidator::value`] for an array.
     fn array(
         &self,
         schemas: &[NodeId],

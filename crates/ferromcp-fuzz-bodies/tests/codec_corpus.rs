@@ -1,9 +1,10 @@
-//! Replays the fuzz corpora (`fuzz/corpus/<target>/`) through the fuzz target bodies, so every
+//! Replays the fuzz corpora of the codec targets (`fuzz/corpus/<target>/`: `ferromcp-dispatch`'s
+//! line and SSE codecs, the JSON-RPC envelope decoder) through the fuzz target bodies, so every
 //! seed and every regression found by fuzzing is checked on every test run, without a fuzzer.
 
 use std::path::PathBuf;
 
-use ferromcp_dispatch::codec::fuzzing;
+use ferromcp_fuzz_bodies as fuzzing;
 
 fn replay(target: &str, body: fn(&[u8])) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,10 +1,11 @@
-//! Replays the fuzz corpora of this crate's targets (`fuzz/corpus/<target>/`) through the
-//! fuzz target bodies (`ferromcp_server::fuzzing`), so every seed and every regression found
-//! by fuzzing is checked on every test run, without a fuzzer.
+//! Replays the fuzz corpora of `ferromcp-server`'s targets (`fuzz/corpus/<target>/`) through
+//! the fuzz target bodies, so every seed and every regression found by fuzzing is checked on
+//! every test run, without a fuzzer. (`elicit_schema`'s corpus is replayed by a unit test in
+//! `ferromcp-server`, `src/fuzzing.rs`, where its body lives.)
 
 use std::path::PathBuf;
 
-use ferromcp_server::fuzzing;
+use ferromcp_fuzz_bodies as fuzzing;
 
 fn replay(target: &str, body: fn(&[u8])) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -25,7 +26,6 @@ fn replay(target: &str, body: fn(&[u8])) {
 }
 
 // MCP 2026-07-28 "Streamable HTTP › Value Encoding" and "Custom Headers from Tool Parameters".
-#[cfg(feature = "http")]
 #[test]
 fn header_codec_corpus() {
     replay("header_codec", fuzzing::header_codec);
@@ -47,10 +47,4 @@ fn request_state_corpus() {
 #[test]
 fn elicit_answer_corpus() {
     replay("elicit_answer", fuzzing::elicit_answer);
-}
-
-// The elicitation-schema builder on arbitrary schemas (E25 §Requested Schema).
-#[test]
-fn elicit_schema_corpus() {
-    replay("elicit_schema", fuzzing::elicit_schema);
 }

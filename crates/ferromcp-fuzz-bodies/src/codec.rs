@@ -1,13 +1,10 @@
-//! The bodies of the fuzz targets in `fuzz/`, shared with the corpus-replay test
-//! (`tests/codec_corpus.rs`) so that every corpus file is checked on every test run.
-//!
-//! Each function takes arbitrary bytes and asserts the codec's invariants; a panic is a
-//! finding. Not a stable API.
+//! The fuzz bodies for `ferromcp-dispatch`'s codecs: newline-delimited framing, the
+//! event-stream parser, and the JSON-RPC envelope decoder (alone and against serde_json).
 
 use ferromcp_types::jsonrpc::{Decoder, Frame, Message, RequestId};
 use serde_json::Value;
 
-use super::{LineDecoder, SseEvent, SseParser, decode_line, encode_comment};
+use ferromcp_dispatch::codec::{LineDecoder, SseEvent, SseParser, decode_line, encode_comment};
 
 /// Chunk sizes drawn from a small xorshift generator, so that one input byte picks a split.
 struct Chunks {

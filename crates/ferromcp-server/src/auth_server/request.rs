@@ -1,0 +1,133 @@
+//! Reading an OAuth request: its parameters (query or form, each at most once), a bounded
+//! body, the peer's address, and the client it names.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+
+use ferromcp_dispatch::BoxError;
+use http::header::CONTENT_TYPE;
+use http::{Method, Request, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Limited};
+
+use super::AuthorizationServer;
+use super::oauth_error::OAuthError;
+use super::store::ClientRecord;
+
+/// Parameters of a query or form: each at most once (OAuth 2.1 §3.1: parameters must not
+/// be repeated).
+pub(super) type Params = HashMap<String, String>;
+
+pub(super) fn parse_params(text: &[u8]) -> Result<Params, OAuthError> {
+    let mut out = Params::new();
+    for (k, v) in url::form_urlencoded::parse(text) {
+        if out.insert(k.clone().into_owned(), v.into_owned()).is_some() {
+            return Err(OAuthError::invalid_request(format!(
+                "parameter {k:?} repeated"
+            )));
+        }
+    }
+    // Empty values count as absent (RFC 6749 §3.1).
+    out.retain(|_, v| !v.is_empty());
+    Ok(out)
+}
+
+/// Reads a body of at most `limit` bytes.
+pub(super) async fn read_limited<B>(body: B, limit: usize) -> Result<Vec<u8>, OAuthError>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    match Limited::new(body, limit).collect().await {
+        Ok(b) => Ok(b.to_bytes().to_vec()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(OAuthError {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            ..OAuthError::invalid_request(format!("body larger than {limit} bytes"))
+        }),
+        Err(_) => Err(OAuthError::invalid_request("unreadable body")),
+    }
+}
+
+/// A POST with an `application/x-www-form-urlencoded` body: its parameters.
+pub(super) async fn read_form<B>(
+    server: &AuthorizationServer,
+    req: Request<B>,
+) -> Result<(http::request::Parts, Params), OAuthError>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let (parts, body) = req.into_parts();
+    if parts.method != Method::POST {
+        return Err(OAuthError {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            ..OAuthError::invalid_request("use POST")
+        });
+    }
+    if parts.uri.query().is_some_and(|q| !q.is_empty()) {
+        return Err(OAuthError::invalid_request(
+            "parameters go in the body, not the query",
+        ));
+    }
+    let ct = parts
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if !ct.split(';').next().is_some_and(|m| {
+        m.trim()
+            .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+    }) {
+        return Err(OAuthError::invalid_request(
+            "Content-Type must be application/x-www-form-urlencoded",
+        ));
+    }
+    let bytes = read_limited(body, server.inner().config.max_form_size).await?;
+    Ok((parts, parse_params(&bytes)?))
+}
+
+/// The peer's address, as the serving loop recorded it (a `SocketAddr` extension).
+pub(super) fn peer<B>(req: &Request<B>) -> Option<IpAddr> {
+    req.extensions().get::<SocketAddr>().map(SocketAddr::ip)
+}
+
+/// A client by id: registered in the store, or (an `https` URL) its metadata document.
+pub(super) async fn find_client(
+    server: &AuthorizationServer,
+    client_id: &str,
+) -> Result<Option<ClientRecord>, OAuthError> {
+    let store = &server.inner().config.store;
+    if let Some(c) = store
+        .client(client_id)
+        .await
+        .map_err(|e| OAuthError::server(e.0))?
+    {
+        return Ok(Some(c));
+    }
+    if server.inner().config.client_id_metadata_documents && client_id.contains("://") {
+        return server
+            .inner()
+            .cimd
+            .client(client_id)
+            .await
+            .map(Some)
+            .map_err(|e| {
+                tracing::info!(client = client_id, error = %e, "client ID metadata document refused");
+                OAuthError::new("invalid_client", format!("client metadata document: {e}"))
+            });
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_parameters_are_refused() {
+        assert!(parse_params(b"a=1&a=2").is_err());
+        assert_eq!(parse_params(b"a=1&b=").unwrap().len(), 1);
+    }
+}
