@@ -3,26 +3,10 @@
 //! every test run, without a fuzzer. (`elicit_schema`'s corpus is replayed by a unit test in
 //! `ferromcp-server`, `src/fuzzing.rs`, where its body lives.)
 
-use std::path::PathBuf;
-
 use ferromcp_fuzz_bodies as fuzzing;
 
 fn replay(target: &str, body: fn(&[u8])) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz/corpus")
-        .join(target);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("the corpus directory is readable")
-        .map(|entry| entry.expect("a corpus entry is readable").path())
-        .filter(|path| path.is_file())
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no corpus in {}", dir.display());
-    for path in files {
-        let data = std::fs::read(&path).expect("a corpus file is readable");
-        let outcome = std::panic::catch_unwind(|| body(&data));
-        assert!(outcome.is_ok(), "{target}: {} fails", path.display());
-    }
+    fuzzing::replay_corpus(target, body);
 }
 
 // MCP 2026-07-28 "Streamable HTTP › Value Encoding" and "Custom Headers from Tool Parameters".
