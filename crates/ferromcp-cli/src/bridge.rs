@@ -41,7 +41,7 @@ use ferromcp_dispatch::{
     BoxFuture, CallOptions, DispatchContext, Dispatcher, DispatcherConfig, Handler, HandlerError,
     JsonRpcDispatcher, LineTransportConfig, Outbound, TransportInfo, TransportKind, line_transport,
 };
-use ferromcp_server::http::{HttpConfig, HttpServer};
+use ferromcp_http_server::{HttpConfig, HttpServer};
 use ferromcp_server::middleware::McpResult;
 use ferromcp_server::{Connection, McpRequest, Middleware, Next, RequestContext, Server};
 use ferromcp_types::jsonrpc::{ErrorObject, Payload};

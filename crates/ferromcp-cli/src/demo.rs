@@ -259,7 +259,7 @@ fn json_schema_2020_12() -> JsonObject {
 async fn reconnection(ctx: RequestContext) -> &'static str {
     let control = ctx.http_parts().and_then(|p| {
         p.extensions
-            .get::<ferromcp_server::http::SseStreamControl>()
+            .get::<ferromcp_http_server::SseStreamControl>()
             .cloned()
     });
     if let Some(control) = control {

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use ferromcp_server::http::{HttpConfig, HttpServer};
+use ferromcp_http_server::{HttpConfig, HttpServer};
 
 pub(crate) const HELP: &str = "\
 ferromcp serve --http ADDR: the demo server over Streamable HTTP at http://ADDR/mcp
@@ -122,7 +122,7 @@ async fn serve_with_auth(
     server: ferromcp_server::Server,
     config: HttpConfig,
 ) -> std::io::Result<()> {
-    use ferromcp_server::auth_server::{AuthHttpServer, AuthServerConfig};
+    use ferromcp_auth_server::{AuthHttpServer, AuthServerConfig};
     let as_config = AuthServerConfig::default()
         .scopes_supported(["mcp"])
         .default_scopes(["mcp"]);
@@ -142,7 +142,7 @@ async fn serve_with_auth(
 /// `config` with the Redis stores of `url` (feature `redis`).
 #[cfg(feature = "redis")]
 async fn with_redis(config: HttpConfig, url: Option<String>) -> std::io::Result<HttpConfig> {
-    use ferromcp_server::http::redis::{RedisConfig, RedisStores};
+    use ferromcp_http_server::redis::{RedisConfig, RedisStores};
     let Some(url) = url else { return Ok(config) };
     let stores = RedisStores::connect(RedisConfig::new(url).idle_timeout(config.idle_timeout))
         .await

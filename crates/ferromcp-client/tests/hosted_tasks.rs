@@ -26,7 +26,7 @@ use ferromcp_client::{
     TaskConfig,
 };
 use ferromcp_dispatch::HandlerError;
-use ferromcp_server::http::HttpConfig as ServerConfig;
+use ferromcp_http_server::HttpConfig as ServerConfig;
 use ferromcp_server::mcp_server::ToolSpec;
 use ferromcp_server::{McpServer, RequestContext, Server};
 use ferromcp_types::Era;

@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ferromcp_client::{Client, HttpTransport, Lifecycle, RequestOptions};
-use ferromcp_server::http::HttpConfig as ServerConfig;
+use ferromcp_http_server::HttpConfig as ServerConfig;
 use ferromcp_types::jsonrpc::ErrorCode;
 use http::Method;
 use http_support::{first_text, start, within};

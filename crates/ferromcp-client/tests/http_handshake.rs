@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use ferromcp_client::transport::http::HttpConfig;
 use ferromcp_client::{Client, HttpTransport, Lifecycle, RequestOptions};
 use ferromcp_dispatch::CallOptions;
-use ferromcp_server::http::HttpConfig as ServerConfig;
+use ferromcp_http_server::HttpConfig as ServerConfig;
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::Payload;
 use ferromcp_types::mcp::ListRootsResult;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ferromcp_client::{Client, HttpTransport, Lifecycle, RequestOptions};
-use ferromcp_server::http::HttpConfig as ServerConfig;
+use ferromcp_http_server::HttpConfig as ServerConfig;
 use ferromcp_types::Era;
 use http::Method;
 use http_support::{first_text, start, within};

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use ferromcp_client::{Client, HttpTransport, Lifecycle, ServerNotification};
 use ferromcp_dispatch::CallOptions;
-use ferromcp_server::http::HttpConfig as ServerConfig;
+use ferromcp_http_server::HttpConfig as ServerConfig;
 use ferromcp_types::Era;
 use http::Method;
 use http_support::{first_text, start, within};

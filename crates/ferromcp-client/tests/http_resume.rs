@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use ferromcp_client::{Client, HttpTransport, Lifecycle};
 use ferromcp_dispatch::{CallOptions, ResumptionHooks};
-use ferromcp_server::http::HttpConfig as ServerConfig;
+use ferromcp_http_server::HttpConfig as ServerConfig;
 use ferromcp_types::jsonrpc::Payload;
 use http::Method;
 use http_support::{first_text, start, within};

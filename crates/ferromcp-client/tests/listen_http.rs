@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use ferromcp_client::listen::{ListenEnd, ListenEvent, ListenOptions, SubscriptionFilter};
 use ferromcp_client::{Client, HttpTransport, Lifecycle};
-use ferromcp_server::http::HttpConfig as ServerConfig;
+use ferromcp_http_server::HttpConfig as ServerConfig;
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::ErrorCode;
 use ferromcp_types::mcp::methods;

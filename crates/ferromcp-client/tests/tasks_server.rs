@@ -20,7 +20,7 @@ use std::time::Duration;
 use ferromcp_client::{
     Client, ClientBuilder, ClientError, Connected, HttpTransport, Lifecycle, TaskConfig, ToolCall,
 };
-use ferromcp_server::http::HttpConfig as ServerConfig;
+use ferromcp_http_server::HttpConfig as ServerConfig;
 use ferromcp_server::mcp_server::{RawArgs, ToolSpec};
 use ferromcp_server::tasks::TaskSettings;
 use ferromcp_server::{McpServer, RequestContext};

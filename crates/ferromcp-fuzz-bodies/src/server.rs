@@ -56,7 +56,7 @@ pub fn header_codec_with(data: &[u8], encode: &dyn Fn(&str) -> String) {
     use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
     use http::{HeaderMap, HeaderValue};
 
-    use ferromcp_server::http::{
+    use ferromcp_http_server::{
         ParamHeader, check_param_headers, decode_header_value, param_headers,
     };
 

@@ -341,8 +341,9 @@ impl Connection {
 #[derive(Default)]
 struct ResourceSubscriptions(Mutex<std::collections::HashSet<String>>);
 
-/// The -32600 answer to a server→client request where no back channel exists.
-pub(crate) fn no_back_channel() -> ErrorObject {
+/// The -32600 answer to a server→client request where no back channel exists (a transport
+/// whose exchanges cannot carry server→client requests answers them with it).
+pub fn no_back_channel() -> ErrorObject {
     ErrorObject::invalid_request(
         "this transport cannot carry server-to-client requests (no back channel)",
     )

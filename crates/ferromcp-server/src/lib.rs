@@ -8,11 +8,10 @@
 //! - [`Connection`] (per connection) and [`ServerSession`] / [`RequestContext`] (per request).
 //! - [`serve_stream`] serves both eras on one message stream, locking the era from the first
 //!   request; the stdio transport builds on it.
+//!
+//! The Streamable HTTP transport is the crate `ferromcp-http-server`, and the embedded OAuth
+//! authorization server `ferromcp-auth-server`: a stdio server compiles neither.
 
-#[cfg(feature = "auth")]
-pub mod auth;
-#[cfg(feature = "auth-server")]
-pub mod auth_server;
 mod caller;
 mod connection;
 mod context;
@@ -21,14 +20,13 @@ mod context;
 #[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzzing;
-#[cfg(feature = "http")]
-pub mod http;
 mod in_process;
 pub mod jsonschema;
 pub mod mcp_server;
 pub mod middleware;
 #[cfg(feature = "otel")]
 pub mod otel;
+mod principal;
 pub mod request_state;
 mod runner;
 mod server;
@@ -38,10 +36,11 @@ pub mod tool_headers;
 pub mod uri_template;
 
 pub use caller::CallerId;
-pub use connection::{CLEANUP_TIMEOUT, Connection};
+pub use connection::{CLEANUP_TIMEOUT, Connection, no_back_channel};
 pub use context::{RequestContext, ServerSession};
 pub use mcp_server::{McpServer, McpServerBuilder};
 pub use middleware::{McpRequest, Middleware, Next};
+pub use principal::Principal;
 pub use runner::ServerRunner;
 pub use server::{BuildError, CACHEABLE_METHODS, CacheHint, Server, ServerBuilder};
 pub use stream::{

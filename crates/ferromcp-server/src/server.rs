@@ -339,6 +339,18 @@ impl Server {
             .send((methods::NOTIFICATION_RESOURCES_UPDATED, Some(params)));
     }
 
+    /// Tells the handshake-era `connection` about list changes (once it is initialized) and
+    /// about updates of the resources it subscribed to, until the returned future is dropped
+    /// or the server is gone. A transport that runs its own handshake-era connections (the
+    /// Streamable HTTP server's sessions) spawns it beside each connection, as
+    /// [`serve_stream`](crate::serve_stream) does.
+    pub fn forward_changes(
+        &self,
+        connection: crate::Connection,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        crate::stream::forward_changes(self.subscribe_changes(), connection)
+    }
+
     /// A receiver of the changes connections are told about.
     pub(crate) fn subscribe_changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
         self.inner.changes.subscribe()

@@ -1,7 +1,6 @@
 //! Multi-round requests over Streamable HTTP at 2026-07-28 ("Base Protocol › Patterns ›
 //! Multi-round requests", server requirements: request state integrity): the sealed
 //! `requestState` is bound to the authenticated principal an authentication layer records.
-#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod elicitation_support;
@@ -14,8 +13,8 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use elicitation_support::server;
+use ferromcp_http_server::{HttpConfig, McpHttpService};
 use ferromcp_server::CallerId;
-use ferromcp_server::http::{HttpConfig, McpHttpService};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};

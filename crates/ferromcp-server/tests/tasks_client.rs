@@ -3,13 +3,12 @@
 //! extension at 2026-07-28): a task's result awaited by polling, an elicitation answered from
 //! inside a task (on the `tasks/result` stream at 2025-11-25, with `tasks/update` at
 //! 2026-07-28), and cancellation.
-#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use std::time::Duration;
 
 use ferromcp_client::{Client, HttpTransport, Lifecycle, TaskConfig, ToolCall};
-use ferromcp_server::http::{HttpConfig, HttpServer};
+use ferromcp_http_server::{HttpConfig, HttpServer};
 use ferromcp_server::mcp_server::{Args, ToolError, ToolSpec};
 use ferromcp_server::{McpServer, RequestContext};
 use ferromcp_types::mcp::{ElicitAction, ElicitResult, ElicitationSchema, TaskStatus, TaskSupport};

@@ -42,8 +42,19 @@ pub use ferromcp_dispatch as dispatch;
 pub use ferromcp_types as types;
 pub use ferromcp_types::{Era, ProtocolVersion};
 
+/// The server: `ferromcp-server` (kernel, low-level and high-level server, stdio), with the
+/// Streamable HTTP transport as [`server::http`] (feature `http`) and the embedded
+/// authorization server as [`server::auth_server`] (feature `auth-server`).
 #[cfg(feature = "server")]
-pub use ferromcp_server as server;
+pub mod server {
+    /// The embedded OAuth 2.1 authorization server (`ferromcp-auth-server`).
+    #[cfg(feature = "auth-server")]
+    pub use ferromcp_auth_server as auth_server;
+    /// The Streamable HTTP server (`ferromcp-http-server`).
+    #[cfg(feature = "http")]
+    pub use ferromcp_http_server as http;
+    pub use ferromcp_server::*;
+}
 #[cfg(feature = "server")]
 pub use ferromcp_server::{McpServer, RequestContext, Server};
 

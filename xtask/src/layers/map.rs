@@ -30,6 +30,8 @@ pub(crate) const MAP: &[CrateLayers] = &[
     DISPATCH,
     CLIENT,
     SERVER,
+    HTTP_SERVER,
+    AUTH_SERVER,
     MACROS,
     FACADE,
     CLI,
@@ -48,8 +50,8 @@ const SERVER: CrateLayers = CrateLayers {
                 "uri_template",
                 "request_state",
                 "stdio",
-                "auth",
                 "tool_headers",
+                "principal",
             ],
             may_name: &[],
         },
@@ -69,24 +71,14 @@ const SERVER: CrateLayers = CrateLayers {
             may_name: &["support"],
         },
         Layer {
-            name: "http",
-            modules: &["http"],
-            may_name: &["kernel", "support"],
-        },
-        Layer {
             name: "high_level",
             modules: &["mcp_server", "tasks"],
             may_name: &["kernel", "support"],
         },
         Layer {
-            name: "auth_server",
-            modules: &["auth_server"],
-            may_name: &["http", "kernel", "support"],
-        },
-        Layer {
             name: "top",
             modules: &["crate", "fuzzing"],
-            may_name: &["auth_server", "high_level", "http", "kernel", "support"],
+            may_name: &["high_level", "kernel", "support"],
         },
     ],
 };
@@ -301,4 +293,72 @@ const FUZZ_BODIES: CrateLayers = CrateLayers {
             may_name: &["bodies"],
         },
     ],
+};
+
+/// `ferromcp-http-server`: the wire pieces (headers, SSE frames, bodies, timers, the
+/// `Mcp-Param-*` check) at the bottom; the resource-server checks on
+/// them; the endpoint (service, DNS-rebinding checks, both eras' entries, sessions, streams
+/// and their stores, settings, Redis), whose parts refer to each other, above; the crate
+/// root on top.
+const HTTP_SERVER: CrateLayers = CrateLayers {
+    krate: "ferromcp-http-server",
+    layers: &[
+        Layer {
+            name: "wire",
+            modules: &["headers", "frames", "timers", "body", "param_headers"],
+            may_name: &[],
+        },
+        Layer {
+            name: "auth",
+            modules: &["auth"],
+            may_name: &["wire"],
+        },
+        Layer {
+            name: "endpoint",
+            modules: &[
+                "service",
+                "security",
+                "config",
+                "exchange",
+                "modern",
+                "legacy",
+                "event_store",
+                "redis",
+            ],
+            may_name: &["auth", "wire"],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["endpoint", "auth", "wire"],
+        },
+    ],
+};
+
+/// `ferromcp-auth-server`: one layer. The root holds `AuthorizationServer`, whose endpoints
+/// (authorize, token, register, revoke) and stores are its methods and parts, and they name
+/// its helpers: one concept, one crate, one layer.
+const AUTH_SERVER: CrateLayers = CrateLayers {
+    krate: "ferromcp-auth-server",
+    layers: &[Layer {
+        name: "auth_server",
+        modules: &[
+            "crate",
+            "authorize",
+            "cimd",
+            "client_auth",
+            "consent",
+            "keys",
+            "oauth_error",
+            "rate",
+            "redis_store",
+            "register",
+            "request",
+            "revoke",
+            "serve",
+            "store",
+            "token",
+        ],
+        may_name: &[],
+    }],
 };

@@ -12,8 +12,8 @@
 
 use std::process::ExitCode;
 
+use ferromcp_http_server::{HttpConfig, HttpServer};
 use ferromcp_server::McpServer;
-use ferromcp_server::http::{HttpConfig, HttpServer};
 use ferromcp_server::mcp_server::Args;
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use ferromcp_server::http::{HttpConfig, McpBody, McpHttpService};
+use ferromcp_http_server::{HttpConfig, McpBody, McpHttpService};
 use ferromcp_server::{RequestContext, Server};
 use ferromcp_types::mcp::methods::{CallTool, ListTools};
 use ferromcp_types::mcp::{

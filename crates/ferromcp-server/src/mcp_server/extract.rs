@@ -197,18 +197,16 @@ impl FromToolCall for HttpParts {
 /// "authentication required" when the request carries none; take `Option<Principal>` to
 /// serve anonymous calls too.
 ///
-/// [`Principal`]: crate::auth::Principal
-#[cfg(feature = "auth")]
+/// [`Principal`]: crate::principal::Principal
 impl RequestContext {
-    /// The authenticated caller (feature `auth`): the principal the HTTP server's token check
-    /// recorded for this request; `None` without auth or outside HTTP.
-    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+    /// The authenticated caller: the principal an authentication layer (the HTTP server's
+    /// token check) recorded for this request; `None` without auth or outside HTTP.
+    pub fn principal(&self) -> Option<&crate::principal::Principal> {
         self.http_parts().and_then(|p| p.extensions.get())
     }
 }
 
-#[cfg(feature = "auth")]
-impl FromToolCall for crate::auth::Principal {
+impl FromToolCall for crate::principal::Principal {
     fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
         call.ctx
             .principal()
@@ -217,8 +215,7 @@ impl FromToolCall for crate::auth::Principal {
     }
 }
 
-#[cfg(feature = "auth")]
-impl FromToolCall for Option<crate::auth::Principal> {
+impl FromToolCall for Option<crate::principal::Principal> {
     fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
         Ok(call.ctx.principal().cloned())
     }

@@ -48,9 +48,8 @@ use ferromcp_types::mcp::methods::{
 };
 use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequestParams};
 
-/// The authenticated caller, as a tool extractor (feature `auth`).
-#[cfg(feature = "auth")]
-pub use crate::auth::Principal;
+/// The authenticated caller, as a tool extractor.
+pub use crate::principal::Principal;
 pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
 pub(crate) use elicit::check_capability as elicit_check_capability;
 pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_answer};

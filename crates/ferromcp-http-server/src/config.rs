@@ -1,0 +1,292 @@
+//! [`HttpConfig`]: the settings of the Streamable HTTP server, each with a default.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::event_store::{EventStore, InMemoryEventStore};
+use super::legacy::session::{InMemorySessionStore, SessionStore};
+
+/// The default MCP endpoint path.
+pub const DEFAULT_PATH: &str = "/mcp";
+/// The default bound on a request body: 4 MiB.
+pub const DEFAULT_MAX_BODY_SIZE: usize = 4 * 1024 * 1024;
+/// The default bound on live handshake-era sessions.
+pub const DEFAULT_MAX_SESSIONS: usize = 4096;
+/// The default idle timeout of a handshake-era session.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// The default time a session may stay uninitialized after `initialize` was answered.
+pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default bound on requests in flight in one session.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+/// The default bound on inbound messages queued for one session's dispatcher.
+pub const DEFAULT_INBOUND_QUEUE: usize = 256;
+/// The default bound on SSE frames queued for one stream; a stream whose client reads
+/// slower than this is closed (its events stay in the event store for resumption).
+pub const DEFAULT_STREAM_QUEUE: usize = 256;
+/// The default keep-alive comment interval on SSE streams.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// How long a 2026-07-28 request may run before its response turns into an SSE stream
+/// (when it has emitted nothing).
+pub const DEFAULT_SSE_DEFERRAL: Duration = Duration::from_secs(1);
+/// The `retry` (milliseconds) sent in priming events.
+pub const DEFAULT_RETRY_MS: u64 = 1000;
+
+/// The settings of the Streamable HTTP server.
+///
+/// ```
+/// use ferromcp_http_server::HttpConfig;
+///
+/// let config = HttpConfig::default()
+///     .path("/api/mcp")
+///     .json_response(true)
+///     .allowed_hosts(["example.com"])
+///     .max_body_size(1 << 20);
+/// assert_eq!(config.path, "/api/mcp");
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The MCP endpoint path used by [`serve_http`](super::serve_http) (default `/mcp`); the
+    /// service itself answers on whatever path it is mounted at.
+    pub path: String,
+    /// Handshake era without sessions: every POST is served on its own, there is no GET
+    /// stream and no server→client request (default `false`).
+    pub stateless: bool,
+    /// Answer requests with one JSON object, never an SSE stream (default `false`).
+    pub json_response: bool,
+    /// Allowed `Host` header values; `None` turns the check off. `host:*` matches any port.
+    /// [`serve_http`](super::serve_http) fills in loopback names for loopback binds.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Allowed `Origin` header values (a missing `Origin` is always allowed); `None` turns
+    /// the check off. `scheme://host:*` matches any port.
+    pub allowed_origins: Option<Vec<String>>,
+    /// The largest request body, in bytes (default 4 MiB; 413 above it).
+    pub max_body_size: usize,
+    /// The deepest JSON nesting accepted in a body (default 128).
+    pub max_json_depth: usize,
+    /// The most live handshake-era sessions (default 4096; 503 above it).
+    pub max_sessions: usize,
+    /// A session nobody used for this long is ended (default 30 minutes).
+    pub idle_timeout: Duration,
+    /// A session that is still not initialized this long after creation is ended (default
+    /// 30 seconds).
+    pub init_timeout: Duration,
+    /// The most requests in flight in one session (default 64; 429 above it).
+    pub max_in_flight: usize,
+    /// The most inbound messages queued for one session (default 256; 503 above it).
+    pub inbound_queue: usize,
+    /// The most SSE frames queued for one stream (default 256).
+    pub stream_queue: usize,
+    /// The keep-alive comment interval on SSE streams (default 15 s).
+    pub keep_alive: Duration,
+    /// How long a 2026-07-28 request may run silently before its response becomes an SSE
+    /// stream (default 1 s).
+    pub sse_deferral: Duration,
+    /// The `retry` field of priming events, in milliseconds (default 1000).
+    pub retry_ms: u64,
+    /// Where handshake-era SSE events are kept for resumption (`None`: not resumable).
+    /// Default: an [`InMemoryEventStore`].
+    pub event_store: Option<Arc<dyn EventStore>>,
+    /// Where live handshake-era sessions are kept. Default: an [`InMemorySessionStore`].
+    pub session_store: Arc<dyn SessionStore>,
+    /// Check `Mcp-Param-*` headers of `tools/call` against the tool's `x-mcp-header`
+    /// annotations, as the server's tool registry holds them (default `true`; see
+    /// [`ToolHeaders`](ferromcp_server::tool_headers::ToolHeaders)).
+    pub check_param_headers: bool,
+    /// OAuth 2.1 resource-server checks on every request (feature `auth`; `None`: off, the
+    /// default). See [`crate::auth`].
+    #[cfg(feature = "auth")]
+    pub auth: Option<Arc<crate::auth::AuthConfig>>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            path: DEFAULT_PATH.to_owned(),
+            stateless: false,
+            json_response: false,
+            allowed_hosts: None,
+            allowed_origins: None,
+            max_body_size: DEFAULT_MAX_BODY_SIZE,
+            max_json_depth: ferromcp_types::jsonrpc::DEFAULT_MAX_DEPTH,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            init_timeout: DEFAULT_INIT_TIMEOUT,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            inbound_queue: DEFAULT_INBOUND_QUEUE,
+            stream_queue: DEFAULT_STREAM_QUEUE,
+            keep_alive: DEFAULT_KEEP_ALIVE,
+            sse_deferral: DEFAULT_SSE_DEFERRAL,
+            retry_ms: DEFAULT_RETRY_MS,
+            event_store: Some(Arc::new(InMemoryEventStore::default())),
+            session_store: Arc::new(InMemorySessionStore::default()),
+            check_param_headers: true,
+            #[cfg(feature = "auth")]
+            auth: None,
+        }
+    }
+}
+
+macro_rules! setter {
+    ($(#[$doc:meta] $name:ident: $ty:ty),* $(,)?) => {$(
+        #[$doc]
+        #[must_use]
+        pub fn $name(mut self, value: $ty) -> Self {
+            self.$name = value;
+            self
+        }
+    )*};
+}
+
+impl HttpConfig {
+    /// Sets the endpoint path used by [`serve_http`](super::serve_http).
+    #[must_use]
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Allows these `Host` values (replacing the list; turns the check on).
+    #[must_use]
+    pub fn allowed_hosts<I: IntoIterator<Item = S>, S: Into<String>>(mut self, hosts: I) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Allows these `Origin` values (replacing the list; turns the check on).
+    #[must_use]
+    pub fn allowed_origins<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        origins: I,
+    ) -> Self {
+        self.allowed_origins = Some(origins.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Turns DNS-rebinding protection (the `Host` and `Origin` checks) off.
+    #[must_use]
+    pub fn disable_host_checks(mut self) -> Self {
+        self.allowed_hosts = None;
+        self.allowed_origins = None;
+        self
+    }
+
+    /// Sets the event store (`None`: streams are not resumable).
+    #[must_use]
+    pub fn event_store(mut self, store: Option<Arc<dyn EventStore>>) -> Self {
+        self.event_store = store;
+        self
+    }
+
+    /// Protects the endpoint as an OAuth 2.1 resource server (feature `auth`); see
+    /// [`crate::auth`]. [`serve_http`](super::serve_http) also serves the RFC 9728 metadata.
+    #[cfg(feature = "auth")]
+    #[must_use]
+    pub fn auth(mut self, auth: crate::auth::AuthConfig) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Sets the session store.
+    #[must_use]
+    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = store;
+        self
+    }
+
+    setter! {
+        /// Sets stateless mode.
+        stateless: bool,
+        /// Sets JSON-response mode.
+        json_response: bool,
+        /// Sets the body limit, in bytes.
+        max_body_size: usize,
+        /// Sets the JSON nesting limit.
+        max_json_depth: usize,
+        /// Sets the session cap.
+        max_sessions: usize,
+        /// Sets the idle timeout of sessions.
+        idle_timeout: Duration,
+        /// Sets the pre-initialize timeout of sessions.
+        init_timeout: Duration,
+        /// Sets the per-session in-flight cap.
+        max_in_flight: usize,
+        /// Sets the per-session inbound queue bound.
+        inbound_queue: usize,
+        /// Sets the per-stream SSE queue bound.
+        stream_queue: usize,
+        /// Sets the keep-alive comment interval.
+        keep_alive: Duration,
+        /// Sets the SSE deferral of 2026-07-28 responses.
+        sse_deferral: Duration,
+        /// Sets the `retry` of priming events, in milliseconds.
+        retry_ms: u64,
+        /// Sets whether `Mcp-Param-*` headers are checked.
+        check_param_headers: bool,
+    }
+
+    /// Fills in the loopback allowlists (DNS-rebinding protection) when none are set.
+    pub(crate) fn with_loopback_defaults(mut self) -> Self {
+        if self.allowed_hosts.is_none() {
+            self.allowed_hosts = Some(
+                [
+                    "127.0.0.1:*",
+                    "localhost:*",
+                    "[::1]:*",
+                    "127.0.0.1",
+                    "localhost",
+                    "[::1]",
+                ]
+                .map(str::to_owned)
+                .to_vec(),
+            );
+        }
+        if self.allowed_origins.is_none() {
+            self.allowed_origins = Some(
+                [
+                    "http://127.0.0.1:*",
+                    "http://localhost:*",
+                    "http://[::1]:*",
+                    "http://127.0.0.1",
+                    "http://localhost",
+                    "http://[::1]",
+                ]
+                .map(str::to_owned)
+                .to_vec(),
+            );
+        }
+        self
+    }
+}
+
+impl HttpConfig {
+    #[cfg(feature = "auth")]
+    fn auth_debug(&self) -> Option<&crate::auth::AuthConfig> {
+        self.auth.as_deref()
+    }
+
+    #[cfg(not(feature = "auth"))]
+    fn auth_debug(&self) -> Option<()> {
+        None
+    }
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("path", &self.path)
+            .field("stateless", &self.stateless)
+            .field("json_response", &self.json_response)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body_size", &self.max_body_size)
+            .field("max_sessions", &self.max_sessions)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("init_timeout", &self.init_timeout)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("event_store", &self.event_store.is_some())
+            .field("auth", &self.auth_debug())
+            .finish_non_exhaustive()
+    }
+}

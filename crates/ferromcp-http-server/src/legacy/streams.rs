@@ -1,0 +1,627 @@
+//! A session's SSE streams and the routing of outbound messages (MCP 2025-11-25 "Streamable
+//! HTTP › Multiple Connections", "Resumability and Redelivery"):
+//!
+//! - a response, and whatever relates to its request (`MessageMeta::related_request_id`),
+//!   goes on that request's stream; the response ends the stream;
+//! - everything else goes on the standalone GET stream;
+//! - with an event store, every event is stored first (with an id unique across the
+//!   session's streams), so a client can resume a stream with `Last-Event-ID`.
+//!
+//! Each message goes on exactly one stream. A stream whose client reads too slowly (its
+//! queue is full) is closed; a stream whose client went away is detached. Neither stops the
+//! request: its events stay in the store.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use bytes::Bytes;
+use ferromcp_dispatch::TransportMessage;
+use ferromcp_dispatch::codec::{SseEvent, encode_message_event};
+use ferromcp_types::jsonrpc::{ErrorObject, Message, RequestId};
+use tokio::sync::oneshot;
+
+use crate::event_store::{EventStore, StoredEvent};
+use crate::frames::{self, FrameRx, FrameTx, TrySendError};
+
+/// The standalone (GET) stream's id.
+pub(crate) const STANDALONE: &str = "g";
+
+enum ReqStream {
+    Sse { stream: String, tx: Option<FrameTx> },
+    Json(Option<oneshot::Sender<Message>>),
+}
+
+#[derive(Default)]
+struct State {
+    requests: HashMap<RequestId, ReqStream>,
+    standalone: Option<FrameTx>,
+    closed: bool,
+}
+
+/// A session's streams.
+pub(crate) struct Streams {
+    session: String,
+    store: Option<Arc<dyn EventStore>>,
+    /// Priming events are sent to clients at 2025-11-25 and later.
+    priming: std::sync::atomic::AtomicBool,
+    /// The end of every priming event: `retry: {retry_ms}`, then the empty data line.
+    priming_tail: Box<[u8]>,
+    queue: usize,
+    next_stream: AtomicU64,
+    state: Mutex<State>,
+}
+
+/// Why a stream could not be opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpenError {
+    /// A request with this id is in flight.
+    Duplicate,
+    /// The standalone stream is already open.
+    Conflict,
+    /// The session has ended.
+    Closed,
+}
+
+impl Streams {
+    pub(crate) fn new(
+        session: String,
+        store: Option<Arc<dyn EventStore>>,
+        retry_ms: u64,
+        queue: usize,
+    ) -> Self {
+        Self {
+            session,
+            store,
+            priming: std::sync::atomic::AtomicBool::new(true),
+            priming_tail: format!("retry: {retry_ms}\ndata: \n\n")
+                .into_bytes()
+                .into_boxed_slice(),
+            queue: queue.max(1),
+            next_stream: AtomicU64::new(0),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether priming events are sent (the client's version is 2025-11-25 or later).
+    pub(crate) fn set_priming(&self, on: bool) {
+        self.priming.store(on, Ordering::Relaxed);
+    }
+
+    /// Requests in flight.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.lock().requests.len()
+    }
+
+    /// Nothing in flight and no live GET stream.
+    pub(crate) fn is_quiet(&self) -> bool {
+        let s = self.lock();
+        s.requests.is_empty() && s.standalone.as_ref().is_none_or(|tx| tx.is_closed())
+    }
+
+    /// Opens the SSE stream of request `id`; returns its receiver, primed.
+    pub(crate) async fn open_request(&self, id: &RequestId) -> Result<FrameRx, OpenError> {
+        let mut stream = String::with_capacity(8);
+        stream.push('r');
+        push_decimal(
+            &mut stream,
+            self.next_stream.fetch_add(1, Ordering::Relaxed),
+        );
+        let (tx, rx) = frames::channel(self.queue);
+        {
+            let mut s = self.lock();
+            if s.closed {
+                return Err(OpenError::Closed);
+            }
+            if s.requests.contains_key(id) {
+                return Err(OpenError::Duplicate);
+            }
+            s.requests.insert(
+                id.clone(),
+                ReqStream::Sse {
+                    stream: stream.clone(),
+                    tx: Some(tx.clone()),
+                },
+            );
+        }
+        self.prime(&stream, &tx).await;
+        Ok(rx)
+    }
+
+    /// Registers request `id` as answered in one JSON body.
+    pub(crate) fn open_json(
+        &self,
+        id: &RequestId,
+    ) -> Result<oneshot::Receiver<Message>, OpenError> {
+        let (tx, rx) = oneshot::channel();
+        let mut s = self.lock();
+        if s.closed {
+            return Err(OpenError::Closed);
+        }
+        if s.requests.contains_key(id) {
+            return Err(OpenError::Duplicate);
+        }
+        s.requests.insert(id.clone(), ReqStream::Json(Some(tx)));
+        Ok(rx)
+    }
+
+    /// Registers request `id` on `stream` with no client attached here: its events are only
+    /// stored (another node tails them from a shared event store).
+    #[cfg(feature = "redis")]
+    pub(crate) fn open_detached(&self, id: &RequestId, stream: &str) -> Result<(), OpenError> {
+        let mut s = self.lock();
+        if s.closed {
+            return Err(OpenError::Closed);
+        }
+        if s.requests.contains_key(id) {
+            return Err(OpenError::Duplicate);
+        }
+        s.requests.insert(
+            id.clone(),
+            ReqStream::Sse {
+                stream: stream.to_owned(),
+                tx: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// Forgets request `id` (its message could not be queued).
+    pub(crate) fn abandon(&self, id: &RequestId) {
+        self.lock().requests.remove(id);
+    }
+
+    /// Opens the standalone GET stream (409 when one is live).
+    pub(crate) async fn open_standalone(&self) -> Result<FrameRx, OpenError> {
+        let (tx, rx) = frames::channel(self.queue);
+        {
+            let mut s = self.lock();
+            if s.closed {
+                return Err(OpenError::Closed);
+            }
+            if s.standalone.as_ref().is_some_and(|t| !t.is_closed()) {
+                return Err(OpenError::Conflict);
+            }
+            s.standalone = Some(tx.clone());
+        }
+        self.prime(STANDALONE, &tx).await;
+        Ok(rx)
+    }
+
+    /// Resumes `stream` after a `Last-Event-ID`: the stored events, then live ones while the
+    /// stream is still open.
+    pub(crate) fn resume(
+        &self,
+        stream: &str,
+        events: Vec<StoredEvent>,
+    ) -> Result<FrameRx, OpenError> {
+        let (tx, rx) = frames::channel(self.queue.max(events.len() + 1));
+        for e in events {
+            let text = String::from_utf8_lossy(&e.data).into_owned();
+            if let Ok(frame) = SseEvent::new(text).with_id(e.id).to_bytes() {
+                let _ = tx.try_send(Bytes::from(frame));
+            }
+        }
+        let mut s = self.lock();
+        if s.closed {
+            return Ok(rx); // the replay only
+        }
+        if stream == STANDALONE {
+            if s.standalone.as_ref().is_some_and(|t| !t.is_closed()) {
+                return Err(OpenError::Conflict);
+            }
+            s.standalone = Some(tx);
+        } else {
+            for r in s.requests.values_mut() {
+                if let ReqStream::Sse {
+                    stream: st,
+                    tx: slot,
+                } = r
+                {
+                    if st == stream {
+                        *slot = Some(tx);
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(rx)
+    }
+
+    /// Sends the priming event: an id and empty data, with `retry` (the frame
+    /// `SseEvent::new("").with_id(id).with_retry(retry_ms)` encodes, written directly).
+    async fn prime(&self, stream: &str, tx: &FrameTx) {
+        let Some(store) = &self.store else { return };
+        if !self.priming.load(Ordering::Relaxed) {
+            return;
+        }
+        let id = store.store(&self.session, stream, Bytes::new()).await;
+        if !valid_event_id(&id) {
+            return;
+        }
+        let mut frame = Vec::with_capacity(5 + id.len() + self.priming_tail.len());
+        frame.extend_from_slice(b"id: ");
+        frame.extend_from_slice(id.as_bytes());
+        frame.push(b'\n');
+        frame.extend_from_slice(&self.priming_tail);
+        let _ = tx.try_send(Bytes::from(frame));
+    }
+
+    /// Routes one outbound message of the dispatcher.
+    pub(crate) async fn route(&self, msg: TransportMessage) {
+        let TransportMessage { message, meta } = msg;
+        let final_id = match &message {
+            Message::Response(r) => Some(r.id.clone()),
+            Message::Error(e) => e.id.clone(),
+            _ => None,
+        };
+        if let Some(id) = final_id {
+            let entry = self.lock().requests.remove(&id);
+            match entry {
+                Some(ReqStream::Sse { stream, tx }) => {
+                    self.emit(&stream, tx.as_ref(), &message).await;
+                }
+                Some(ReqStream::Json(Some(tx))) => {
+                    let _ = tx.send(message);
+                }
+                _ => tracing::debug!(%id, "answer to a request with no stream dropped"),
+            }
+            return;
+        }
+        let is_request = matches!(message, Message::Request(_));
+        if let Some(related) = &meta.related_request_id {
+            let target = match self.lock().requests.get(related) {
+                Some(ReqStream::Sse { stream, tx }) => Some((stream.clone(), tx.clone())),
+                Some(ReqStream::Json(_)) => None,
+                None => None,
+            };
+            match target {
+                Some((stream, tx)) => {
+                    if !self.emit(&stream, tx.as_ref(), &message).await {
+                        self.detach(related, tx.as_ref());
+                    } else if meta.close_sse_stream {
+                        // The sender asked to close the stream after this message.
+                        self.close_request_stream(related);
+                    }
+                    return;
+                }
+                // A notification for a request answered in JSON, or already answered,
+                // has nowhere to go; a request falls back to the GET stream.
+                None if !is_request => return,
+                None => {}
+            }
+        }
+        let tx = self.lock().standalone.clone();
+        let sent = self.emit(STANDALONE, tx.as_ref(), &message).await;
+        if sent && meta.close_sse_stream {
+            self.close_standalone_early();
+        }
+        if !sent {
+            let mut s = self.lock();
+            if let (Some(cur), Some(tx)) = (&s.standalone, &tx) {
+                if cur.same_channel(tx) {
+                    s.standalone = None;
+                }
+            }
+        }
+    }
+
+    /// Stores (when resumable) and sends one event; `false` when the client is gone or too
+    /// slow (the stream is then detached).
+    async fn emit(&self, stream: &str, tx: Option<&FrameTx>, message: &Message) -> bool {
+        // With a store, the message is encoded once: the stored data and the frame's data
+        // line are the same bytes. The event is stored even when no client is attached.
+        let frame = match &self.store {
+            Some(store) => {
+                let json = Bytes::from(message.to_vec());
+                let id = store.store(&self.session, stream, json.clone()).await;
+                if tx.is_none() {
+                    return false;
+                }
+                message_frame(&id, &json)
+            }
+            None if tx.is_none() => return false,
+            None => {
+                let mut frame = Vec::new();
+                encode_message_event(&mut frame, None, message)
+                    .is_ok()
+                    .then_some(frame)
+            }
+        };
+        let (Some(tx), Some(frame)) = (tx, frame) else {
+            // No client (`false`), or an id that cannot be framed: nothing to send.
+            return tx.is_some();
+        };
+        match tx.try_send(Bytes::from(frame)) {
+            Ok(()) => true,
+            Err(TrySendError::Full) => {
+                tracing::warn!(stream, "SSE client too slow; stream closed (resumable)");
+                false
+            }
+            Err(TrySendError::Closed) => false,
+        }
+    }
+
+    fn detach(&self, id: &RequestId, tx: Option<&FrameTx>) {
+        let mut s = self.lock();
+        if let Some(ReqStream::Sse { tx: slot, .. }) = s.requests.get_mut(id) {
+            if let (Some(cur), Some(tx)) = (slot.as_ref(), tx) {
+                if cur.same_channel(tx) {
+                    *slot = None;
+                }
+            }
+        }
+    }
+
+    /// The client cancelled request `id`: answer it -32800 on its stream so the stream can
+    /// end (this wire can end a POST stream only with a response).
+    pub(crate) async fn cancel(&self, id: &RequestId) {
+        let entry = self.lock().requests.remove(id);
+        let message = Message::error(Some(id.clone()), ErrorObject::request_cancelled());
+        match entry {
+            Some(ReqStream::Sse { stream, tx }) => {
+                self.emit(&stream, tx.as_ref(), &message).await;
+            }
+            Some(ReqStream::Json(Some(tx))) => {
+                let _ = tx.send(message);
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether a closed stream can be resumed: events are stored and the client was primed.
+    fn resumable(&self) -> bool {
+        self.store.is_some() && self.priming.load(Ordering::Relaxed)
+    }
+
+    /// Closes request `id`'s stream early (the request goes on); `false` when the stream
+    /// is not resumable or not open.
+    fn close_request_stream(&self, id: &RequestId) -> bool {
+        if !self.resumable() {
+            return false;
+        }
+        match self.lock().requests.get_mut(id) {
+            Some(ReqStream::Sse { tx, .. }) => tx.take().is_some(),
+            _ => false,
+        }
+    }
+
+    /// Closes the GET stream early; `false` when it is not resumable or not open.
+    fn close_standalone_early(&self) -> bool {
+        self.resumable() && self.lock().standalone.take().is_some()
+    }
+
+    /// Closes the GET stream.
+    pub(crate) fn close_standalone(&self) {
+        self.lock().standalone = None;
+    }
+
+    /// Closes every stream (the session ended).
+    pub(crate) fn close_all(&self) {
+        let mut s = self.lock();
+        s.closed = true;
+        s.standalone = None;
+        s.requests.clear();
+    }
+}
+
+/// Whether `id` can be an SSE event id: no line break (it would split the frame) and no NUL
+/// (a parser ignores such an id), as `SseEvent::encode` requires.
+fn valid_event_id(id: &str) -> bool {
+    !id.bytes().any(|b| matches!(b, b'\n' | b'\r' | 0))
+}
+
+/// The event frame `encode_message_event` writes for a message whose compact JSON is `json`,
+/// built from those bytes (line breaks, which JSON can only hold as whitespace, become
+/// spaces); `None` for an id that would split the frame.
+fn message_frame(id: &str, json: &[u8]) -> Option<Vec<u8>> {
+    if !valid_event_id(id) {
+        return None;
+    }
+    let mut frame = Vec::with_capacity(id.len() + json.len() + 13);
+    frame.extend_from_slice(b"id: ");
+    frame.extend_from_slice(id.as_bytes());
+    frame.extend_from_slice(b"\ndata: ");
+    let start = frame.len();
+    frame.extend_from_slice(json);
+    if has_line_break(json) {
+        for b in &mut frame[start..] {
+            if matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
+        }
+    }
+    frame.extend_from_slice(b"\n\n");
+    Some(frame)
+}
+
+/// Whether `bytes` holds a line break (rare in compact JSON: only a raw payload's whitespace).
+fn has_line_break(bytes: &[u8]) -> bool {
+    // Branch-free over each chunk, so that the compiler can vectorize the scan.
+    bytes.chunks(32).any(|c| {
+        c.iter()
+            .fold(false, |acc, &b| acc | (b == b'\n') | (b == b'\r'))
+    })
+}
+
+/// Appends `n` in decimal to `out` (without the formatting machinery: this runs per request).
+pub(crate) fn push_decimal(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        // `n % 10` is below 10: the cast cannot truncate.
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reserve(digits.len() - i);
+    for &d in &digits[i..] {
+        out.push(char::from(d));
+    }
+}
+
+/// Lets the handler of a handshake-era request close SSE streams before it answers
+/// (SEP-1699 polling, MCP 2025-11-25 "Streamable HTTP › Sending Messages 6"): the client,
+/// told the `retry` interval by the priming event, reconnects with GET and `Last-Event-ID`
+/// and receives what was sent meanwhile, the response included.
+///
+/// It travels in the extensions of the request's HTTP parts:
+/// `ctx.http_parts().and_then(|p| p.extensions.get::<SseStreamControl>())` (present on
+/// stateful SSE requests only).
+#[derive(Clone)]
+pub struct SseStreamControl {
+    streams: Weak<Streams>,
+    id: RequestId,
+}
+
+impl SseStreamControl {
+    pub(crate) fn new(streams: &Arc<Streams>, id: RequestId) -> Self {
+        Self {
+            streams: Arc::downgrade(streams),
+            id,
+        }
+    }
+
+    /// Closes this request's SSE stream; the request goes on and its later messages are
+    /// stored for the client's resumption. `false` when the stream cannot be resumed (no
+    /// event store, or a client older than 2025-11-25) or is not open.
+    pub fn close(&self) -> bool {
+        self.streams
+            .upgrade()
+            .is_some_and(|s| s.close_request_stream(&self.id))
+    }
+
+    /// Closes the session's standalone GET stream (the client reconnects to it); `false`
+    /// when it cannot be resumed or is not open.
+    pub fn close_standalone(&self) -> bool {
+        self.streams
+            .upgrade()
+            .is_some_and(|s| s.close_standalone_early())
+    }
+}
+
+impl fmt::Debug for SseStreamControl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SseStreamControl")
+            .field("request", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use std::sync::Arc;
+
+    use ferromcp_dispatch::{MessageMeta, TransportMessage};
+    use ferromcp_types::jsonrpc::{Message, Notification, RequestId};
+
+    use super::Streams;
+    use crate::event_store::{EventStore, InMemoryEventStore};
+
+    /// The frames written straight from a message's stored encoding are the ones the SSE
+    /// codec writes (MCP 2025-11-25 "Streamable HTTP": one JSON-RPC message per event), for
+    /// compact JSON and for a raw payload holding line breaks; an id that would split the
+    /// frame is refused.
+    #[test]
+    fn message_frames_match_the_codec() {
+        use ferromcp_dispatch::codec::encode_message_event;
+        use ferromcp_types::jsonrpc::Payload;
+
+        let raw =
+            serde_json::value::RawValue::from_string("{\n\"a\":\r\n [1, 2]\n}".into()).unwrap();
+        let long = "x".repeat(100);
+        for message in [
+            Message::response(RequestId::from(3), Payload::empty_object()),
+            Message::response(RequestId::from("q"), Payload::from(raw)),
+            Message::Notification(Notification::new(
+                "notifications/message",
+                Some(Payload::from(serde_json::json!({ "data": long }))),
+            )),
+        ] {
+            let mut expected = Vec::new();
+            encode_message_event(&mut expected, Some("r4-17"), &message).unwrap();
+            let frame = super::message_frame("r4-17", &message.to_vec()).unwrap();
+            assert_eq!(
+                String::from_utf8(frame).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
+        assert!(super::message_frame("a\nb", b"{}").is_none());
+        assert!(super::message_frame("a\0b", b"{}").is_none());
+    }
+
+    fn note(related: &RequestId) -> TransportMessage {
+        TransportMessage::new(
+            Message::Notification(Notification::new("notifications/message", None)),
+            MessageMeta::related_to(related.clone()),
+        )
+    }
+
+    /// The per-stream queue bound: a client that does not read is cut off once its queue is
+    /// full; later events are still stored for resumption, and the answer still ends the
+    /// request.
+    #[tokio::test]
+    async fn a_full_stream_queue_detaches_the_stream() {
+        tokio::time::timeout(std::time::Duration::from_secs(10), detaches())
+            .await
+            .unwrap();
+    }
+
+    async fn detaches() {
+        let store = Arc::new(InMemoryEventStore::new(100));
+        let streams = Streams::new("s".into(), Some(store.clone()), 1000, 2);
+        let id = RequestId::from(1);
+        let mut rx = streams.open_request(&id).await.unwrap();
+        for _ in 0..5 {
+            streams.route(note(&id)).await;
+        }
+        let mut got = 0;
+        while rx.try_recv().is_some() {
+            got += 1;
+        }
+        assert_eq!(got, 2, "priming + one event fit the queue of 2");
+        assert_eq!(store.len(), 6, "priming + 5 notifications stored");
+        assert_eq!(streams.in_flight(), 1);
+        let answer =
+            Message::response(id.clone(), ferromcp_types::jsonrpc::Payload::empty_object());
+        streams.route(TransportMessage::from(answer)).await;
+        assert_eq!(streams.in_flight(), 0);
+        let replay = store.replay_after("s", "r0-0").await.unwrap();
+        assert_eq!(replay.events.len(), 6);
+    }
+
+    /// `MessageMeta::close_sse_stream`: the stream closes after that message (resumable
+    /// streams only); the request stays in flight.
+    #[tokio::test]
+    async fn close_sse_stream_flag_closes_after_the_message() {
+        tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            let store = Arc::new(InMemoryEventStore::new(100));
+            let streams = Streams::new("s".into(), Some(store), 1000, 16);
+            let id = RequestId::from(7);
+            let mut rx = streams.open_request(&id).await.unwrap();
+            let mut closing = note(&id);
+            closing.meta.close_sse_stream = true;
+            streams.route(closing).await;
+            streams.route(note(&id)).await;
+            let mut got = 0;
+            while rx.recv().await.is_some() {
+                got += 1;
+            }
+            assert_eq!(got, 2, "priming and the closing message, then the end");
+            assert_eq!(streams.in_flight(), 1);
+        })
+        .await
+        .unwrap();
+    }
+}

@@ -1,0 +1,896 @@
+//! The Streamable HTTP server as an OAuth 2.1 resource server (feature `auth`): JWTs signed
+//! by Ed25519 keys made here, a JWKS served by a tiny local hyper server, challenges,
+//! scopes, metadata, sessions bound to their principal, both eras.
+#![cfg(feature = "auth")]
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod http_support;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use bytes::Bytes;
+use ed25519_dalek::SigningKey;
+use ed25519_dalek::pkcs8::EncodePrivateKey;
+use ferromcp_http_server::auth::{AuthConfig, JwtVerifier, Principal, StaticVerifier};
+use ferromcp_http_server::{HttpConfig, HttpServer};
+use ferromcp_server::{McpServer, RequestContext};
+use http::Method;
+use http_body_util::Full;
+use http_support::{Sse, hdrs, header, initialize, json_body, modern_call, modern_headers, text};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+const ISS: &str = "https://as.example";
+const RESOURCE: &str = "https://mcp.example/mcp";
+const PRM: &str = "https://mcp.example/.well-known/oauth-protected-resource/mcp";
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// An Ed25519 signing key and its `kid`.
+struct Key {
+    sk: SigningKey,
+    kid: String,
+}
+
+impl Key {
+    fn new(kid: &str) -> Self {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).unwrap();
+        Self {
+            sk: SigningKey::from_bytes(&seed),
+            kid: kid.to_owned(),
+        }
+    }
+
+    fn jwk(&self) -> Value {
+        let x = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(self.sk.verifying_key().to_bytes());
+        json!({"kty": "OKP", "crv": "Ed25519", "x": x, "kid": self.kid, "alg": "EdDSA", "use": "sig"})
+    }
+
+    /// A token with these claims, signed by this key under `kid`.
+    fn sign_as(&self, kid: &str, claims: &Value) -> String {
+        let der = self.sk.to_pkcs8_der().unwrap();
+        let key = jsonwebtoken::EncodingKey::from_ed_der(der.as_bytes());
+        let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
+        h.kid = Some(kid.to_owned());
+        jsonwebtoken::encode(&h, claims, &key).unwrap()
+    }
+
+    fn sign(&self, claims: &Value) -> String {
+        self.sign_as(&self.kid, claims)
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// Good claims for `sub` with `scope`; `extra` overrides.
+fn claims(sub: &str, scope: &str, extra: Value) -> Value {
+    let mut c = json!({
+        "iss": ISS, "sub": sub, "aud": RESOURCE, "client_id": "client-1",
+        "scope": scope, "iat": now(), "exp": now() + 600,
+    });
+    if let Value::Object(m) = extra {
+        for (k, v) in m {
+            if v.is_null() {
+                c.as_object_mut().unwrap().remove(&k);
+            } else {
+                c[k] = v;
+            }
+        }
+    }
+    c
+}
+
+/// The JWKS the local "authorization server" serves, and how often it was fetched.
+#[derive(Default)]
+struct Jwks {
+    doc: Mutex<Value>,
+    hits: AtomicUsize,
+}
+
+async fn serve_jwks(jwks: Arc<Jwks>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let jwks = jwks.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |_req: http::Request<Incoming>| {
+                    let jwks = jwks.clone();
+                    async move {
+                        jwks.hits.fetch_add(1, Ordering::SeqCst);
+                        let body = jwks.doc.lock().unwrap().to_string();
+                        let r = http::Response::builder()
+                            .header("content-type", "application/json")
+                            .body(Full::new(Bytes::from(body)))
+                            .unwrap();
+                        Ok::<_, Infallible>(r)
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+async fn whoami(p: Principal) -> String {
+    let scopes: Vec<&str> = p.scopes.iter().map(String::as_str).collect();
+    format!(
+        "{} via {} [{}]",
+        p.subject,
+        p.client_id.as_deref().unwrap_or("-"),
+        scopes.join(" ")
+    )
+}
+
+async fn ctx_whoami(ctx: RequestContext) -> String {
+    ctx.principal()
+        .map_or_else(|| "nobody".to_owned(), |p| p.subject.clone())
+}
+
+async fn delete() -> String {
+    "deleted".to_owned()
+}
+
+struct Setup {
+    addr: SocketAddr,
+    key: Key,
+    jwks: Arc<Jwks>,
+}
+
+/// An MCP server with auth on: every request needs `mcp`, tool `delete` also `files:write`.
+async fn setup() -> Setup {
+    let key = Key::new("k1");
+    let jwks = Arc::new(Jwks::default());
+    *jwks.doc.lock().unwrap() = json!({"keys": [key.jwk()]});
+    let jwks_addr = serve_jwks(jwks.clone()).await;
+    let verifier = JwtVerifier::builder(ISS, format!("http://{jwks_addr}/jwks"), RESOURCE)
+        .min_refetch(Duration::ZERO)
+        .build()
+        .unwrap();
+    let auth = AuthConfig::new(RESOURCE, verifier)
+        .authorization_server(ISS)
+        .required_scopes(["mcp"])
+        .tool_scopes("delete", ["files:write"]);
+    let server = McpServer::builder("auth-test", "1.0.0")
+        .tool("whoami", whoami)
+        .tool("ctx_whoami", ctx_whoami)
+        .tool("delete", delete)
+        .build()
+        .unwrap();
+    let config = HttpConfig::default().auth(auth);
+    let srv = HttpServer::bind("127.0.0.1:0", server.server().clone(), config)
+        .await
+        .unwrap();
+    let addr = srv.local_addr();
+    tokio::spawn(srv.run());
+    Setup { addr, key, jwks }
+}
+
+/// POSTs a 2026-07-28 `tools/call` with `auth` as the Authorization header (`""`: none).
+async fn modern(addr: SocketAddr, auth: &str, tool: &str) -> http::Response<Incoming> {
+    let h = modern_headers(tool);
+    let mut h = hdrs(&h);
+    h.push(("authorization", auth));
+    http_support::post(addr, &h, &modern_call(1, tool, json!({}))).await
+}
+
+/// The JSON-RPC message of a JSON body or the last event of an SSE body.
+async fn rpc(resp: http::Response<Incoming>) -> Value {
+    let t = text(resp).await;
+    let data = t
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .rfind(|d| !d.is_empty())
+        .unwrap_or(&t);
+    serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {t}"))
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+fn challenge(resp: &http::Response<Incoming>) -> String {
+    header(resp, "www-authenticate").unwrap_or_default()
+}
+
+#[tokio::test]
+async fn valid_token_reaches_the_tool() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let tok = s.key.sign(&claims("alice", "mcp extra", json!({})));
+        let resp = modern(s.addr, &bearer(&tok), "whoami").await;
+        assert_eq!(resp.status(), 200);
+        let r = rpc(resp).await;
+        assert_eq!(
+            r["result"]["content"][0]["text"], "alice via client-1 [extra mcp]",
+            "{r}"
+        );
+        // Lowercase scheme; RequestContext::principal.
+        let resp = modern(s.addr, &format!("bearer {tok}"), "ctx_whoami").await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(rpc(resp).await["result"]["content"][0]["text"], "alice");
+        // Within the clock-skew leeway (30 s): a token that expired 10 s ago still passes.
+        let skewed = s
+            .key
+            .sign(&claims("alice", "mcp", json!({"exp": now() - 10})));
+        assert_eq!(
+            modern(s.addr, &bearer(&skewed), "ctx_whoami")
+                .await
+                .status(),
+            200
+        );
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn missing_token_gets_the_exact_challenge() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let resp = modern(s.addr, "", "whoami").await;
+        assert_eq!(resp.status(), 401);
+        assert_eq!(
+            challenge(&resp),
+            format!("Bearer resource_metadata=\"{PRM}\", scope=\"mcp\"")
+        );
+        // Another scheme is no bearer credential either: the same plain challenge.
+        let resp = modern(s.addr, "Basic YWxpY2U6cHc=", "whoami").await;
+        assert_eq!(resp.status(), 401);
+        assert!(!challenge(&resp).contains("error="), "{}", challenge(&resp));
+        // GET and DELETE are checked too.
+        let resp =
+            http_support::send(s.addr, Method::GET, &[("accept", "text/event-stream")], "").await;
+        assert_eq!(resp.status(), 401);
+        let resp = http_support::send(s.addr, Method::DELETE, &[("mcp-session-id", "x")], "").await;
+        assert_eq!(resp.status(), 401);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn bad_tokens_are_invalid_token() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let stranger = Key::new("k1");
+        let cases = [
+            (
+                "expired",
+                s.key.sign(&claims("a", "mcp", json!({"exp": now() - 120}))),
+            ),
+            (
+                "not yet valid",
+                s.key.sign(&claims("a", "mcp", json!({"nbf": now() + 600}))),
+            ),
+            (
+                "no exp",
+                s.key.sign(&claims("a", "mcp", json!({"exp": null}))),
+            ),
+            (
+                "wrong issuer",
+                s.key
+                    .sign(&claims("a", "mcp", json!({"iss": "https://evil.example"}))),
+            ),
+            (
+                "wrong audience",
+                s.key.sign(&claims(
+                    "a",
+                    "mcp",
+                    json!({"aud": "https://other.example/mcp"}),
+                )),
+            ),
+            (
+                "same host, other path",
+                s.key.sign(&claims(
+                    "a",
+                    "mcp",
+                    json!({"aud": "https://mcp.example/admin"}),
+                )),
+            ),
+            (
+                "no audience",
+                s.key.sign(&claims("a", "mcp", json!({"aud": null}))),
+            ),
+            (
+                "bad signature",
+                stranger.sign(&claims("a", "mcp", json!({}))),
+            ),
+            (
+                "unknown kid",
+                stranger.sign_as("k-unknown", &claims("a", "mcp", json!({}))),
+            ),
+            ("garbage", "not.a.jwt".to_owned()),
+        ];
+        for (what, tok) in cases {
+            let resp = modern(s.addr, &bearer(&tok), "whoami").await;
+            assert_eq!(resp.status(), 401, "{what}");
+            let c = challenge(&resp);
+            assert!(
+                c.starts_with("Bearer error=\"invalid_token\""),
+                "{what}: {c}"
+            );
+            assert!(
+                c.contains(&format!("resource_metadata=\"{PRM}\"")),
+                "{what}: {c}"
+            );
+            assert!(!c.contains(&tok), "{what}: the token is echoed");
+        }
+        // Format errors: an empty bearer, two Authorization headers.
+        let resp = modern(s.addr, "Bearer ", "whoami").await;
+        assert_eq!(resp.status(), 401);
+        assert!(challenge(&resp).contains("invalid_token"));
+        let tok = s.key.sign(&claims("a", "mcp", json!({})));
+        let body = modern_call(1, "whoami", json!({})).to_string();
+        let a = bearer(&tok);
+        let (head, _sock) = http_support::raw_post(
+            s.addr,
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "whoami"),
+                ("authorization", &a),
+                ("authorization", &a),
+            ],
+            &body,
+        )
+        .await;
+        assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn rotated_key_is_fetched_by_its_kid() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let tok = s.key.sign(&claims("alice", "mcp", json!({})));
+        assert_eq!(modern(s.addr, &bearer(&tok), "whoami").await.status(), 200);
+        let hits = s.jwks.hits.load(Ordering::SeqCst);
+        assert_eq!(hits, 1);
+        // Cached: no fetch for a known kid.
+        assert_eq!(modern(s.addr, &bearer(&tok), "whoami").await.status(), 200);
+        assert_eq!(s.jwks.hits.load(Ordering::SeqCst), 1);
+        // The AS rotates to k2: a k2 token makes the verifier re-fetch.
+        let k2 = Key::new("k2");
+        *s.jwks.doc.lock().unwrap() = json!({"keys": [s.key.jwk(), k2.jwk()]});
+        let tok2 = k2.sign(&claims("bob", "mcp", json!({})));
+        let resp = modern(s.addr, &bearer(&tok2), "whoami").await;
+        assert_eq!(resp.status(), 200);
+        assert!(
+            rpc(resp).await["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("bob")
+        );
+        assert_eq!(s.jwks.hits.load(Ordering::SeqCst), 2);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn scopes_global_and_per_tool() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let none = s.key.sign(&claims("alice", "other", json!({})));
+        let resp = modern(s.addr, &bearer(&none), "whoami").await;
+        assert_eq!(resp.status(), 403);
+        let c = challenge(&resp);
+        assert!(c.starts_with("Bearer error=\"insufficient_scope\""), "{c}");
+        assert!(c.contains("scope=\"mcp\""), "{c}");
+        assert!(c.contains(&format!("resource_metadata=\"{PRM}\"")), "{c}");
+        // `delete` needs files:write on top of mcp: the challenge names both.
+        let base = s.key.sign(&claims("alice", "mcp", json!({})));
+        let resp = modern(s.addr, &bearer(&base), "delete").await;
+        assert_eq!(resp.status(), 403);
+        assert!(
+            challenge(&resp).contains("scope=\"mcp files:write\""),
+            "{}",
+            challenge(&resp)
+        );
+        // Other tools still work with `mcp` alone; with files:write, delete runs.
+        assert_eq!(modern(s.addr, &bearer(&base), "whoami").await.status(), 200);
+        let full = s.key.sign(&claims("alice", "mcp files:write", json!({})));
+        let resp = modern(s.addr, &bearer(&full), "delete").await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(rpc(resp).await["result"]["content"][0]["text"], "deleted");
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn query_string_tokens_are_never_used() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let tok = s.key.sign(&claims("alice", "mcp", json!({})));
+        let h = modern_headers("whoami");
+        let body = modern_call(1, "whoami", json!({})).to_string();
+        let path = format!("/mcp?access_token={tok}");
+        let resp =
+            http_support::send_path(s.addr, Method::POST, &path, &hdrs(&h), body.clone()).await;
+        assert_eq!(resp.status(), 401);
+        assert!(!challenge(&resp).contains("error="));
+        let a = bearer(&tok);
+        let mut with_header = hdrs(&h);
+        with_header.push(("authorization", &a));
+        let resp = http_support::send_path(s.addr, Method::POST, &path, &with_header, body).await;
+        assert_eq!(resp.status(), 400);
+        assert!(challenge(&resp).contains("invalid_request"));
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn metadata_documents() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        for path in [
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-protected-resource/mcp",
+        ] {
+            let resp = http_support::send_path(s.addr, Method::GET, path, &[], "").await;
+            assert_eq!(resp.status(), 200, "{path}");
+            let doc = json_body(resp).await;
+            assert_eq!(
+                doc,
+                json!({
+                    "resource": RESOURCE,
+                    "authorization_servers": [ISS],
+                    "scopes_supported": ["files:write", "mcp"],
+                    "bearer_methods_supported": ["header"],
+                }),
+                "{path}"
+            );
+        }
+        let resp = http_support::send_path(
+            s.addr,
+            Method::GET,
+            "/.well-known/oauth-protected-resource/other",
+            &[],
+            "",
+        )
+        .await;
+        assert_eq!(resp.status(), 404);
+    })
+    .await
+    .unwrap();
+}
+
+/// Opens a handshake-era session as `auth`; returns its id.
+async fn open_session(addr: SocketAddr, auth: &str) -> String {
+    let resp = http_support::post(
+        addr,
+        &[("authorization", auth)],
+        &initialize(1, "2025-11-25"),
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    let sid = header(&resp, "mcp-session-id").unwrap();
+    let mut sse = Sse::new(resp);
+    sse.next_json().await.unwrap();
+    let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    let h = [
+        ("mcp-session-id", sid.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("authorization", auth),
+    ];
+    assert_eq!(http_support::post(addr, &h, &note).await.status(), 202);
+    sid
+}
+
+async fn legacy_call(
+    addr: SocketAddr,
+    sid: &str,
+    auth: &str,
+    tool: &str,
+) -> http::Response<Incoming> {
+    let h = [
+        ("mcp-session-id", sid),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("authorization", auth),
+    ];
+    http_support::post(addr, &h, &http_support::call(2, tool, json!({}))).await
+}
+
+#[tokio::test]
+async fn handshake_sessions_are_bound_to_their_principal() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let alice = bearer(&s.key.sign(&claims("alice", "mcp", json!({}))));
+        let sid = open_session(s.addr, &alice).await;
+        // Alice's token works in her session, and the tool sees her.
+        let resp = legacy_call(s.addr, &sid, &alice, "whoami").await;
+        assert_eq!(resp.status(), 200);
+        let r = rpc(resp).await;
+        assert!(
+            r["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("alice"),
+            "{r}"
+        );
+        // Another principal with a valid token: 404, as if the session did not exist. Same
+        // subject from another client, and another subject.
+        let other_client = bearer(&s.key.sign(&claims(
+            "alice",
+            "mcp",
+            json!({"client_id": "client-2"}),
+        )));
+        let bob = bearer(&s.key.sign(&claims("bob", "mcp", json!({}))));
+        for who in [&bob, &other_client] {
+            assert_eq!(legacy_call(s.addr, &sid, who, "whoami").await.status(), 404);
+        }
+        // The session id alone authenticates nothing.
+        assert_eq!(legacy_call(s.addr, &sid, "", "whoami").await.status(), 401);
+        // Alice's session is unaffected.
+        assert_eq!(
+            legacy_call(s.addr, &sid, &alice, "ctx_whoami")
+                .await
+                .status(),
+            200
+        );
+        // Per-tool scopes hold in the session too.
+        let resp = legacy_call(s.addr, &sid, &alice, "delete").await;
+        assert_eq!(resp.status(), 403);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn static_verifier_and_redacted_debug() {
+    tokio::time::timeout(LIMIT, async {
+        let verifier =
+            StaticVerifier::new().token("s3cret-token", Principal::new("carol").scopes(["mcp"]));
+        let auth = AuthConfig::new(RESOURCE, verifier).authorization_server(ISS);
+        let config = HttpConfig::default().auth(auth);
+        let dbg = format!("{config:?}");
+        assert!(!dbg.contains("s3cret-token"), "{dbg}");
+        let server = McpServer::builder("static", "1.0.0")
+            .tool("ctx_whoami", ctx_whoami)
+            .build()
+            .unwrap();
+        let srv = HttpServer::bind("127.0.0.1:0", server.server().clone(), config)
+            .await
+            .unwrap();
+        let addr = srv.local_addr();
+        tokio::spawn(srv.run());
+        let resp = modern(addr, "Bearer s3cret-token", "ctx_whoami").await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(rpc(resp).await["result"]["content"][0]["text"], "carol");
+        let resp = modern(addr, "Bearer wrong-token", "ctx_whoami").await;
+        assert_eq!(resp.status(), 401);
+        // No required scopes configured: the 401 hint is the advertised set (none here).
+        let resp = modern(addr, "", "ctx_whoami").await;
+        assert_eq!(
+            challenge(&resp),
+            format!("Bearer resource_metadata=\"{PRM}\"")
+        );
+    })
+    .await
+    .unwrap();
+}
+
+/// A verifier for the JWKS at `addr`, used directly (no HTTP server).
+fn direct(addr: SocketAddr, refresh: Duration, min_refetch: Duration) -> JwtVerifier {
+    JwtVerifier::builder(ISS, format!("http://{addr}/jwks"), RESOURCE)
+        .refresh(refresh)
+        .min_refetch(min_refetch)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn es256_tokens_verify() {
+    use p256::elliptic_curve::sec1::ToEncodedPoint;
+    use p256::pkcs8::EncodePrivateKey as _;
+    tokio::time::timeout(LIMIT, async {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).unwrap();
+        let sk = p256::SecretKey::from_slice(&seed).unwrap();
+        let point = sk.public_key().to_encoded_point(false);
+        let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
+        let jwks = Arc::new(Jwks::default());
+        *jwks.doc.lock().unwrap() = json!({"keys": [{
+            "kty": "EC", "crv": "P-256", "kid": "ec1", "alg": "ES256",
+            "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap()),
+        }]});
+        let addr = serve_jwks(jwks).await;
+        let v = direct(addr, Duration::from_secs(300), Duration::ZERO);
+        let der = sk.to_pkcs8_der().unwrap();
+        let key = jsonwebtoken::EncodingKey::from_ec_der(der.as_bytes());
+        let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        h.kid = Some("ec1".into());
+        let tok = jsonwebtoken::encode(&h, &claims("erin", "mcp", json!({})), &key).unwrap();
+        let p = ferromcp_http_server::auth::TokenVerifier::verify(&v, &tok)
+            .await
+            .unwrap();
+        assert_eq!(p.subject, "erin");
+        assert_eq!(p.issuer.as_deref(), Some(ISS));
+        assert_eq!(p.audience, [RESOURCE]);
+        assert!(p.expires_at.is_some());
+        // The same claims under EdDSA with the EC key's kid: the algorithm does not match.
+        let ed = Key::new("ec1");
+        let e = ferromcp_http_server::auth::TokenVerifier::verify(
+            &v,
+            &ed.sign(&claims("erin", "mcp", json!({}))),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(e, ferromcp_http_server::auth::AuthError::InvalidToken(_)),
+            "{e:?}"
+        );
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn periodic_refresh_retires_old_keys() {
+    use ferromcp_http_server::auth::TokenVerifier as _;
+    tokio::time::timeout(LIMIT, async {
+        let k1 = Key::new("k1");
+        let k2 = Key::new("k2");
+        let jwks = Arc::new(Jwks::default());
+        *jwks.doc.lock().unwrap() = json!({"keys": [k1.jwk()]});
+        let addr = serve_jwks(jwks.clone()).await;
+        let v = direct(addr, Duration::from_secs(2), Duration::from_secs(60));
+        let t1 = k1.sign(&claims("a", "mcp", json!({})));
+        v.verify(&t1).await.unwrap();
+        // The AS rotates k1 out; after the refresh period the set is re-read.
+        *jwks.doc.lock().unwrap() = json!({"keys": [k2.jwk()]});
+        v.verify(&t1).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(2200)).await;
+        assert!(v.verify(&t1).await.is_err());
+        v.verify(&k2.sign(&claims("a", "mcp", json!({}))))
+            .await
+            .unwrap();
+        assert_eq!(jwks.hits.load(Ordering::SeqCst), 2);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn unknown_kid_refetches_are_rate_limited() {
+    use ferromcp_http_server::auth::TokenVerifier as _;
+    tokio::time::timeout(LIMIT, async {
+        let k1 = Key::new("k1");
+        let jwks = Arc::new(Jwks::default());
+        *jwks.doc.lock().unwrap() = json!({"keys": [k1.jwk()]});
+        let addr = serve_jwks(jwks.clone()).await;
+        let v = direct(addr, Duration::from_secs(300), Duration::from_secs(60));
+        v.verify(&k1.sign(&claims("a", "mcp", json!({}))))
+            .await
+            .unwrap();
+        for i in 0..20 {
+            let made_up = k1.sign_as(&format!("nope-{i}"), &claims("a", "mcp", json!({})));
+            assert!(v.verify(&made_up).await.is_err());
+        }
+        assert_eq!(
+            jwks.hits.load(Ordering::SeqCst),
+            1,
+            "made-up kids fetched the JWKS"
+        );
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn unreachable_jwks_is_503_not_401() {
+    tokio::time::timeout(LIMIT, async {
+        // A port nobody listens on.
+        let gone = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = gone.local_addr().unwrap();
+        drop(gone);
+        let v = direct(addr, Duration::from_secs(300), Duration::ZERO);
+        let auth = AuthConfig::new(RESOURCE, v).authorization_server(ISS);
+        let server = McpServer::builder("down", "1.0.0")
+            .tool("ctx_whoami", ctx_whoami)
+            .build()
+            .unwrap();
+        let srv = HttpServer::bind(
+            "127.0.0.1:0",
+            server.server().clone(),
+            HttpConfig::default().auth(auth),
+        )
+        .await
+        .unwrap();
+        let mcp = srv.local_addr();
+        tokio::spawn(srv.run());
+        let tok = Key::new("k1").sign(&claims("a", "mcp", json!({})));
+        let resp = modern(mcp, &bearer(&tok), "ctx_whoami").await;
+        assert_eq!(resp.status(), 503);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn another_principal_cannot_open_the_sessions_streams() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let alice = bearer(&s.key.sign(&claims("alice", "mcp", json!({}))));
+        let bob = bearer(&s.key.sign(&claims("bob", "mcp", json!({}))));
+        let sid = open_session(s.addr, &alice).await;
+        let get = |auth: String| {
+            let sid = sid.clone();
+            async move {
+                let h = [
+                    ("accept", "text/event-stream"),
+                    ("mcp-session-id", sid.as_str()),
+                    ("mcp-protocol-version", "2025-11-25"),
+                    ("last-event-id", "0"),
+                    ("authorization", auth.as_str()),
+                ];
+                http_support::send(s.addr, Method::GET, &h, "")
+                    .await
+                    .status()
+            }
+        };
+        assert_eq!(get(bob.clone()).await, 404);
+        let h = [
+            ("mcp-session-id", sid.as_str()),
+            ("authorization", bob.as_str()),
+        ];
+        let resp = http_support::send(s.addr, Method::DELETE, &h, "").await;
+        assert_eq!(resp.status(), 404);
+        // Bob's DELETE did not end it: Alice still uses it.
+        assert_eq!(
+            legacy_call(s.addr, &sid, &alice, "whoami").await.status(),
+            200
+        );
+    })
+    .await
+    .unwrap();
+}
+
+/// Every event and span field, as text.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<String>>);
+
+struct Visit<'a>(&'a mut String);
+
+impl tracing::field::Visit for Visit<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!("{}={value:?} ", field.name()));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        event.record(&mut Visit(&mut self.0.lock().unwrap()));
+    }
+
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        attrs.record(&mut Visit(&mut self.0.lock().unwrap()));
+    }
+}
+
+#[tokio::test]
+async fn tokens_are_never_logged() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let good = s.key.sign(&claims("alice", "mcp", json!({})));
+        let expired = s
+            .key
+            .sign(&claims("alice", "mcp", json!({"exp": now() - 120})));
+        let stranger = Key::new("zz").sign(&claims("alice", "mcp", json!({})));
+        for t in [&good, &expired, &stranger] {
+            let _ = rpc(modern(s.addr, &bearer(t), "whoami").await).await;
+        }
+        let logs = capture.0.lock().unwrap().clone();
+        assert!(!logs.is_empty(), "nothing was captured");
+        for t in [&good, &expired, &stranger] {
+            let sig = t.rsplit('.').next().unwrap();
+            assert!(!logs.contains(sig), "a token reached the logs: {logs}");
+        }
+    })
+    .await
+    .unwrap();
+}
+
+/// Writes one raw HTTP/1.1 request on `conn` and reads its response head and body (by
+/// Content-Length); `None` when the server closed the connection instead.
+async fn raw_exchange(
+    conn: &mut tokio::net::TcpStream,
+    addr: SocketAddr,
+    auth: Option<&str>,
+) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = modern_call(1, "whoami", json!({})).to_string();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
+         mcp-method: tools/call\r\nmcp-name: whoami\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    if let Some(a) = auth {
+        req.push_str(&format!("authorization: {a}\r\n"));
+    }
+    req.push_str("\r\n");
+    // The head and the body in separate segments, as clients that stream bodies send them:
+    // the server answers (401) before the body has arrived.
+    conn.write_all(req.as_bytes()).await.ok()?;
+    conn.flush().await.ok()?;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    conn.write_all(body.as_bytes()).await.ok()?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let len = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                return Some(text);
+            }
+        }
+        let n = conn.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// RFC 6750 §3 / RFC 9110 §9.3.3: a 401 to an unauthenticated POST leaves the connection
+/// usable, so a client that retries with its token on the same (kept-alive) connection gets
+/// an answer, not a disconnect (the body is read, within a bound, before the 401 goes out).
+#[tokio::test]
+async fn a_401_keeps_the_connection_for_the_authorized_retry() {
+    tokio::time::timeout(LIMIT, async {
+        let s = setup().await;
+        let tok = s.key.sign(&claims("alice", "mcp", json!({})));
+        for _ in 0..5 {
+            let mut conn = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+            let first = raw_exchange(&mut conn, s.addr, None).await.unwrap();
+            assert!(first.starts_with("HTTP/1.1 401"), "{first}");
+            let second = raw_exchange(&mut conn, s.addr, Some(&bearer(&tok)))
+                .await
+                .expect("the connection was closed after the 401");
+            assert!(second.starts_with("HTTP/1.1 200"), "{second}");
+        }
+    })
+    .await
+    .unwrap();
+}
