@@ -175,13 +175,13 @@ fn every_requirement_suite_test_is_listed() {
         manifest().into_iter().flat_map(|(_, refs)| refs).collect();
     let suites = [
         "crates/ferromcp-cli/tests/bad_input.rs",
-        "crates/ferromcp-server/tests/http_bad_input.rs",
+        "crates/ferromcp-http-server/tests/http_bad_input.rs",
         "crates/ferromcp-fuzz-bodies/tests/server_corpus.rs",
         "crates/ferromcp-fuzz-bodies/tests/codec_corpus.rs",
         "crates/ferromcp-server/src/fuzzing.rs",
-        "crates/ferromcp-server/tests/faults.rs",
-        "crates/ferromcp-server/tests/load.rs",
-        "crates/ferromcp-server/tests/security.rs",
+        "crates/ferromcp-http-server/tests/faults.rs",
+        "crates/ferromcp-http-server/tests/load.rs",
+        "crates/ferromcp-http-server/tests/security.rs",
         "crates/ferromcp-client/tests/malicious_server.rs",
         "crates/ferromcp-client/tests/oauth_ssrf.rs",
         "crates/ferromcp-client/tests/http_faults.rs",
