@@ -14,7 +14,7 @@ use ferromcp_dispatch::{
     CallOptions, DirectDispatcher, Dispatcher, DispatcherConfig, Handler, JsonRpcDispatcher,
     LineTransportConfig, Outbound, handler_fn, line_transport, memory_pair,
 };
-use ferromcp_types::jsonrpc::{Message, Payload, Request};
+use ferromcp_jsonrpc::{Message, Payload, Request};
 use serde_json::json;
 
 fn echo() -> Arc<dyn Handler> {

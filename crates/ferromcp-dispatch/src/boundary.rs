@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ferromcp_types::jsonrpc::{ErrorObject, Payload};
+use ferromcp_jsonrpc::{ErrorObject, Payload};
 
 use crate::context::DispatchContext;
 use crate::handler::Handler;

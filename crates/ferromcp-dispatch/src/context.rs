@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use ferromcp_types::jsonrpc::{ErrorObject, Payload, RequestId};
+use ferromcp_jsonrpc::{ErrorObject, Payload, RequestId};
 use tokio_util::sync::CancellationToken;
 
 use crate::dispatcher::{BoxFuture, Outbound};
@@ -92,7 +92,7 @@ struct Inner {
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// use std::sync::Arc;
 /// use ferromcp_dispatch::{DispatchContext, DirectDispatcher, Outbound, TransportInfo, TransportKind, CallOptions};
-/// use ferromcp_types::jsonrpc::ErrorCode;
+/// use ferromcp_jsonrpc::ErrorCode;
 ///
 /// let (a, _b) = DirectDispatcher::pair();
 /// let ctx = DispatchContext::builder(Arc::new(a), TransportInfo::new(TransportKind::Other("test"), false))

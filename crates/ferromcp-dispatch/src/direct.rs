@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use ferromcp_types::jsonrpc::{ErrorObject, Payload, RequestId};
+use ferromcp_jsonrpc::{ErrorObject, Payload, RequestId};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -46,7 +46,7 @@ struct PairShared {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use ferromcp_dispatch::*;
-/// use ferromcp_types::jsonrpc::Payload;
+/// use ferromcp_jsonrpc::Payload;
 ///
 /// let (client, server) = DirectDispatcher::pair();
 /// let s = server.clone();

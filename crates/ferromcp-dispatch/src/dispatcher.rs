@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ferromcp_types::jsonrpc::{ErrorObject, Payload};
+use ferromcp_jsonrpc::{ErrorObject, Payload};
 
 use crate::error::RunError;
 use crate::handler::Handler;

@@ -2,7 +2,7 @@
 
 use std::error::Error as StdError;
 
-use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
+use ferromcp_jsonrpc::{ErrorCode, ErrorObject};
 
 /// A boxed error, as carried by [`HandlerError`].
 pub type BoxError = Box<dyn StdError + Send + Sync>;
@@ -15,7 +15,7 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 ///
 /// ```
 /// use ferromcp_dispatch::HandlerError;
-/// use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
+/// use ferromcp_jsonrpc::{ErrorCode, ErrorObject};
 ///
 /// let e = HandlerError::internal("database on fire").into_error_object("tools/call");
 /// assert_eq!(e.code, ErrorCode::INTERNAL_ERROR);

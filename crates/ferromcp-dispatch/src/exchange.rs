@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use ferromcp_types::jsonrpc::{ErrorObject, Payload, RequestId};
+use ferromcp_jsonrpc::{ErrorObject, Payload, RequestId};
 use tokio_util::sync::CancellationToken;
 
 use crate::boundary;
@@ -28,7 +28,7 @@ use crate::utility::progress_token_of;
 /// use ferromcp_dispatch::{
 ///     DirectDispatcher, HandlerError, SingleExchange, TransportInfo, TransportKind, handler_fn,
 /// };
-/// use ferromcp_types::jsonrpc::{ErrorCode, Payload};
+/// use ferromcp_jsonrpc::{ErrorCode, Payload};
 ///
 /// let handler = handler_fn(|_ctx, method, _params| async move {
 ///     match method.as_str() {

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use ferromcp_types::jsonrpc::Payload;
+use ferromcp_jsonrpc::Payload;
 
 use crate::BoxFuture;
 use crate::context::DispatchContext;
@@ -78,7 +78,7 @@ pub struct FnHandler {
 ///
 /// ```
 /// use ferromcp_dispatch::{handler_fn, HandlerError};
-/// use ferromcp_types::jsonrpc::{ErrorObject, Payload};
+/// use ferromcp_jsonrpc::{ErrorObject, Payload};
 ///
 /// let handler = handler_fn(|_ctx, method, params| async move {
 ///     match method.as_str() {

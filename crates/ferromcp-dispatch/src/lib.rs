@@ -1,7 +1,7 @@
 //! MCP-agnostic dispatchers: the layer between MCP semantics and the wire.
 //!
 //! A dispatcher knows nothing of MCP. A request is a method name and a JSON payload; a result
-//! is a JSON payload or an [`ErrorObject`](ferromcp_types::jsonrpc::ErrorObject). Inside it
+//! is a JSON payload or an [`ErrorObject`](ferromcp_jsonrpc::ErrorObject). Inside it
 //! sit JSON-RPC framing, id allocation and correlation, timeouts, cancellation both ways,
 //! progress, and the single boundary where handler failures become wire errors.
 //!

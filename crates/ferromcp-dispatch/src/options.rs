@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use ferromcp_types::jsonrpc::RequestId;
+use ferromcp_jsonrpc::RequestId;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 /// One progress report for an in-flight request (`notifications/progress`).

@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use ferromcp_types::jsonrpc::{DEFAULT_MAX_DEPTH, DecodeError, Decoder, Frame, Message};
+use ferromcp_jsonrpc::{DEFAULT_MAX_DEPTH, DecodeError, Decoder, Frame, Message};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
@@ -55,7 +55,7 @@ pub struct LineTransportConfig {
     /// [`DecodeError::Parse`] item.
     pub max_line_len: usize,
     /// The deepest JSON nesting accepted (default 128, clamped to
-    /// `1..=`[`MAX_SETTABLE_DEPTH`](ferromcp_types::jsonrpc::MAX_SETTABLE_DEPTH)).
+    /// `1..=`[`MAX_SETTABLE_DEPTH`](ferromcp_jsonrpc::MAX_SETTABLE_DEPTH)).
     pub max_depth: usize,
     /// How many outbound messages may wait for the writer before [`MessageSink::send`] waits
     /// (default 1024, at least 1).
@@ -139,7 +139,7 @@ type BoxWriter = Box<dyn AsyncWrite + Unpin + Send>;
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// use ferromcp_dispatch::{LineTransportConfig, MessageSink, MessageSource, line_transport};
-/// use ferromcp_types::jsonrpc::{Message, Notification};
+/// use ferromcp_jsonrpc::{Message, Notification};
 ///
 /// let (client, server) = tokio::io::duplex(1024);
 /// let (client_read, client_write) = tokio::io::split(client);

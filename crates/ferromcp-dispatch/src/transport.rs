@@ -8,7 +8,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use ferromcp_types::jsonrpc::{DecodeError, Message, RequestId};
+use ferromcp_jsonrpc::{DecodeError, Message, RequestId};
 use http::HeaderMap;
 use tokio::sync::mpsc;
 
@@ -157,7 +157,7 @@ pub struct MemoryTransport {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// use ferromcp_dispatch::{memory_pair, MessageSink, MessageSource};
-/// use ferromcp_types::jsonrpc::{Message, Notification};
+/// use ferromcp_jsonrpc::{Message, Notification};
 ///
 /// let (a, mut b) = memory_pair(16);
 /// a.sink.send(Message::from(Notification::new("ping", None)).into()).await.unwrap();

@@ -1,6 +1,6 @@
 //! The JSON-RPC utilities the dispatchers implement: cancellation, progress, and `_meta`.
 
-use ferromcp_types::jsonrpc::{Payload, RequestId};
+use ferromcp_jsonrpc::{Payload, RequestId};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 

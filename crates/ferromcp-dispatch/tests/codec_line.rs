@@ -7,7 +7,7 @@ use bytes::Bytes;
 use ferromcp_dispatch::codec::{
     DEFAULT_MAX_LINE_LEN, LineDecoder, LineError, LineReader, LineWriter, decode_line,
 };
-use ferromcp_types::jsonrpc::{DecodeError, Decoder, Message, Payload, Request};
+use ferromcp_jsonrpc::{DecodeError, Decoder, Message, Payload, Request};
 use proptest::prelude::*;
 use tokio::io::AsyncWriteExt;
 use tokio::time::timeout;

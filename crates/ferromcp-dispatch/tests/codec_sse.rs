@@ -6,7 +6,7 @@ use ferromcp_dispatch::codec::{
     DEFAULT_MAX_EVENT_SIZE, SseError, SseEvent, SseParser, SseWriteError, encode_comment,
     encode_message_event,
 };
-use ferromcp_types::jsonrpc::{Message, Payload, Request};
+use ferromcp_jsonrpc::{Message, Payload, Request};
 use proptest::prelude::*;
 
 fn parse_with(p: &mut SseParser, chunks: &[&[u8]]) -> Vec<Result<SseEvent, SseError>> {

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use common::*;
 use ferromcp_dispatch::*;
-use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Payload, RequestId};
+use ferromcp_jsonrpc::{ErrorCode, ErrorObject, Payload, RequestId};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 

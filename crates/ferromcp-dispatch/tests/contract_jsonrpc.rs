@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::{Counter, echo_handler, field, ms, timed};
 use ferromcp_dispatch::*;
-use ferromcp_types::jsonrpc::{
+use ferromcp_jsonrpc::{
     DecodeError, ErrorCode, Message, Notification, Payload, Request, RequestId,
 };
 use serde_json::{Value, json};
@@ -150,7 +150,7 @@ async fn unknown_responses_are_dropped() {
         send(&raw, Message::response(999.into(), json!({}))).await;
         send(
             &raw,
-            Message::error(None, ferromcp_types::jsonrpc::ErrorObject::parse_error("x")),
+            Message::error(None, ferromcp_jsonrpc::ErrorObject::parse_error("x")),
         )
         .await;
         send(&raw, req(1, "echo", json!({}))).await;

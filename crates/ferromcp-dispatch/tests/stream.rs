@@ -14,7 +14,7 @@ use ferromcp_dispatch::{
     LineSink, LineSource, LineTransportConfig, MessageSink, MessageSource, TransportClosed,
     line_transport,
 };
-use ferromcp_types::jsonrpc::{DecodeError, Message, Notification, Request, RequestId};
+use ferromcp_jsonrpc::{DecodeError, Message, Notification, Request, RequestId};
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, ReadBuf};
 use tokio::time::timeout;
@@ -292,7 +292,7 @@ async fn batches_are_refused_by_default_and_split_when_allowed() {
 async fn outbound_messages_are_one_compact_line_each() {
     timeout(LIMIT, async {
         let (_source, sink, mut peer) = transport(LineTransportConfig::default());
-        let params = ferromcp_types::jsonrpc::Payload::from_value(json!({"text": "a\nb"}));
+        let params = ferromcp_jsonrpc::Payload::from_value(json!({"text": "a\nb"}));
         sink.send(Message::from(Request::new(1, "echo", Some(params))).into())
             .await
             .unwrap();

@@ -8,7 +8,8 @@
 //!
 //! This crate has no async runtime in its dependency tree.
 
-pub mod jsonrpc;
+/// JSON-RPC 2.0 (the crate `ferromcp-jsonrpc`): messages, ids, errors, decoding.
+pub use ferromcp_jsonrpc as jsonrpc;
 pub mod mcp;
 pub mod tables;
 pub mod version;

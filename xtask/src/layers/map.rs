@@ -26,6 +26,7 @@ pub(crate) struct CrateLayers {
 
 /// Every crate's layers.
 pub(crate) const MAP: &[CrateLayers] = &[
+    JSONRPC,
     TYPES,
     DISPATCH,
     CLIENT,
@@ -93,24 +94,19 @@ const TYPES: CrateLayers = CrateLayers {
             may_name: &[],
         },
         Layer {
-            name: "jsonrpc",
-            modules: &["jsonrpc"],
-            may_name: &["version"],
-        },
-        Layer {
             name: "mcp",
             modules: &["mcp"],
-            may_name: &["jsonrpc", "version"],
+            may_name: &["version"],
         },
         Layer {
             name: "tables",
             modules: &["tables"],
-            may_name: &["mcp", "jsonrpc", "version"],
+            may_name: &["mcp", "version"],
         },
         Layer {
             name: "top",
             modules: &["crate"],
-            may_name: &["tables", "mcp", "jsonrpc", "version"],
+            may_name: &["tables", "mcp", "version"],
         },
     ],
 };
@@ -361,4 +357,27 @@ const AUTH_SERVER: CrateLayers = CrateLayers {
         ],
         may_name: &[],
     }],
+};
+
+/// `ferromcp-jsonrpc`: the message model (ids, errors, the JSON scanner, payloads, messages)
+/// at the bottom; the decoder on it; the root on top.
+const JSONRPC: CrateLayers = CrateLayers {
+    krate: "ferromcp-jsonrpc",
+    layers: &[
+        Layer {
+            name: "model",
+            modules: &["error", "id", "scan", "payload", "message"],
+            may_name: &[],
+        },
+        Layer {
+            name: "decode",
+            modules: &["decode"],
+            may_name: &["model"],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["decode", "model"],
+        },
+    ],
 };

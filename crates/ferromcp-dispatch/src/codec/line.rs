@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use bytes::Bytes;
-use ferromcp_types::jsonrpc::{DecodeError, Decoder, Message, Payload};
+use ferromcp_jsonrpc::{DecodeError, Decoder, Message, Payload};
 
 /// The default bound on the length of one line: 4 MiB.
 pub const DEFAULT_MAX_LINE_LEN: usize = 4 * 1024 * 1024;
@@ -345,7 +345,7 @@ pub fn decode_line(decoder: &Decoder, frame: &[u8]) -> Result<Message, DecodeErr
 ///
 /// ```
 /// use ferromcp_dispatch::codec::LineWriter;
-/// use ferromcp_types::jsonrpc::{Message, Request};
+/// use ferromcp_jsonrpc::{Message, Request};
 ///
 /// let mut w = LineWriter::new();
 /// w.push(&Message::from(Request::new(1, "ping", None)));
@@ -505,7 +505,7 @@ mod tests {
     /// raw payloads' line breaks are flattened: every message is exactly one line.
     #[test]
     fn every_message_is_one_line() {
-        use ferromcp_types::jsonrpc::{ErrorObject, Notification, Request, RequestId};
+        use ferromcp_jsonrpc::{ErrorObject, Notification, Request, RequestId};
         let nasty = "a\nb\rc\r\nd";
         let value = serde_json::json!({ nasty: [nasty, {"k\n": "\n"}] });
         let raw: Payload = serde_json::from_str("{\"a\":\n1,\r\"b\":[\r\n]}").unwrap();

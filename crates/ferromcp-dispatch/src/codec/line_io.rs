@@ -3,7 +3,7 @@
 use std::ops::Range;
 
 use bytes::Bytes;
-use ferromcp_types::jsonrpc::{DecodeError, Decoder, Message};
+use ferromcp_jsonrpc::{DecodeError, Decoder, Message};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::line::{LineDecoder, LineError, decode_line};

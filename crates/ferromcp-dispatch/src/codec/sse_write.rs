@@ -2,7 +2,7 @@
 
 use std::io::Write as _;
 
-use ferromcp_types::jsonrpc::Message;
+use ferromcp_jsonrpc::Message;
 
 use super::line::flatten_newlines;
 use super::sse::SseEvent;
@@ -101,7 +101,7 @@ fn write_header(out: &mut Vec<u8>, id: Option<&str>, event: Option<&str>, retry:
 ///
 /// ```
 /// use ferromcp_dispatch::codec::encode_message_event;
-/// use ferromcp_types::jsonrpc::{Message, Request};
+/// use ferromcp_jsonrpc::{Message, Request};
 ///
 /// let mut out = Vec::new();
 /// encode_message_event(&mut out, Some("s1-4"), &Message::from(Request::new(4, "ping", None)))

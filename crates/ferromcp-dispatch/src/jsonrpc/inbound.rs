@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Waker};
 use std::time::Duration;
 
-use ferromcp_types::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
+use ferromcp_jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use ferromcp_types::jsonrpc::{ErrorObject, Message, Notification, Payload, RequestId};
+use ferromcp_jsonrpc::{ErrorObject, Message, Notification, Payload, RequestId};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -304,7 +304,7 @@ impl Shared {
 /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
 /// use std::sync::Arc;
 /// use ferromcp_dispatch::*;
-/// use ferromcp_types::jsonrpc::Payload;
+/// use ferromcp_jsonrpc::Payload;
 ///
 /// let (a, b) = memory_pair(64);
 /// let client = JsonRpcDispatcher::new(a.source, a.sink, DispatcherConfig::default());

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use ferromcp_types::jsonrpc::{ErrorObject, Message, Payload, Request, RequestId};
+use ferromcp_jsonrpc::{ErrorObject, Message, Payload, Request, RequestId};
 use tokio::sync::{Notify, oneshot};
 
 use super::{Shared, lock};
@@ -126,7 +126,7 @@ impl Shared {
             return;
         }
         let meta = related.map(MessageMeta::related_to).unwrap_or_default();
-        let message = Message::Notification(ferromcp_types::jsonrpc::Notification::new(
+        let message = Message::Notification(ferromcp_jsonrpc::Notification::new(
             CANCELLED,
             Some(cancelled_params(id, reason)),
         ));

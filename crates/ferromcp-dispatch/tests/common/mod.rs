@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ferromcp_dispatch::*;
-use ferromcp_types::jsonrpc::{Payload, RequestId};
+use ferromcp_jsonrpc::{Payload, RequestId};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, watch};
 

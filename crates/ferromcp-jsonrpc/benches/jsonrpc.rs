@@ -1,7 +1,7 @@
 //! JSON-RPC envelope micro-benchmarks: decoding a typical `tools/call` request line and
 //! encoding its response, the codec's share of every call a server answers.
 //!
-//! Run with `cargo bench -p ferromcp-types --bench jsonrpc`. For instruction counts (what the
+//! Run with `cargo bench -p ferromcp-jsonrpc --bench jsonrpc`. For instruction counts (what the
 //! performance budget is stated in), run the bench binary under
 //! `valgrind --tool=callgrind` with `--bench --profile-time 1` and read the inclusive cost of
 //! `Decoder::decode_message` and `Message::write_to`.
@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ferromcp_types::jsonrpc::{Decoder, Message, Payload, RawJson, RequestId};
+use ferromcp_jsonrpc::{Decoder, Message, Payload, RawJson, RequestId};
 use serde_json::json;
 
 /// The request line a client sends for a `tools/call` of `echo`.

@@ -150,7 +150,7 @@ proptest::proptest! {
         base in 0..PLAIN.len(),
         edits in proptest::collection::vec((0..200usize, 0..3u8, 0..PIECES.len()), 1..4),
     ) {
-        let text = crate::jsonrpc::scan::mutate(PLAIN[base], &edits, PIECES);
+        let text = crate::scan::mutate(PLAIN[base], &edits, PIECES);
         if let Some(plain) = decode_plain(text.as_bytes(), DEFAULT_MAX_DEPTH) {
             let full = decode_full(text.as_bytes(), DEFAULT_MAX_DEPTH);
             proptest::prop_assert_eq!(

@@ -18,7 +18,7 @@ use super::scan::Checked;
 /// already checked, so a decoded message's `params` or `result` is read once, not twice.
 ///
 /// ```
-/// use ferromcp_types::jsonrpc::{Payload, RawJson};
+/// use ferromcp_jsonrpc::{Payload, RawJson};
 ///
 /// let raw = RawJson::from_string(r#"{"name": "echo"}"#.to_owned()).unwrap();
 /// assert_eq!(raw.get(), r#"{"name": "echo"}"#);
@@ -103,7 +103,7 @@ impl<'de> Deserialize<'de> for RawJson {
 /// are ([`Payload::Value`]), with no serialization at all.
 ///
 /// ```
-/// use ferromcp_types::jsonrpc::Payload;
+/// use ferromcp_jsonrpc::Payload;
 ///
 /// let p = Payload::from_value(serde_json::json!({"name": "add"}));
 /// #[derive(serde::Deserialize)]

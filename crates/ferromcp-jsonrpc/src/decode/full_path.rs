@@ -9,8 +9,8 @@ use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::{DecodeError, MAX_SETTABLE_DEPTH, first_non_ws};
-use crate::jsonrpc::scan;
-use crate::jsonrpc::{
+use crate::scan;
+use crate::{
     ErrorObject, ErrorResponse, Message, Notification, Payload, Request, RequestId, Response,
 };
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// (`"07"` and `"+7"` are strings unlike `7`).
 ///
 /// ```
-/// use ferromcp_types::jsonrpc::RequestId;
+/// use ferromcp_jsonrpc::RequestId;
 ///
 /// let n = RequestId::from(7);
 /// let s = RequestId::from("7");

@@ -15,7 +15,7 @@ pub const MAX_ECHO_LEN: usize = 256;
 /// character boundary and marked with `…`.
 ///
 /// ```
-/// use ferromcp_types::jsonrpc::{MAX_ECHO_LEN, echo};
+/// use ferromcp_jsonrpc::{MAX_ECHO_LEN, echo};
 ///
 /// assert_eq!(echo("tools/call"), "tools/call");
 /// let long = "é".repeat(1000);
@@ -100,7 +100,7 @@ impl fmt::Display for ErrorCode {
 /// A JSON-RPC error object: the protocol error that crosses the wire.
 ///
 /// ```
-/// use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
+/// use ferromcp_jsonrpc::{ErrorCode, ErrorObject};
 ///
 /// let e = ErrorObject::method_not_found("tools/frobnicate");
 /// assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);

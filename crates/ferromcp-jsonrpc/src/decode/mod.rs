@@ -109,7 +109,7 @@ pub enum Frame {
 /// A configured envelope decoder.
 ///
 /// ```
-/// use ferromcp_types::jsonrpc::{Decoder, Frame, Message};
+/// use ferromcp_jsonrpc::{Decoder, Frame, Message};
 ///
 /// let d = Decoder::new();
 /// let Frame::Single(Message::Request(r)) =

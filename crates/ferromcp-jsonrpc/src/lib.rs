@@ -1,7 +1,9 @@
-//! JSON-RPC 2.0: messages, request ids, error codes and objects, and strict one-pass decoding.
+//! JSON-RPC 2.0 for ferromcp: messages, request ids, error codes and objects, and strict
+//! one-pass decoding. It knows nothing of MCP; `ferromcp-types` re-exports it as
+//! `ferromcp_types::jsonrpc`.
 //!
 //! ```
-//! use ferromcp_types::jsonrpc::{Message, Payload, Request};
+//! use ferromcp_jsonrpc::{Message, Payload, Request};
 //!
 //! let m = Message::from(Request::new(1, "tools/list", None));
 //! let bytes = m.to_vec();
