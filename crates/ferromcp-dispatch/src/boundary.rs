@@ -70,7 +70,8 @@ impl MethodName {
 }
 
 /// Runs a request handler; protocol errors pass through, invalid params become -32602 and
-/// anything else, a panic included, -32603.
+/// anything else, a panic included, -32603. When the handler returns, its context is marked
+/// answered: from then on it sends nothing related to the request.
 pub(crate) async fn call_request(
     handler: Arc<dyn Handler>,
     ctx: DispatchContext,
@@ -78,11 +79,15 @@ pub(crate) async fn call_request(
     params: Option<Payload>,
 ) -> Result<Payload, ErrorObject> {
     let name = MethodName::new(&method);
+    // A second handle on the context (a reference count, no allocation), to mark the request
+    // answered once the handler has returned.
+    let answered = ctx.clone();
     let started = catch_unwind(AssertUnwindSafe(|| handler.on_request(ctx, method, params)));
     let outcome = match started {
         Ok(fut) => CatchUnwind(fut).await,
         Err(panic) => Err(panic),
     };
+    answered.mark_answered();
     match outcome {
         Ok(Ok(result)) => Ok(result),
         Ok(Err(e)) => Err(e.into_error_object(name.as_str())),

@@ -2,11 +2,13 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ferromcp_jsonrpc::{ErrorObject, Payload, RequestId};
 use tokio_util::sync::CancellationToken;
 
 use crate::dispatcher::{BoxFuture, Outbound};
+use crate::error::SendRefused;
 use crate::options::{CallOptions, Progress, ProgressCallback};
 use crate::utility::{PROGRESS, progress_params};
 
@@ -79,11 +81,21 @@ struct Inner {
     http: Option<Arc<http::request::Parts>>,
     cancellation: Cancellation,
     progress: ProgressRoute,
+    /// Raised once the request's handler has returned: its answer is decided and on its way,
+    /// so nothing more may be sent related to it (see [`DispatchContext::is_answered`]).
+    answered: AtomicBool,
 }
 
 /// The context a handler runs in: an [`Outbound`] whose messages relate to the inbound
 /// request, plus the request id, the transport's description, the HTTP request parts, a
 /// cancellation signal and progress reporting. Cheap to clone.
+///
+/// Once the request has been answered (its handler returned; every dispatcher marks it),
+/// the context refuses to send anything related to it, as the Python SDK's
+/// `can_send_request` rule does: [`send_request`](Outbound::send_request) fails with
+/// [`SendRefused::RequestAnswered`] (-32600) and notifications, progress included, are
+/// dropped (logged at debug), never sent related to a finished request. Work that outlives
+/// the request sends through the connection's own channel instead.
 ///
 /// Dispatchers build these; other code (the HTTP server's single-exchange path, tests) can
 /// build one with [`DispatchContext::builder`].
@@ -101,6 +113,7 @@ struct Inner {
 /// ctx.progress(0.5, None, None).await; // no token: a no-op
 /// let err = ctx.send_request("ping", None, CallOptions::new()).await.unwrap_err();
 /// assert_eq!(err.code, ErrorCode::INVALID_REQUEST);
+/// assert!(ferromcp_dispatch::SendRefused::NoBackChannel.is(&err));
 /// # });
 /// ```
 #[derive(Clone)]
@@ -164,6 +177,7 @@ impl DispatchContext {
                 http,
                 cancellation: Cancellation::Request(state),
                 progress,
+                answered: AtomicBool::new(false),
             }),
         }
     }
@@ -217,12 +231,35 @@ impl DispatchContext {
         self.inner.request_id.clone()
     }
 
+    /// Whether the request has been answered (its handler returned); from then on the
+    /// context sends nothing related to it.
+    pub fn is_answered(&self) -> bool {
+        self.inner.answered.load(Ordering::Acquire)
+    }
+
+    /// Whether [`send_request`](Outbound::send_request) may reach the peer: the transport
+    /// has a back channel and the request has not been answered yet.
+    pub fn can_send_request(&self) -> bool {
+        self.inner.transport.can_send_requests && !self.is_answered()
+    }
+
+    /// Marks the request answered (the dispatchers' error boundary does, when the handler
+    /// returns).
+    pub(crate) fn mark_answered(&self) {
+        self.inner.answered.store(true, Ordering::Release);
+    }
+
     fn has_progress(&self) -> bool {
         !matches!(self.inner.progress, ProgressRoute::None)
     }
 
     /// Reports progress to the peer; a no-op when the peer asked for none.
+    /// Dropped once the request has been answered (see [`DispatchContext::is_answered`]).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if self.is_answered() {
+            tracing::debug!("progress dropped: the request has been answered");
+            return;
+        }
         match &self.inner.progress {
             ProgressRoute::None => {}
             ProgressRoute::Notify(token) => {
@@ -289,6 +326,7 @@ impl DispatchContextBuilder {
                 http: self.http,
                 cancellation: Cancellation::Token(self.cancellation.unwrap_or_default()),
                 progress: self.progress,
+                answered: AtomicBool::new(false),
             }),
         }
     }
@@ -305,7 +343,14 @@ impl Outbound for DispatchContext {
             let msg = format!(
                 "Cannot send '{method}': this transport context has no back channel for requests"
             );
-            return Box::pin(std::future::ready(Err(ErrorObject::invalid_request(msg))));
+            let e = SendRefused::NoBackChannel.error(msg);
+            return Box::pin(std::future::ready(Err(e)));
+        }
+        if self.is_answered() {
+            let msg =
+                format!("Cannot send '{method}': the request it would relate to has been answered");
+            let e = SendRefused::RequestAnswered.error(msg);
+            return Box::pin(std::future::ready(Err(e)));
         }
         match &self.inner.via {
             Via::Outbound(outbound) => outbound.send_request(method, params, options),
@@ -320,6 +365,14 @@ impl Outbound for DispatchContext {
     }
 
     fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
+        if self.is_answered() {
+            tracing::debug!(
+                method,
+                request_id = ?self.inner.request_id,
+                "notification dropped: the request it would relate to has been answered"
+            );
+            return Box::pin(std::future::ready(()));
+        }
         match &self.inner.via {
             Via::Outbound(outbound) => outbound.notify(method, params),
             Via::Connection(shared) => {

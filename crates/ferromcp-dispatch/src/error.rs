@@ -71,6 +71,70 @@ impl From<ErrorObject> for HandlerError {
     }
 }
 
+/// Why a send through a [`DispatchContext`](crate::DispatchContext) (or a session built on
+/// one) was refused before anything reached the wire.
+///
+/// The refusal travels as an ordinary -32600 [`ErrorObject`] (that is what a handler that
+/// propagates it answers with), marked in its `data` as `{"sendRefused": "<reason>"}` so that
+/// callers can tell the cases apart without comparing message text: [`SendRefused::of`].
+///
+/// ```
+/// use ferromcp_dispatch::SendRefused;
+/// use ferromcp_jsonrpc::{ErrorCode, ErrorObject};
+///
+/// let e = SendRefused::NoBackChannel.error("no back channel");
+/// assert_eq!(e.code, ErrorCode::INVALID_REQUEST);
+/// assert_eq!(SendRefused::of(&e), Some(SendRefused::NoBackChannel));
+/// assert!(SendRefused::NoBackChannel.is(&e));
+/// assert_eq!(SendRefused::of(&ErrorObject::invalid_request("other")), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SendRefused {
+    /// The transport, era or context cannot carry requests from this side to the peer
+    /// (`data`: `{"sendRefused": "noBackChannel"}`).
+    NoBackChannel,
+    /// The request this context belongs to has been answered, so nothing can be sent
+    /// related to it any more (`data`: `{"sendRefused": "requestAnswered"}`); the Python
+    /// SDK's `can_send_request` rule.
+    RequestAnswered,
+}
+
+impl SendRefused {
+    /// The `data` key that carries the marker.
+    pub const DATA_KEY: &'static str = "sendRefused";
+
+    /// The marker's stable value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::NoBackChannel => "noBackChannel",
+            Self::RequestAnswered => "requestAnswered",
+        }
+    }
+
+    /// The -32600 error that reports this refusal, with `message` and the marker as `data`.
+    pub fn error(self, message: impl Into<std::borrow::Cow<'static, str>>) -> ErrorObject {
+        ErrorObject::invalid_request(message)
+            .with_data(serde_json::json!({ Self::DATA_KEY: self.as_str() }))
+    }
+
+    /// The refusal `e` reports, if it is one (a -32600 carrying the marker).
+    pub fn of(e: &ErrorObject) -> Option<Self> {
+        if e.code != ErrorCode::INVALID_REQUEST {
+            return None;
+        }
+        let marker = e.data.as_ref()?.get(Self::DATA_KEY)?.as_str()?;
+        [Self::NoBackChannel, Self::RequestAnswered]
+            .into_iter()
+            .find(|r| r.as_str() == marker)
+    }
+
+    /// Whether `e` reports this refusal.
+    pub fn is(self, e: &ErrorObject) -> bool {
+        Self::of(e) == Some(self)
+    }
+}
+
 /// The transport can carry no more messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("transport closed")]

@@ -38,7 +38,7 @@ mod wait;
 pub use context::{DispatchContext, DispatchContextBuilder, TransportInfo, TransportKind};
 pub use direct::DirectDispatcher;
 pub use dispatcher::{BoxFuture, Dispatcher, Outbound};
-pub use error::{BoxError, HandlerError, RunError, TransportClosed};
+pub use error::{BoxError, HandlerError, RunError, SendRefused, TransportClosed};
 pub use exchange::SingleExchange;
 pub use handler::{FnHandler, Handler, handler_fn};
 pub use jsonrpc::{CancelMode, DispatcherConfig, JsonRpcDispatcher};

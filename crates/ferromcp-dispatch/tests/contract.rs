@@ -73,6 +73,7 @@ contract!(
     intercept_sees_notifications_in_order,
     intercept_can_consume,
     no_back_channel_gives_32600,
+    sends_related_to_an_answered_request_are_refused,
     progress_reaches_the_callback,
     kept_progress_route_outlives_the_answer_until_released,
     progress_after_the_answer_is_dropped_without_keep,
@@ -316,6 +317,7 @@ async fn no_back_channel_gives_32600(kind: Kind) {
             .send_request("sampling", None, CallOptions::new())
             .await
             .unwrap_err();
+        assert_eq!(SendRefused::of(&e), Some(SendRefused::NoBackChannel));
         // Notifications still flow.
         ctx.notify("notifications/message", None).await;
         Ok(json!({"code": e.code.0}).into())
@@ -328,6 +330,82 @@ async fn no_back_channel_gives_32600(kind: Kind) {
         .await
         .unwrap();
     assert_eq!(field(&r, "code"), json!(-32600), "{kind:?}");
+}
+
+/// MCP Base Protocol › Requests (a message relates to a request only while it is
+/// outstanding; the Python SDK v2's `can_send_request` rule): once the handler has
+/// returned, its context refuses `send_request` with -32600 marked
+/// `SendRefused::RequestAnswered`, and its notifications and progress are dropped, never
+/// sent related to the finished request.
+async fn sends_related_to_an_answered_request_are_refused(kind: Kind) {
+    let (seen_tx, mut seen_rx) = mpsc::unbounded_channel::<String>();
+    let client = handler_fn(|_ctx, _method, _params| async { Ok(Payload::empty_object()) })
+        .on_notify(move |_ctx, method, _params| {
+            let seen = seen_tx.clone();
+            async move {
+                let _ = seen.send(method);
+            }
+        })
+        .into_arc();
+    let saved: Arc<Mutex<Option<DispatchContext>>> = Arc::new(Mutex::new(None));
+    let server = handler_fn(move |ctx: DispatchContext, method, _params| {
+        let saved = saved.clone();
+        async move {
+            if method == "start" {
+                assert!(ctx.can_send_request() && !ctx.is_answered());
+                *saved.lock().unwrap() = Some(ctx);
+                return Ok(Payload::empty_object());
+            }
+            let started = saved.lock().unwrap().clone().unwrap();
+            assert!(started.is_answered() && !started.can_send_request());
+            let e = started
+                .send_request("ping", None, CallOptions::new())
+                .await
+                .unwrap_err();
+            started.notify("notifications/late", None).await;
+            started.progress(1.0, None, None).await;
+            // The live request still reaches the client.
+            ctx.notify("notifications/live", None).await;
+            Ok(
+                json!({"code": e.code.0, "refused": SendRefused::of(&e).map(|r| r.as_str())})
+                    .into(),
+            )
+        }
+    })
+    .into_arc();
+    let conn = Conn::new(kind, client, server);
+    let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
+    // The caller keeps the token's route open: only the callee's refusal stops the report.
+    let keep = KeepProgress::new();
+    conn.client
+        .send_request(
+            "start",
+            None,
+            CallOptions::new()
+                .on_progress(move |p| progress_tx.send(p.progress).unwrap())
+                .keep_progress(keep.clone()),
+        )
+        .await
+        .unwrap();
+    let r = conn
+        .client
+        .send_request("late", None, CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(field(&r, "code"), json!(-32600), "{kind:?}");
+    assert_eq!(field(&r, "refused"), json!("requestAnswered"), "{kind:?}");
+    // The live one was sent last; give any earlier one time to be handled too.
+    let mut seen = vec![seen_rx.recv().await.unwrap()];
+    tokio::time::sleep(ms(50)).await;
+    while let Ok(m) = seen_rx.try_recv() {
+        seen.push(m);
+    }
+    seen.retain(|m| m != "notifications/progress");
+    assert_eq!(seen, ["notifications/live"], "{kind:?}");
+    assert!(
+        progress_rx.try_recv().is_err(),
+        "{kind:?}: progress after the answer"
+    );
 }
 
 /// Utilities › Progress: the handler's reports reach the caller's callback, in order.
@@ -375,7 +453,12 @@ fn late_progress_server() -> Arc<dyn Handler> {
             } else {
                 let n = field(params.as_ref().unwrap(), "n").as_f64().unwrap();
                 let started = saved.lock().unwrap().clone().unwrap();
-                started.progress(n, None, None).await;
+                // The answered request's context sends nothing more; work that outlives it
+                // reports under its token through a context of its own.
+                let late = DispatchContext::builder(Arc::new(ctx.clone()), ctx.transport().clone())
+                    .progress_of(&started)
+                    .build();
+                late.progress(n, None, None).await;
             }
             Ok(Payload::empty_object())
         }

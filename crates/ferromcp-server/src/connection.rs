@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use ferromcp_dispatch::{BoxFuture, CallOptions, Outbound};
+use ferromcp_dispatch::{BoxFuture, CallOptions, Outbound, SendRefused};
 use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::{ErrorObject, Payload};
 use ferromcp_types::mcp::methods;
@@ -342,11 +342,12 @@ impl Connection {
 struct ResourceSubscriptions(Mutex<std::collections::HashSet<String>>);
 
 /// The -32600 answer to a server→client request where no back channel exists (a transport
-/// whose exchanges cannot carry server→client requests answers them with it).
+/// whose exchanges cannot carry server→client requests answers them with it), marked as
+/// [`SendRefused::NoBackChannel`] so that callers can match it with [`SendRefused::of`]
+/// instead of comparing text.
 pub fn no_back_channel() -> ErrorObject {
-    ErrorObject::invalid_request(
-        "this transport cannot carry server-to-client requests (no back channel)",
-    )
+    SendRefused::NoBackChannel
+        .error("this transport cannot carry server-to-client requests (no back channel)")
 }
 
 impl fmt::Debug for Connection {

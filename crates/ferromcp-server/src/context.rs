@@ -56,7 +56,9 @@ impl ServerSession {
         &self.dispatch
     }
 
-    /// Sends a notification related to this request; never fails.
+    /// Sends a notification related to this request; never fails. Once the request has been
+    /// answered the notification is dropped (see [`DispatchContext`]); send through
+    /// [`ServerSession::connection`] to reach the client after that.
     pub async fn notify(&self, method: &str, params: Option<Payload>) {
         // otel: carry the current span's trace context in `params._meta` (src/otel.rs).
         #[cfg(feature = "otel")]
@@ -64,8 +66,20 @@ impl ServerSession {
         self.dispatch.notify(method, params).await;
     }
 
+    /// Whether [`send_request`](Self::send_request) may reach the client: the connection and
+    /// the transport have a back channel and this request has not been answered yet.
+    pub fn can_send_request(&self) -> bool {
+        self.connection.can_send_requests() && self.dispatch.can_send_request()
+    }
+
     /// Sends a request to the client, related to this request. Fails with -32600 where the
-    /// transport or era has no back channel.
+    /// transport or era has no back channel ([`SendRefused::NoBackChannel`]), or once this
+    /// request has been answered ([`SendRefused::RequestAnswered`]); match either with
+    /// [`SendRefused::of`].
+    ///
+    /// [`SendRefused::NoBackChannel`]: ferromcp_dispatch::SendRefused::NoBackChannel
+    /// [`SendRefused::RequestAnswered`]: ferromcp_dispatch::SendRefused::RequestAnswered
+    /// [`SendRefused::of`]: ferromcp_dispatch::SendRefused::of
     pub async fn send_request(
         &self,
         method: &str,

@@ -16,6 +16,7 @@ use ferromcp_types::mcp::{
     JsonObject, ListChangedCapability, RequestParams, ResourcesCapability, ServerCapabilities,
     TaskRequestsCapability, TaskToolsRequests, TasksCapability,
 };
+use ferromcp_types::tables::{self, Kind};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -412,7 +413,8 @@ where
         let typed = match P::deserialize(params) {
             Ok(p) => p,
             Err(e) => {
-                let err = ErrorObject::invalid_params(format!("Invalid params: {e}"));
+                tracing::debug!(error = %e, "request params did not deserialize");
+                let err = ErrorObject::invalid_params(params_reason(&e));
                 return Box::pin(std::future::ready(Err(err.into())));
             }
         };
@@ -422,6 +424,49 @@ where
             serde_json::to_value(out).map_err(HandlerError::internal)
         })
     })
+}
+
+/// The wire text of params that did not deserialize: which field, and a generic reason,
+/// never serde's own text (it names Rust types, such as `expected struct FooParams`).
+pub(crate) fn params_reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    // serde's field-level messages quote the field name in backticks.
+    let field = |prefix: &str| {
+        text.strip_prefix(prefix)
+            .and_then(|rest| rest.strip_prefix('`'))
+            .and_then(|rest| rest.split('`').next())
+            .map(|name| ferromcp_types::jsonrpc::echo(name).to_string())
+    };
+    if let Some(name) = field("missing field ") {
+        format!("Invalid params: missing field `{name}`")
+    } else if let Some(name) = field("unknown field ") {
+        format!("Invalid params: unknown field `{name}`")
+    } else if text.starts_with("invalid type") || text.starts_with("invalid value") {
+        "Invalid params: a value has the wrong type or is out of range".to_owned()
+    } else {
+        "Invalid params: the params do not fit the method".to_owned()
+    }
+}
+
+/// Warns (once per registration) when `method` is a spec message of `kind` that MCP
+/// 2026-07-28 deprecates: the handshake era defines it and 2026-07-28 does not (logging,
+/// roots, the handshake lifecycle, client-side progress and cancellation, subscriptions by
+/// method, ...). Its handler still serves handshake-era clients.
+fn warn_if_deprecated(method: &str, kind: Kind) {
+    let Some(m) = tables::method(method) else {
+        return;
+    };
+    let modern = ProtocolVersion::LATEST_MODERN;
+    let handshake = ProtocolVersion::ALL
+        .iter()
+        .any(|v| !v.is_modern() && m.exists_as(kind, *v));
+    if handshake && !m.exists_as(kind, modern) {
+        tracing::warn!(
+            method,
+            "`{method}` is deprecated at MCP {modern} (its schema no longer defines it); the \
+             handler registered for it serves handshake-era clients only"
+        );
+    }
 }
 
 fn erase_notification<P, F, Fut>(f: F) -> Arc<NotifyFn>
@@ -508,12 +553,21 @@ impl ServerBuilder {
             self.errors.push(BuildError::InitializeHandler);
             return self;
         }
-        if method == methods::LOGGING_SET_LEVEL {
-            tracing::warn!(
-                "logging is deprecated at MCP 2026-07-28; `logging/setLevel` is served to \
-                 handshake-era clients only"
-            );
+        if !self.extension_methods.iter().any(|m| m == method) {
+            warn_if_deprecated(method, Kind::ClientRequest);
         }
+        self.on_request_quiet(method, handler)
+    }
+
+    /// [`on_request`](Self::on_request) without the deprecation warning, for the handlers
+    /// the crate's own layers register (the user chose nothing deprecated).
+    pub(crate) fn on_request_quiet<P, O, F, Fut>(mut self, method: &str, handler: F) -> Self
+    where
+        P: DeserializeOwned + Send + 'static,
+        O: Serialize + Send + 'static,
+        F: Fn(RequestContext, P) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
+    {
         self.requests
             .insert(method.to_owned(), erase_request(handler));
         self
@@ -551,9 +605,7 @@ impl ServerBuilder {
         F: Fn(RequestContext, P) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
     {
-        if method == methods::NOTIFICATION_ROOTS_LIST_CHANGED {
-            tracing::warn!("roots are deprecated at MCP 2026-07-28");
-        }
+        warn_if_deprecated(method, Kind::ClientNotification);
         self.notifications
             .insert(method.to_owned(), erase_notification(handler));
         self

@@ -65,7 +65,7 @@ pub use own_resources::OwnResources;
 pub use prompt_resource_output::{Blob, IntoPromptResult, IntoResourceResult};
 pub use prompts::PromptSpec;
 pub use resolve::{Ask, DEFAULT_MAX_INPUT_ROUNDS, ResolveError, Resolved, Resolver, ResolverRef};
-pub use resources::ResourceSpec;
+pub use resources::{ResourceSpec, resource_not_found};
 pub use schema::{object_schema, schema_object_for};
 pub use skills::{
     DEFAULT_MAX_SKILL_BYTES, DEFAULT_MAX_SKILL_FILES, DIRECTORY_MIME_TYPE, EXTENSION_SKILLS,

@@ -1,7 +1,9 @@
 //! What a tool handler may return, and how failures become tool errors or protocol errors.
 
+use std::any::Any;
 use std::fmt::Display;
 
+use ferromcp_dispatch::HandlerError;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{CallToolResult, ContentBlock, JsonObject};
 use schemars::JsonSchema;
@@ -16,7 +18,8 @@ use super::schema::schema_object_for;
     message = "`{Self}` cannot be returned from an MCP tool handler",
     note = "return a String, &'static str, ContentBlock, Vec<ContentBlock>, CallToolResult, \
             Json<T> (structured output), (), or Result<T, E> where T is one of these and E is \
-            an error (it becomes a tool result with isError: true) or a ToolError"
+            an error (it becomes a tool result with isError: true), a ToolError, or an \
+            ErrorObject (answered as that protocol error)"
 )]
 pub trait IntoToolResult {
     /// The JSON Schema of the structured output, when the return type has one.
@@ -97,11 +100,27 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     }
 }
 
+/// The protocol error a handler's error stands for, if it is one: an [`ErrorObject`] itself,
+/// or a [`HandlerError::Protocol`]. Tool, prompt and resource handlers that fail with one
+/// answer with exactly that error (for example [`resource_not_found`](super::resource_not_found)).
+pub(crate) fn protocol_error<E: 'static>(e: &E) -> Option<ErrorObject> {
+    let any = e as &dyn Any;
+    if let Some(e) = any.downcast_ref::<ErrorObject>() {
+        return Some(e.clone());
+    }
+    match any.downcast_ref::<HandlerError>() {
+        Some(HandlerError::Protocol(e)) => Some(e.clone()),
+        _ => None,
+    }
+}
+
 /// An error a tool handler returns on purpose.
 ///
 /// Any error type that implements `Display` converts into one (so `?` works in a handler that
 /// returns `Result<_, ToolError>`) and becomes a tool result with `isError: true`, which the
-/// model can read and act on. [`ToolError::protocol`] sends a protocol error instead.
+/// model can read and act on. [`ToolError::protocol`] sends a protocol error instead, and so
+/// does an [`ErrorObject`] (or a [`HandlerError::Protocol`]) converted with `?`: a protocol
+/// error stays a protocol error.
 #[derive(Debug)]
 pub enum ToolError {
     /// A tool error: the result has `isError: true` and this text.
@@ -122,21 +141,29 @@ impl ToolError {
     }
 }
 
-impl<E: Display> From<E> for ToolError {
+impl<E: Display + 'static> From<E> for ToolError {
     fn from(e: E) -> Self {
-        Self::Message(e.to_string())
+        match protocol_error(&e) {
+            Some(e) => Self::Protocol(e),
+            None => Self::Message(e.to_string()),
+        }
     }
 }
 
-/// An error a tool handler can return inside `Result<T, E>`.
+/// An error a tool handler can return inside `Result<T, E>`: a protocol error
+/// ([`ErrorObject`], [`HandlerError::Protocol`], [`ToolError::Protocol`]) is answered as
+/// such; any other error becomes a tool result with `isError: true` and its text.
 pub trait IntoToolError {
     /// The tool result (with `isError: true`) or protocol error this error becomes.
     fn into_tool_error(self) -> Result<CallToolResult, ErrorObject>;
 }
 
-impl<E: Display> IntoToolError for E {
+impl<E: Display + 'static> IntoToolError for E {
     fn into_tool_error(self) -> Result<CallToolResult, ErrorObject> {
-        Ok(CallToolResult::error(self.to_string()))
+        match protocol_error(&self) {
+            Some(e) => Err(e),
+            None => Ok(CallToolResult::error(self.to_string())),
+        }
     }
 }
 

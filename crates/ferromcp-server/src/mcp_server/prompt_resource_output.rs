@@ -3,13 +3,16 @@
 use std::fmt::Display;
 
 use ferromcp_types::jsonrpc::ErrorObject;
+
+use super::output::protocol_error;
 use ferromcp_types::mcp::{
     BlobResourceContents, GetPromptResult, PromptMessage, ReadResourceResult, ResourceContents,
     TextResourceContents,
 };
 
 /// A value a prompt handler can return: a full [`GetPromptResult`], messages, one message,
-/// a `String` (one user message), or a `Result` whose error becomes -32602 with its text.
+/// a `String` (one user message), or a `Result` whose error becomes -32602 with its text (a
+/// protocol error, [`ErrorObject`] or `HandlerError::Protocol`, is answered as itself).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from an MCP prompt handler",
     note = "return GetPromptResult, Vec<PromptMessage>, PromptMessage, String, or \
@@ -44,11 +47,14 @@ impl IntoPromptResult for String {
     }
 }
 
-impl<T: IntoPromptResult, E: Display> IntoPromptResult for Result<T, E> {
+impl<T: IntoPromptResult, E: Display + 'static> IntoPromptResult for Result<T, E> {
     fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
         match self {
             Ok(v) => v.into_prompt_result(),
-            Err(e) => Err(ErrorObject::invalid_params(e.to_string())),
+            Err(e) => {
+                Err(protocol_error(&e)
+                    .unwrap_or_else(|| ErrorObject::invalid_params(e.to_string())))
+            }
         }
     }
 }
@@ -80,11 +86,14 @@ impl Blob {
 
 /// A value a resource handler can return, given the URI that was read: text (`String`),
 /// bytes ([`Blob`]), contents, a full [`ReadResourceResult`], or a `Result` whose error
-/// becomes -32603 (the text is logged, not sent).
+/// becomes -32603 (the text is logged, not sent). A protocol error ([`ErrorObject`] or
+/// `HandlerError::Protocol`) is answered as itself: return
+/// [`resource_not_found`](super::resource_not_found) for a URI the handler does not have.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from an MCP resource handler",
     note = "return String, Blob, ResourceContents, Vec<ResourceContents>, ReadResourceResult, \
-            or Result<T, E> where T is one of these and E: Display"
+            or Result<T, E> where T is one of these and E: Display (an ErrorObject is \
+            answered as that protocol error)"
 )]
 pub trait IntoResourceResult {
     /// Converts into the read's result for `uri` (with `mime_type` as the default type).
@@ -149,7 +158,7 @@ impl IntoResourceResult for Blob {
     }
 }
 
-impl<T: IntoResourceResult, E: Display> IntoResourceResult for Result<T, E> {
+impl<T: IntoResourceResult, E: Display + 'static> IntoResourceResult for Result<T, E> {
     fn into_resource_result(
         self,
         uri: &str,
@@ -157,6 +166,7 @@ impl<T: IntoResourceResult, E: Display> IntoResourceResult for Result<T, E> {
     ) -> Result<ReadResourceResult, ErrorObject> {
         match self {
             Ok(v) => v.into_resource_result(uri, mime_type),
+            Err(e) if let Some(protocol) = protocol_error(&e) => Err(protocol),
             Err(e) => {
                 tracing::warn!(uri, error = %e, "resource handler failed");
                 Err(ErrorObject::internal_error("Internal error"))

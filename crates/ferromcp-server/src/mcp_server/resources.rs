@@ -188,14 +188,39 @@ pub(crate) fn list_templates(
     Ok(result)
 }
 
+/// "Resource not found" for `uri` (-32002, with the URI as `data.uri`): what a resource
+/// handler returns, as `Err(resource_not_found(uri))`, for a URI it does not have. The
+/// server answers it as the connection's revision says: -32002 in the handshake era, -32602
+/// at 2026-07-28 (SEP-2164).
+///
+/// ```
+/// use ferromcp_server::mcp_server::resource_not_found;
+/// use ferromcp_types::jsonrpc::ErrorCode;
+///
+/// let e = resource_not_found("file:///missing");
+/// assert_eq!(e.code, ErrorCode::RESOURCE_NOT_FOUND);
+/// assert_eq!(e.data.unwrap()["uri"], "file:///missing");
+/// ```
+pub fn resource_not_found(uri: &str) -> ErrorObject {
+    ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "Resource not found")
+        .with_data(serde_json::json!({ "uri": ferromcp_types::jsonrpc::echo(uri) }))
+}
+
 /// Resource not found: -32002 in the handshake era, -32602 at 2026-07-28 (SEP-2164).
 pub(crate) fn not_found(ctx: &RequestContext, uri: &str) -> ErrorObject {
-    let e = if ctx.protocol_version().is_modern() {
-        ErrorObject::invalid_params("Resource not found")
+    era_not_found(ctx.protocol_version().is_modern(), resource_not_found(uri))
+}
+
+/// A -32002 as the connection's revision spells it: -32602 at 2026-07-28 (SEP-2164).
+fn era_not_found(modern: bool, e: ErrorObject) -> ErrorObject {
+    if e.code == ErrorCode::RESOURCE_NOT_FOUND && modern {
+        ErrorObject {
+            code: ErrorCode::INVALID_PARAMS,
+            ..e
+        }
     } else {
-        ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "Resource not found")
-    };
-    e.with_data(serde_json::json!({ "uri": ferromcp_types::jsonrpc::echo(uri) }))
+        e
+    }
 }
 
 /// `resources/read`: a static resource by exact URI first, then the templates in
@@ -260,5 +285,8 @@ async fn serve(
         let uri = c.name.clone();
         read(c, uri)
     };
-    Ok(resolve::serve(&shared.rounds, call, resolvers, round, run).await?)
+    let modern = call.ctx.protocol_version().is_modern();
+    resolve::serve(&shared.rounds, call, resolvers, round, run)
+        .await
+        .map_err(|e| era_not_found(modern, e).into())
 }

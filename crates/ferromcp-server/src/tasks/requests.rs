@@ -290,7 +290,7 @@ pub(crate) fn register(low: ServerBuilder, tasks: &Arc<Tasks>) -> ServerBuilder 
         .extension_result_type(tasks_ext::RESULT_TYPE_TASK);
     for (method, f) in table {
         let tasks = tasks.clone();
-        low = low.on_request::<Value, Value, _, _>(method, move |ctx, params| {
+        low = low.on_request_quiet::<Value, Value, _, _>(method, move |ctx, params| {
             let fut = f(tasks.clone(), ctx, params);
             async move { fut.await.map_err(Into::into) }
         });

@@ -65,7 +65,7 @@ pub(crate) fn check_capability(
 }
 
 fn modern_no_back_channel() -> ErrorObject {
-    ErrorObject::invalid_request(
+    ferromcp_dispatch::SendRefused::NoBackChannel.error(
         "no back channel: at MCP 2026-07-28 a server cannot send requests to the client; ask \
          through a resolver (`Resolved<R>` / `Ask`), which answers with an InputRequiredResult",
     )
