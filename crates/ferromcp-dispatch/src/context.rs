@@ -91,11 +91,12 @@ struct Inner {
 /// cancellation signal and progress reporting. Cheap to clone.
 ///
 /// Once the request has been answered (its handler returned; every dispatcher marks it),
-/// the context refuses to send anything related to it, as the Python SDK's
-/// `can_send_request` rule does: [`send_request`](Outbound::send_request) fails with
-/// [`SendRefused::RequestAnswered`] (-32600) and notifications, progress included, are
-/// dropped (logged at debug), never sent related to a finished request. Work that outlives
-/// the request sends through the connection's own channel instead.
+/// nothing more is sent related to it, as the Python SDK's `can_send_request` rule says:
+/// [`send_request`](Outbound::send_request) fails with [`SendRefused::RequestAnswered`]
+/// (-32600); progress is dropped (its token belonged to the request); and a notification is
+/// no longer related to the finished request: over a JSON-RPC connection it goes out on the
+/// connection's standalone channel, and through a single exchange's outbound it goes only
+/// where that outbound can still deliver (an HTTP response stream closes with the answer).
 ///
 /// Dispatchers build these; other code (the HTTP server's single-exchange path, tests) can
 /// build one with [`DispatchContext::builder`].
@@ -365,18 +366,13 @@ impl Outbound for DispatchContext {
     }
 
     fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
-        if self.is_answered() {
-            tracing::debug!(
-                method,
-                request_id = ?self.inner.request_id,
-                "notification dropped: the request it would relate to has been answered"
-            );
-            return Box::pin(std::future::ready(()));
-        }
         match &self.inner.via {
             Via::Outbound(outbound) => outbound.notify(method, params),
+            // After the answer, no longer related to the finished request: the connection's
+            // standalone channel.
             Via::Connection(shared) => {
-                crate::jsonrpc::notify_related(shared, self.related(), method, params)
+                let related = (!self.is_answered()).then(|| self.related()).flatten();
+                crate::jsonrpc::notify_related(shared, related, method, params)
             }
         }
     }

@@ -35,8 +35,9 @@ impl Outbound for Recorder {
 /// MCP Base Protocol › Requests, as Streamable HTTP carries them (the related stream ends
 /// with the response; the Python SDK v2's `can_send_request` rule): while the handler runs
 /// its context sends on the exchange's stream; once the exchange is answered the same
-/// context refuses `send_request` (`SendRefused::RequestAnswered`) and drops notifications
-/// and progress.
+/// context refuses `send_request` (`SendRefused::RequestAnswered`) and drops progress, and
+/// a notification goes only where the exchange's outbound can still deliver it (this
+/// recorder always can; an HTTP response stream has closed by then).
 #[tokio::test]
 async fn sends_after_the_exchange_is_answered_are_refused() {
     tokio::time::timeout(Duration::from_secs(10), async {
@@ -73,7 +74,11 @@ async fn sends_after_the_exchange_is_answered_are_refused() {
         ctx.progress(1.0, None, None).await;
         assert_eq!(
             *related.sent.lock().unwrap(),
-            ["sampling/createMessage", "notifications/during"]
+            [
+                "sampling/createMessage",
+                "notifications/during",
+                "notifications/after"
+            ]
         );
     })
     .await

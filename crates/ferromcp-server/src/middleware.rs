@@ -1,9 +1,14 @@
-//! Middleware: an ordered stack around every request's handler call.
+//! Middleware: an ordered stack around every request's and every notification's handler call.
 //!
 //! Layers run outermost first. Each gets the request (context, method, params) and a [`Next`]
 //! to call the rest of the stack; it can observe the request, veto it (return an error without
 //! calling `next`), rewrite the method and params that the layers inside see, and inspect the
 //! outcome, including result-shaping failures (they surface as -32603 errors from `next`).
+//!
+//! Notifications from the client pass through the same stack (and the same tracing span)
+//! once they are past the init gate: [`McpRequest::is_notification`] tells them apart. A
+//! layer that returns an error for a notification vetoes it (its handler does not run; the
+//! error is logged, nothing is answered); a notification's result is discarded.
 
 use std::fmt;
 use std::future::Future;
@@ -27,6 +32,13 @@ pub struct McpRequest {
     pub method: String,
     /// The params (`None` when absent); a layer may rewrite them for the layers inside.
     pub params: Option<Value>,
+}
+
+impl McpRequest {
+    /// Whether this is a notification (no id, never answered) rather than a request.
+    pub fn is_notification(&self) -> bool {
+        self.ctx.request_id().is_none()
+    }
 }
 
 /// What the stack produces: the shaped result object, or an error.
@@ -129,7 +141,8 @@ where
 pub struct TracingMiddleware;
 
 impl TracingMiddleware {
-    /// The request's `mcp.request` span; disabled when no subscriber wants it.
+    /// The request's (or notification's) `mcp.request` span; disabled when no subscriber
+    /// wants it.
     pub(crate) fn span(request: &McpRequest) -> tracing::Span {
         let tool = match request.method.as_str() {
             "tools/call" | "prompts/get" => request

@@ -632,13 +632,51 @@ async fn serve_notification(
         tracing::debug!(method, "notification before initialization dropped");
         return;
     }
-    let Some(handler) = server.inner.notifications.get(&method).cloned() else {
-        return;
-    };
-    let meta = read_meta(params.as_ref());
-    let ctx = RequestContext::new(server.clone(), connection, dispatch, &method, meta);
-    let params = params.unwrap_or_else(|| Value::Object(JsonObject::new()));
-    if let Err(e) = handler(ctx, params).await {
-        tracing::warn!(method, error = %e, "notification handler failed");
+    let layers = server.inner.middleware.clone();
+    if layers.is_empty() && !server.inner.notifications.contains_key(&method) {
+        return; // nothing would see it
     }
+    let tracing = server.inner.tracing;
+    let meta = read_meta(params.as_ref());
+    let ctx = RequestContext::new(server, connection, dispatch, &method, meta);
+    let logged = method.clone();
+    let request = McpRequest {
+        ctx,
+        method,
+        params,
+    };
+    // The same tracing span and middleware stack as requests; the result is discarded.
+    let span = (tracing && tracing::level_enabled!(tracing::Level::DEBUG))
+        .then(|| TracingMiddleware::span(&request))
+        .filter(|span| !span.is_disabled());
+    let stack = Next::new(layers, notification_ladder);
+    let outcome = match span {
+        Some(span) => Box::pin(TracingMiddleware::traced(span, stack.run(request))).await,
+        None => stack.run(request).await,
+    };
+    if let Err(e) = outcome {
+        tracing::warn!(method = logged, error = %e, "notification vetoed or its handler failed");
+    }
+}
+
+/// The innermost step of a notification's middleware stack: its handler, if one is
+/// registered for the (possibly rewritten) method.
+fn notification_ladder(req: McpRequest) -> BoxFuture<'static, McpResult> {
+    Box::pin(async move {
+        let McpRequest {
+            ctx,
+            method,
+            params,
+            ..
+        } = req;
+        let Some(handler) = ctx.server().inner.notifications.get(&method).cloned() else {
+            return Ok(JsonObject::new());
+        };
+        handler(
+            ctx,
+            params.unwrap_or_else(|| Value::Object(JsonObject::new())),
+        )
+        .await?;
+        Ok(JsonObject::new())
+    })
 }

@@ -429,6 +429,13 @@ where
 /// The wire text of params that did not deserialize: which field, and a generic reason,
 /// never serde's own text (it names Rust types, such as `expected struct FooParams`).
 pub(crate) fn params_reason(e: &serde_json::Error) -> String {
+    format!("Invalid params: {}", serde_reason(e))
+}
+
+/// Why a value did not deserialize, for the wire: the field serde names (missing or unknown),
+/// or a generic reason; never serde's own text, which names Rust types. Callers log the full
+/// error at debug.
+pub(crate) fn serde_reason(e: &serde_json::Error) -> String {
     let text = e.to_string();
     // serde's field-level messages quote the field name in backticks.
     let field = |prefix: &str| {
@@ -438,13 +445,13 @@ pub(crate) fn params_reason(e: &serde_json::Error) -> String {
             .map(|name| ferromcp_types::jsonrpc::echo(name).to_string())
     };
     if let Some(name) = field("missing field ") {
-        format!("Invalid params: missing field `{name}`")
+        format!("missing field `{name}`")
     } else if let Some(name) = field("unknown field ") {
-        format!("Invalid params: unknown field `{name}`")
+        format!("unknown field `{name}`")
     } else if text.starts_with("invalid type") || text.starts_with("invalid value") {
-        "Invalid params: a value has the wrong type or is out of range".to_owned()
+        "a value has the wrong type or is out of range".to_owned()
     } else {
-        "Invalid params: the params do not fit the method".to_owned()
+        "the value does not have the expected shape".to_owned()
     }
 }
 

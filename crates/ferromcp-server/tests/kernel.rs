@@ -11,6 +11,7 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use common::{Transport, assert_code, connect, handshake_raw, init_params, serve_raw, within};
 use ferromcp_dispatch::{
@@ -806,10 +807,14 @@ fn record(log: &Log, entry: impl Into<String>) {
     log.lock().unwrap().push(entry.into());
 }
 
+/// Records requests (notifications pass too, in tasks of their own: not recorded).
 fn recording_layer(log: Log, name: &'static str) -> impl ferromcp_server::middleware::Middleware {
     middleware_fn(move |req: McpRequest, next: Next| {
         let log = log.clone();
         async move {
+            if req.is_notification() {
+                return next.run(req).await;
+            }
             record(&log, format!("{name}>"));
             let r = next.run(req).await;
             record(&log, format!("<{name}"));
@@ -849,6 +854,81 @@ async fn middleware_runs_outermost_first() {
             );
             c.shutdown().await;
         }
+    })
+    .await;
+}
+
+/// Notifications pass through the middleware stack too (one entrance: the same stack and
+/// span as requests). A layer sees `notifications/initialized` and a custom notification,
+/// knows them for notifications, and vetoes one by failing: its handler does not run, and
+/// nothing is answered.
+#[tokio::test]
+async fn middleware_sees_and_can_veto_notifications() {
+    within(async {
+        let log: Log = Arc::default();
+        let seen = log.clone();
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let blocked_tx = tx.clone();
+        let server = Server::builder("mw", "0")
+            .middleware(middleware_fn(move |req: McpRequest, next: Next| {
+                let log = seen.clone();
+                async move {
+                    if req.is_notification() {
+                        record(&log, format!("notification {}", req.method));
+                        if req.method == "acme/blocked" {
+                            return Err(ErrorObject::invalid_request("blocked").into());
+                        }
+                    } else {
+                        record(&log, format!("request {}", req.method));
+                    }
+                    next.run(req).await
+                }
+            }))
+            .on_notification_method("acme/blocked", move |_ctx: RequestContext, _p: Value| {
+                let tx = blocked_tx.clone();
+                async move {
+                    let _ = tx.send(json!("the vetoed handler ran"));
+                    Ok(())
+                }
+            })
+            .on_notification_method("acme/note", move |_ctx: RequestContext, p: Value| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send(p);
+                    Ok(())
+                }
+            })
+            .build()
+            .unwrap();
+        let (mut raw, _runner, _task) = handshake_raw(&server);
+        raw.ok(1, "initialize", Some(init_params("2025-11-25")))
+            .await;
+        raw.notify("notifications/initialized", None).await;
+        raw.notify("acme/blocked", Some(json!({}))).await;
+        raw.notify("acme/note", Some(json!({"n": 1}))).await;
+        assert_eq!(within(rx.recv()).await.unwrap(), json!({"n": 1}));
+        // Each notification runs in its own task: wait until the layer saw all three.
+        while log.lock().unwrap().len() < 4 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let mut entries = log.lock().unwrap().clone();
+        entries.sort();
+        assert_eq!(
+            entries,
+            [
+                "notification acme/blocked",
+                "notification acme/note",
+                "notification notifications/initialized",
+                "request initialize",
+            ]
+        );
+        assert_eq!(raw.ok(2, "ping", None).await, json!({}));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(
+            rx.try_recv().is_err(),
+            "the vetoed notification's handler ran"
+        );
+        assert!(raw.seen.is_empty(), "unexpected frames: {:?}", raw.seen);
     })
     .await;
 }
@@ -932,7 +1012,9 @@ async fn middleware_rewrites_method_and_params() {
                 .middleware(middleware_fn(move |req: McpRequest, next: Next| {
                     let log = seen.clone();
                     async move {
-                        record(&log, req.method.clone());
+                        if !req.is_notification() {
+                            record(&log, req.method.clone());
+                        }
                         next.run(req).await
                     }
                 }))
@@ -998,6 +1080,9 @@ async fn middleware_sees_result_shaping_failures() {
                 .middleware(middleware_fn(move |req: McpRequest, next: Next| {
                     let log = seen.clone();
                     async move {
+                        if req.is_notification() {
+                            return next.run(req).await;
+                        }
                         let method = req.method.clone();
                         let r = next.run(req).await;
                         let outcome = match &r {
@@ -1234,7 +1319,7 @@ async fn server_lifespan_setup_finishes_before_any_connection_serves() {
                 move || {
                     let log = setup_log.clone();
                     async move {
-                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        tokio::time::sleep(Duration::from_millis(100)).await;
                         record(&log, "setup");
                         Ok(5_u32)
                     }

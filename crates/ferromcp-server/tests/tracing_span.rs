@@ -78,6 +78,10 @@ fn server(tracing: bool, inside_span: Arc<Mutex<Vec<bool>>>) -> Server {
         .middleware(middleware_fn(move |req: McpRequest, next: Next| {
             let inside_span = inside_span.clone();
             async move {
+                // Requests only: `notifications/initialized` passes too, in its own task.
+                if req.is_notification() {
+                    return next.run(req).await;
+                }
                 let current = tracing::Span::current();
                 let in_request_span = current
                     .metadata()

@@ -19,6 +19,21 @@
 //! - Validation caps instance depth, recursion (`$ref` hops) and total work, and reports
 //!   hitting one as a validation error, never a stack overflow or a hang.
 //!
+//! # Why a second engine
+//!
+//! `ferromcp-types` has its own schema checks (`ferromcp_types::tables`); they are not this
+//! one, on purpose. Those check the protocol's own messages against the vendored MCP schemas,
+//! a fixed and trusted input: the generator compiles them at build time into static,
+//! pointer-free tables that shape and validate a result in one walk, with no allocation and
+//! no run-time parsing; they need only the keywords the MCP schemas use, and no regex. This
+//! engine checks schemas that arrive at run time from the application (a tool's input schema,
+//! possibly hand-written or taken from elsewhere) against arguments from the client: it must
+//! compile any JSON Schema a user may write, with `$ref` resolution, `pattern` on a linear-time
+//! regex, and every bound above against hostile schemas and instances. Neither can do the
+//! other's job without losing what it is for (build-time tables cannot take a run-time
+//! schema; a general run-time engine would cost every protocol message an allocation-heavy
+//! walk, and pull `regex` into `ferromcp-types`).
+//!
 //! Supported keywords: `$ref`, `$defs`/`definitions`, `$anchor`, `type` (a name or an array),
 //! `enum`, `const`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
 //! `multipleOf`, `minLength`, `maxLength` (in code points), `pattern`, `items`,

@@ -44,7 +44,7 @@ use std::sync::Arc;
 use ferromcp_dispatch::BoxError;
 use ferromcp_types::mcp::methods::{
     self, CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
-    ListTools, ReadResource, Subscribe, SubscriptionsListen, Unsubscribe,
+    ListTools, ReadResource, Request, Subscribe, SubscriptionsListen, Unsubscribe,
 };
 use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequestParams};
 
@@ -629,14 +629,22 @@ impl McpServerBuilder {
                 let sh = sh.clone();
                 async move { resources::read(&sh, ctx, p).await }
             });
-            low = low.on::<Subscribe, _, _, _>(|ctx, p| async move {
-                ctx.connection().subscribe_resource(&p.uri);
-                Ok(EmptyResult::new())
-            });
-            low = low.on::<Unsubscribe, _, _, _>(|ctx, p| async move {
-                ctx.connection().unsubscribe_resource(&p.uri);
-                Ok(EmptyResult::new())
-            });
+            // Handshake-era subscriptions (2026-07-28 has `subscriptions/listen` instead):
+            // the SDK's own registration, so no deprecation warning.
+            low = low.on_request_quiet(
+                <Subscribe as Request>::METHOD,
+                |ctx: crate::RequestContext, p: <Subscribe as Request>::Params| async move {
+                    ctx.connection().subscribe_resource(&p.uri);
+                    Ok(EmptyResult::new())
+                },
+            );
+            low = low.on_request_quiet(
+                <Unsubscribe as Request>::METHOD,
+                |ctx: crate::RequestContext, p: <Unsubscribe as Request>::Params| async move {
+                    ctx.connection().unsubscribe_resource(&p.uri);
+                    Ok(EmptyResult::new())
+                },
+            );
         }
         if has_skills {
             low = register_skills(low, s);

@@ -13,6 +13,11 @@
 //! [`Method`] handle answers the same questions without looking the name up again, and shapes
 //! and validates a result in one walk ([`Method::shape_and_validate_result`]).
 //!
+//! These tables check protocol messages against the vendored MCP schemas only; tool input
+//! schemas, which arrive at run time from the application, are checked by the bounded
+//! general-purpose engine in `ferromcp-server` (`jsonschema`, whose module documentation says
+//! why the two are separate).
+//!
 //! The data lives in `generated.rs`, written by `cargo xtask codegen` from
 //! `spec/<version>/schema.json`; a test fails when it is stale. The schemas are compiled by the
 //! generator into static node tables, so nothing is parsed or built at run time, and a method

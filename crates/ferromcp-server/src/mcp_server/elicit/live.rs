@@ -93,7 +93,12 @@ impl RequestContext {
             let value = serde_json::to_value(response)
                 .map_err(|_| ErrorObject::internal_error("Internal error"))?;
             return serde_json::from_value(value).map_err(|e| {
-                ErrorObject::invalid_params(format!("invalid answer to {}: {e}", request.method()))
+                tracing::debug!(method = request.method(), error = %e, "invalid answer");
+                ErrorObject::invalid_params(format!(
+                    "invalid answer to {}: {}",
+                    request.method(),
+                    crate::server::serde_reason(&e)
+                ))
             });
         }
         check_capability(self.connection().client_capabilities().as_ref(), request)?;
@@ -117,13 +122,19 @@ impl RequestContext {
                 return Err(ErrorObject::new(ErrorCode::REQUEST_CANCELLED, "Request cancelled"));
             }
         };
-        let value = answer
-            .into_value()
-            .map_err(|e| ErrorObject::invalid_params(format!("invalid answer: {e}")))?;
-        serde_json::from_value(value).map_err(|e| {
+        let value = answer.into_value().map_err(|e| {
+            tracing::debug!(method = request.method(), error = %e, "unreadable answer");
             ErrorObject::invalid_params(format!(
-                "the client's answer to {} is not valid: {e}",
+                "the client's answer to {} is not valid JSON",
                 request.method()
+            ))
+        })?;
+        serde_json::from_value(value).map_err(|e| {
+            tracing::debug!(method = request.method(), error = %e, "invalid answer");
+            ErrorObject::invalid_params(format!(
+                "the client's answer to {} is not valid: {}",
+                request.method(),
+                crate::server::serde_reason(&e)
             ))
         })
     }

@@ -149,7 +149,10 @@ impl<T: JsonSchema + DeserializeOwned + Send + 'static> ElicitForm for T {
         content: &BTreeMap<String, ElicitValue>,
     ) -> Result<Self, String> {
         let object = validate::check_content(form, content)?;
-        T::deserialize(Value::Object(object)).map_err(|e| e.to_string())
+        T::deserialize(Value::Object(object)).map_err(|e| {
+            tracing::debug!(error = %e, "an elicitation answer does not deserialize");
+            crate::server::serde_reason(&e)
+        })
     }
 }
 
