@@ -69,7 +69,7 @@ impl fmt::Debug for ToolCall {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an argument of an MCP tool handler",
     note = "tool handler arguments are extractors: Args<T> (the typed arguments; T: \
-            Deserialize + JsonSchema), RequestContext, State<T>, Progress, \
+            Deserialize + JsonSchema), RequestContext, State<T>, ProgressReporter, \
             CancellationToken, HttpParts, Resolved<R>"
 )]
 pub trait FromToolCall: Sized {
@@ -162,18 +162,18 @@ impl<T: Clone + Send + Sync + 'static> FromToolCall for State<T> {
 
 /// Reports progress on the current call; a no-op when the client asked for none.
 #[derive(Debug, Clone)]
-pub struct Progress(RequestContext);
+pub struct ProgressReporter(RequestContext);
 
-impl Progress {
+impl ProgressReporter {
     /// Reports `progress` (of `total`, if known), with an optional message.
     pub async fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         self.0.progress(progress, total, message).await;
     }
 }
 
-impl FromToolCall for Progress {
+impl FromToolCall for ProgressReporter {
     fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(Progress(call.ctx.clone()))
+        Ok(ProgressReporter(call.ctx.clone()))
     }
 }
 

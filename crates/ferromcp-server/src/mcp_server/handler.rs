@@ -18,7 +18,7 @@ use super::resolve::ResolverRef;
     message = "`{Self}` is not a valid MCP tool handler",
     label = "not a tool handler",
     note = "a tool handler is an async fn (or closure returning a future) taking up to 8 \
-            extractor arguments (Args<T>, RequestContext, State<T>, Progress, \
+            extractor arguments (Args<T>, RequestContext, State<T>, ProgressReporter, \
             CancellationToken, HttpParts, Resolved<R>) and returning something that implements \
             IntoToolResult (String, Json<T>, CallToolResult, Result<T, E>, ...); it must be \
             Clone + Send + Sync + 'static and its future Send"
