@@ -102,7 +102,7 @@ pub use store::{
     TaskStoreError,
 };
 
-use crate::context::{RequestContext, ServerSession};
+use crate::context::{RequestContext, RequestPeer};
 use crate::mcp_server::HandlerCall;
 use crate::mcp_server::elicit_check_capability;
 use crate::server::ServerBuilder;
@@ -151,9 +151,9 @@ struct Running {
     /// from then on the handler's progress reports are dropped.
     ended: CancellationToken,
     changed: Notify,
-    /// Handshake era: the sessions of pending `tasks/result` requests, where input requests
+    /// Handshake era: the peers of pending `tasks/result` requests, where input requests
     /// travel.
-    result_streams: Mutex<Vec<(u64, ServerSession)>>,
+    result_streams: Mutex<Vec<(u64, RequestPeer)>>,
     next_stream: AtomicU32,
 }
 
