@@ -544,7 +544,7 @@ impl Handler for ChildHandler {
         Box::pin(async move {
             let answer = match (target, session) {
                 (Some(ctx), _) => {
-                    ctx.session()
+                    ctx.peer()
                         .send_request(&method, params, CallOptions::new())
                         .await
                 }
@@ -579,7 +579,7 @@ impl Handler for ChildHandler {
         let session = self.routes.session();
         Box::pin(async move {
             match (target, session) {
-                (Some(ctx), _) => ctx.session().notify(&method, params).await,
+                (Some(ctx), _) => ctx.peer().notify(&method, params).await,
                 (None, Some(connection)) => connection.notify(&method, params).await,
                 (None, None) => tracing::debug!(method, "a notification of the child dropped"),
             }

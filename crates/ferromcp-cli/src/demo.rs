@@ -13,7 +13,8 @@ use std::time::Duration;
 use ferromcp_server::McpServer;
 use ferromcp_server::RequestContext;
 use ferromcp_server::mcp_server::{
-    Args, Blob, CompletionRequest, Progress, PromptSpec, RawArgs, ResourceSpec, ToolError, ToolSpec,
+    Args, Blob, CompletionRequest, ProgressReporter, PromptSpec, RawArgs, ResourceSpec, ToolError,
+    ToolSpec,
 };
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
 use ferromcp_types::mcp::{
@@ -157,7 +158,7 @@ async fn with_logging(ctx: RequestContext) -> &'static str {
     "Logging complete"
 }
 
-async fn with_progress(progress: Progress) -> &'static str {
+async fn with_progress(progress: ProgressReporter) -> &'static str {
     for step in [0.0, 50.0, 100.0] {
         progress.report(step, Some(100.0), None).await;
         tokio::time::sleep(Duration::from_millis(50)).await;

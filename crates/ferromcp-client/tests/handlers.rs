@@ -26,7 +26,7 @@ use ferromcp_types::mcp::{
 use serde_json::{Value, json};
 
 async fn ask(ctx: &RequestContext, method: &str, params: Value) -> Result<Value, ErrorObject> {
-    ctx.session()
+    ctx.peer()
         .send_request(method, Some(Payload::from(params)), CallOptions::new())
         .await
         .map(|p| p.into_value().unwrap())

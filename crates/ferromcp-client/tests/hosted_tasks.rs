@@ -587,7 +587,7 @@ async fn undeclared_task_metadata_is_ignored_and_status_is_notified() {
                     let payload = ferromcp_types::jsonrpc::Payload::from_serialize(&params)
                         .map_err(HandlerError::internal)?;
                     let answer = ctx
-                        .session()
+                        .peer()
                         .send_request(
                             "elicitation/create",
                             Some(payload),
@@ -603,7 +603,7 @@ async fn undeclared_task_metadata_is_ignored_and_status_is_notified() {
                     let payload = ferromcp_types::jsonrpc::Payload::from_serialize(&p)
                         .map_err(HandlerError::internal)?;
                     let answer = ctx
-                        .session()
+                        .peer()
                         .send_request(
                             "tasks/result",
                             Some(payload),

@@ -248,7 +248,7 @@ fn scripted(stop: Arc<Notify>, graceful: bool, opened: Arc<AtomicUsize>) -> Serv
                 let id = json!(ctx.request_id().unwrap());
                 let ack = json!({"_meta": {META_SUBSCRIPTION_ID: id.clone()},
                                  "notifications": p.notifications});
-                ctx.session()
+                ctx.peer()
                     .notify(
                         methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
                         Some(Payload::from_value(ack)),
@@ -257,7 +257,7 @@ fn scripted(stop: Arc<Notify>, graceful: bool, opened: Arc<AtomicUsize>) -> Serv
                 stop.notified().await;
                 if !graceful {
                     let cancel = json!({"requestId": id.clone(), "reason": "shutting down"});
-                    ctx.session()
+                    ctx.peer()
                         .notify(
                             methods::NOTIFICATION_CANCELLED,
                             Some(Payload::from_value(cancel)),

@@ -21,7 +21,7 @@ use ferromcp_dispatch::{
 };
 use ferromcp_dispatch::{Dispatcher, Outbound};
 use ferromcp_server::McpServer;
-use ferromcp_server::mcp_server::{Progress as Report, ToolSpec};
+use ferromcp_server::mcp_server::{ProgressReporter, ToolSpec};
 use ferromcp_server::tasks::TaskSettings;
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::Payload;
@@ -69,7 +69,7 @@ fn server(gates: &Gates) -> McpServer {
     McpServer::builder("progress-server", "1.0.0")
         .tool(
             ToolSpec::new("steps").task_support(TaskSupport::Optional),
-            move |report: Report| {
+            move |report: ProgressReporter| {
                 let gates = gates.clone();
                 async move {
                     gates.start.acquire().await.unwrap().forget();

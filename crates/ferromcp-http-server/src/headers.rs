@@ -3,19 +3,22 @@
 use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName};
 
-/// `MCP-Protocol-Version`.
-pub const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-/// `Mcp-Session-Id` (handshake era only).
-pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-/// `Mcp-Method` (2026-07-28).
-pub const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+use ferromcp_types::mcp::headers as names;
+
+/// `MCP-Protocol-Version` ([`ferromcp_types::mcp::headers::MCP_PROTOCOL_VERSION`]).
+pub const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static(names::MCP_PROTOCOL_VERSION);
+/// `Mcp-Session-Id` (handshake era only; [`ferromcp_types::mcp::headers::MCP_SESSION_ID`]).
+pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static(names::MCP_SESSION_ID);
+/// `Mcp-Method` (2026-07-28; [`ferromcp_types::mcp::headers::MCP_METHOD`]).
+pub const MCP_METHOD: HeaderName = HeaderName::from_static(names::MCP_METHOD);
 /// `Mcp-Name` (2026-07-28): the `name` of `tools/call` and `prompts/get`, the `uri` of
-/// `resources/read`.
-pub const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
-/// The prefix of the `Mcp-Param-{Name}` headers (2026-07-28), lower case.
-pub const MCP_PARAM_PREFIX: &str = "mcp-param-";
-/// `Last-Event-ID` (handshake-era resumption).
-pub const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+/// `resources/read` ([`ferromcp_types::mcp::headers::MCP_NAME`]).
+pub const MCP_NAME: HeaderName = HeaderName::from_static(names::MCP_NAME);
+/// The prefix of the `Mcp-Param-{Name}` headers (2026-07-28), lower case: the re-export of
+/// [`ferromcp_types::mcp::headers::MCP_PARAM_PREFIX`].
+pub use ferromcp_types::mcp::headers::MCP_PARAM_PREFIX;
+/// `Last-Event-ID` (handshake-era resumption; [`ferromcp_types::mcp::headers::LAST_EVENT_ID`]).
+pub const LAST_EVENT_ID: HeaderName = HeaderName::from_static(names::LAST_EVENT_ID);
 /// `X-Accel-Buffering` (sent as `no` on SSE responses).
 pub const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 

@@ -88,7 +88,7 @@ fn fault_server(counters: Arc<Counters>) -> Server {
                                 return Ok(CallToolResult::error("cancelled"));
                             }
                             let params = json!({"level":"info","data":{"i": i, "pad": pad}});
-                            ctx.session()
+                            ctx.peer()
                                 .notify("notifications/message", Some(Payload::from(params)))
                                 .await;
                             counters.emitted.fetch_add(1, Ordering::SeqCst);

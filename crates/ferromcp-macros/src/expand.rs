@@ -130,7 +130,7 @@ fn companion(
     // The handler is named with the function's own span, so that a handler the server
     // refuses (an argument that is not an extractor, a return type that is not a tool
     // result, a future that is not `Send`) is reported on the function's name with
-    // `ToolHandler`'s message. (Checking each argument against `FromToolCall` would point at
+    // `ToolHandler`'s message. (Checking each argument against `FromHandlerCall` would point at
     // the argument, but rustc then lists every extractor type in the error, a list that
     // changes whenever the server gains one; the function's name and the trait's note are
     // enough to find the culprit.)

@@ -1,4 +1,5 @@
-//! What a handler gets: the request context and the per-request session.
+//! What a handler gets: the request context and the request's peer (the client as this
+//! request sees it).
 
 use std::any::Any;
 use std::fmt;
@@ -16,22 +17,23 @@ use crate::caller::CallerId;
 use crate::connection::{Connection, no_back_channel};
 use crate::server::Server;
 
-/// A per-request view of the connection for sending to the client.
+/// The client as one request sees it: a per-request view of the connection for sending to
+/// the client. (Not the HTTP `Mcp-Session-Id` session, which spans requests.)
 ///
-/// Messages sent through the session are *related* to the request being handled, so that over
+/// Messages sent through the peer are *related* to the request being handled, so that over
 /// Streamable HTTP they travel on that request's own SSE stream; messages sent through
-/// [`Connection`] ([`ServerSession::connection`]) go to the connection's standalone channel.
+/// [`Connection`] ([`RequestPeer::connection`]) go to the connection's standalone channel.
 #[derive(Clone)]
-pub struct ServerSession {
+pub struct RequestPeer {
     dispatch: DispatchContext,
     connection: Connection,
     /// At 2026-07-28: the level this request opted into with `io.modelcontextprotocol/logLevel`.
     log_opt_in: Option<LoggingLevel>,
-    /// A task's session: progress is dropped once any of these is raised (the task ended).
+    /// A task's peer: progress is dropped once any of these is raised (the task ended).
     progress_ends: Vec<CancellationToken>,
 }
 
-impl ServerSession {
+impl RequestPeer {
     pub(crate) fn new(
         dispatch: DispatchContext,
         connection: Connection,
@@ -58,7 +60,7 @@ impl ServerSession {
 
     /// Sends a notification related to this request; never fails. Once the request has been
     /// answered the notification is dropped (see [`DispatchContext`]); send through
-    /// [`ServerSession::connection`] to reach the client after that.
+    /// [`RequestPeer::connection`] to reach the client after that.
     pub async fn notify(&self, method: &str, params: Option<Payload>) {
         // otel: carry the current span's trace context in `params._meta` (src/otel.rs).
         #[cfg(feature = "otel")]
@@ -121,7 +123,7 @@ impl ServerSession {
     }
 
     /// Sends a `notifications/message` log record related to this request, when
-    /// [`ServerSession::log_enabled`] allows it.
+    /// [`RequestPeer::log_enabled`] allows it.
     pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
         if !self.log_enabled(level) {
             return;
@@ -140,9 +142,9 @@ impl ServerSession {
     }
 }
 
-impl fmt::Debug for ServerSession {
+impl fmt::Debug for RequestPeer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ServerSession")
+        f.debug_struct("RequestPeer")
             .field("request_id", &self.dispatch.request_id())
             .field("connection", &self.connection)
             .finish_non_exhaustive()
@@ -176,7 +178,7 @@ impl MethodName {
 /// The context a request or notification handler runs with.
 #[derive(Clone)]
 pub struct RequestContext {
-    session: ServerSession,
+    peer: RequestPeer,
     server: Server,
     method: MethodName,
     meta: Option<Arc<Meta>>,
@@ -193,9 +195,9 @@ impl RequestContext {
         method: &str,
         meta: Option<Meta>,
     ) -> Self {
-        let session = ServerSession::new(dispatch, connection, meta.as_ref());
+        let peer = RequestPeer::new(dispatch, connection, meta.as_ref());
         Self {
-            session,
+            peer,
             server,
             method: MethodName::new(method),
             meta: meta.map(Arc::new),
@@ -214,9 +216,9 @@ impl RequestContext {
         cancellation: CancellationToken,
         progress_ends: Vec<CancellationToken>,
     ) -> Self {
-        let d = &self.session.dispatch;
+        let d = &self.peer.dispatch;
         let mut builder = DispatchContext::builder(
-            self.session.connection.outbound().clone(),
+            self.peer.connection.outbound().clone(),
             d.transport().clone(),
         )
         .http_parts(d.http_parts().cloned())
@@ -224,14 +226,14 @@ impl RequestContext {
         if !self.protocol_version().is_modern() {
             builder = builder.progress_of(d);
         }
-        let session = ServerSession {
+        let peer = RequestPeer {
             dispatch: builder.build(),
-            connection: self.session.connection.clone(),
-            log_opt_in: self.session.log_opt_in,
+            connection: self.peer.connection.clone(),
+            log_opt_in: self.peer.log_opt_in,
             progress_ends,
         };
         Self {
-            session,
+            peer,
             server: self.server.clone(),
             method: self.method.clone(),
             meta: self.meta.clone(),
@@ -257,14 +259,15 @@ impl RequestContext {
         self
     }
 
-    /// The per-request session, for sending to the client.
-    pub fn session(&self) -> &ServerSession {
-        &self.session
+    /// The client as this request sees it, for sending to the client: messages sent through
+    /// it are related to this request.
+    pub fn peer(&self) -> &RequestPeer {
+        &self.peer
     }
 
     /// The connection the request arrived on.
     pub fn connection(&self) -> &Connection {
-        &self.session.connection
+        &self.peer.connection
     }
 
     /// The server serving the request.
@@ -279,12 +282,12 @@ impl RequestContext {
 
     /// The request id; `None` for a notification.
     pub fn request_id(&self) -> Option<&RequestId> {
-        self.session.dispatch.request_id()
+        self.peer.dispatch.request_id()
     }
 
     /// The protocol version of this request.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.session.connection.protocol_version()
+        self.peer.connection.protocol_version()
     }
 
     /// The request's `_meta`, if it had one.
@@ -294,12 +297,12 @@ impl RequestContext {
 
     /// Raised when the client cancels the request or the connection closes.
     pub fn cancellation(&self) -> &CancellationToken {
-        self.session.dispatch.cancellation()
+        self.peer.dispatch.cancellation()
     }
 
     /// The HTTP request the message came in, when served over HTTP.
     pub fn http_parts(&self) -> Option<&Arc<http::request::Parts>> {
-        self.session.dispatch.http_parts()
+        self.peer.dispatch.http_parts()
     }
 
     /// The caller's identity, when the transport or a layer in front of it recorded one
@@ -314,14 +317,14 @@ impl RequestContext {
         value.downcast().ok()
     }
 
-    /// Reports progress on this request (see [`ServerSession::progress`]).
+    /// Reports progress on this request (see [`RequestPeer::progress`]).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        self.session.progress(progress, total, message).await;
+        self.peer.progress(progress, total, message).await;
     }
 
-    /// Sends a log record related to this request (see [`ServerSession::log`]).
+    /// Sends a log record related to this request (see [`RequestPeer::log`]).
     pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
-        self.session.log(level, logger, data).await;
+        self.peer.log(level, logger, data).await;
     }
 }
 
@@ -329,7 +332,7 @@ impl fmt::Debug for RequestContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestContext")
             .field("method", &self.method.as_str())
-            .field("session", &self.session)
+            .field("peer", &self.peer)
             .finish_non_exhaustive()
     }
 }

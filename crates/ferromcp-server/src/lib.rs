@@ -5,7 +5,7 @@
 //! - [`ServerRunner`]: the per-connection kernel that runs requests through the ladder
 //!   (surface validation, `initialize`, handler lookup, the init gate, typed params, result
 //!   shaping) on any dispatcher.
-//! - [`Connection`] (per connection) and [`ServerSession`] / [`RequestContext`] (per request).
+//! - [`Connection`] (per connection) and [`RequestPeer`] / [`RequestContext`] (per request).
 //! - [`serve_stream`] serves both eras on one message stream, locking the era from the first
 //!   request; the stdio transport builds on it.
 //!
@@ -37,7 +37,7 @@ pub mod uri_template;
 
 pub use caller::CallerId;
 pub use connection::{CLEANUP_TIMEOUT, Connection, no_back_channel};
-pub use context::{RequestContext, ServerSession};
+pub use context::{RequestContext, RequestPeer};
 pub use mcp_server::{McpServer, McpServerBuilder};
 pub use middleware::{McpRequest, Middleware, Next};
 pub use principal::Principal;

@@ -8,7 +8,7 @@
 //!   opens joins the caller's trace: its OpenTelemetry parent is the span context read from the
 //!   request's `params._meta.traceparent` (and `tracestate`);
 //! - the notifications and server→client requests a handler sends through
-//!   [`ServerSession`](crate::ServerSession) carry the current span's `traceparent` (and
+//!   [`RequestPeer`](crate::RequestPeer) carry the current span's `traceparent` (and
 //!   `tracestate`) in their `params._meta`, so the client can link them to the request. A value
 //!   the caller already set is never overwritten.
 //!

@@ -81,15 +81,15 @@ fn era_server(notes: mpsc::UnboundedSender<Value>) -> Server {
                 Ok(_) => json!("ok"),
                 Err(e) => json!(e.code.0),
             };
-            let session = ctx
-                .session()
+            let peer = ctx
+                .peer()
                 .send_request("roots/list", None, Default::default())
                 .await;
             let connection = ctx
                 .connection()
                 .send_request("roots/list", None, Default::default())
                 .await;
-            Ok(json!({"session": code(session), "connection": code(connection)}))
+            Ok(json!({"peer": code(peer), "connection": code(connection)}))
         })
         .on_request("acme/changes", |ctx: RequestContext, _p: Value| async move {
             let conn = ctx.connection();
@@ -595,7 +595,7 @@ async fn modern_requests_have_no_back_channel() {
     within(async {
         let (mut raw, _task) = serve_raw(&server());
         let r = raw.ok(1, "acme/ask", Some(modern(json!({})))).await;
-        assert_eq!(r["session"], -32600);
+        assert_eq!(r["peer"], -32600);
         assert_eq!(r["connection"], -32600);
         assert!(raw.seen.is_empty(), "{:?}", raw.seen);
     })

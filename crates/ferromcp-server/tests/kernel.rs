@@ -1,6 +1,6 @@
 //! Behaviour of the server kernel (issue "Server kernel and low-level server"): the request
 //! ladder, notifications, middleware, the low-level `Server`, `Connection` and
-//! `ServerSession`. The ladder cases run on every transport of `common::Transport`: the direct
+//! `RequestPeer`. The ladder cases run on every transport of `common::Transport`: the direct
 //! dispatcher, the JSON-RPC dispatcher on an in-memory stream, and `serve_stream`.
 //!
 //! The era-specific behaviour of stream transports is in `era.rs`.
@@ -1392,7 +1392,7 @@ async fn server_custom_requests_and_notifications() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Connection and ServerSession.
+// Connection and RequestPeer.
 // ---------------------------------------------------------------------------------------------
 
 /// Typed per-connection state is shared across the requests of one connection, and not
@@ -1516,8 +1516,8 @@ async fn connection_server_requests_need_a_back_channel() {
     within(async {
         let server = Server::builder("s2c", "0")
             .on_request("acme/roots", |ctx: RequestContext, _p: Value| async move {
-                let via_session = ctx
-                    .session()
+                let via_peer = ctx
+                    .peer()
                     .send_request("roots/list", None, Default::default())
                     .await;
                 let via_connection = ctx
@@ -1529,7 +1529,7 @@ async fn connection_server_requests_need_a_back_channel() {
                     Err(e) => json!({"code": e.code.0}),
                 };
                 Ok(json!({
-                    "session": show(via_session),
+                    "peer": show(via_peer),
                     "connection": show(via_connection),
                 }))
             })
@@ -1539,7 +1539,7 @@ async fn connection_server_requests_need_a_back_channel() {
             let c = connect(t, &server).await;
             c.initialize().await;
             let r = c.ok("acme/roots", None).await;
-            assert_eq!(r["session"], json!({"roots": []}), "{t:?}");
+            assert_eq!(r["peer"], json!({"roots": []}), "{t:?}");
             assert_eq!(r["connection"], json!({"roots": []}), "{t:?}");
             c.shutdown().await;
         }
@@ -1556,15 +1556,15 @@ async fn connection_server_requests_need_a_back_channel() {
     .await;
 }
 
-/// `ctx.session().notify` relates the notification to the request being handled (the
+/// `ctx.peer().notify` relates the notification to the request being handled (the
 /// outbound `MessageMeta.related_request_id` carries its id); `ctx.connection().notify` goes
 /// to the standalone channel, unrelated.
 #[tokio::test]
-async fn session_notifications_are_related_to_the_request() {
+async fn peer_notifications_are_related_to_the_request() {
     within(async {
         let server = Server::builder("route", "0")
             .on_request("acme/route", |ctx: RequestContext, _p: Value| async move {
-                ctx.session().notify("acme/related", None).await;
+                ctx.peer().notify("acme/related", None).await;
                 ctx.connection().notify("acme/standalone", None).await;
                 Ok(json!({}))
             })

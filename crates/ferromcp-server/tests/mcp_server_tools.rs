@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ferromcp_dispatch::{CallOptions, Outbound};
-use ferromcp_server::mcp_server::{Args, Json, Progress, State, ToolError, ToolSpec};
+use ferromcp_server::mcp_server::{Args, Json, ProgressReporter, State, ToolError, ToolSpec};
 use ferromcp_server::{McpServer, RequestContext};
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorObject, Payload};
@@ -62,7 +62,7 @@ async fn greet(State(g): State<Greeting>, ctx: RequestContext) -> String {
     format!("{} ({})", g.0, ctx.protocol_version())
 }
 
-async fn slow(progress: Progress) -> &'static str {
+async fn slow(progress: ProgressReporter) -> &'static str {
     progress.report(1.0, Some(2.0), Some("half")).await;
     "done"
 }

@@ -89,22 +89,19 @@ fn server() -> Server {
         .on_request(
             "tools/call",
             |ctx: RequestContext, _params: Value| async move {
-                let session = ctx.session();
-                session
-                    .notify(
-                        "notifications/message",
-                        Some(json!({"level": "info", "data": "working"}).into()),
-                    )
-                    .await;
-                session.notify("test/bare", None).await;
-                session
-                    .notify(
-                        "test/own",
-                        Some(json!({"_meta": {"traceparent": "set-by-the-handler"}}).into()),
-                    )
-                    .await;
-                session
-                    .send_request("roots/list", None, CallOptions::new())
+                let peer = ctx.peer();
+                peer.notify(
+                    "notifications/message",
+                    Some(json!({"level": "info", "data": "working"}).into()),
+                )
+                .await;
+                peer.notify("test/bare", None).await;
+                peer.notify(
+                    "test/own",
+                    Some(json!({"_meta": {"traceparent": "set-by-the-handler"}}).into()),
+                )
+                .await;
+                peer.send_request("roots/list", None, CallOptions::new())
                     .await
                     .map_err(HandlerError::from)?;
                 Ok::<_, HandlerError>(json!({"content": []}))

@@ -124,7 +124,7 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
                         CallToolResult::text("done")
                     }
                     "ask" => match ctx
-                        .session()
+                        .peer()
                         .send_request("roots/list", None, ferromcp_dispatch::CallOptions::new())
                         .await
                     {

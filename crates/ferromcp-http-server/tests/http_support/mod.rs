@@ -99,7 +99,7 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
                     ),
                     "notify" => {
                         let params = json!({"level":"info","data":"working"});
-                        ctx.session()
+                        ctx.peer()
                             .notify("notifications/message", Some(Payload::from(params)))
                             .await;
                         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -119,7 +119,7 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
                         }
                     }
                     "ask" => match ctx
-                        .session()
+                        .peer()
                         .send_request("roots/list", None, CallOptions::new())
                         .await
                     {
@@ -130,7 +130,7 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
                     "chatty" => {
                         for i in 0..20 {
                             let params = json!({"level":"info","data":i});
-                            ctx.session()
+                            ctx.peer()
                                 .notify("notifications/message", Some(Payload::from(params)))
                                 .await;
                         }
@@ -143,7 +143,7 @@ pub fn test_server(flags: Arc<Flags>) -> Server {
                         let closed = control.is_some_and(|c| c.close());
                         tokio::time::sleep(Duration::from_millis(100)).await;
                         let params = json!({"level":"info","data":"after the close"});
-                        ctx.session()
+                        ctx.peer()
                             .notify("notifications/message", Some(Payload::from(params)))
                             .await;
                         CallToolResult::text(format!("closed={closed}"))

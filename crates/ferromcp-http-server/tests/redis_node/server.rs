@@ -38,7 +38,7 @@ pub fn server() -> Server {
                     let ms = arg("ms").and_then(|v| v.as_u64()).unwrap_or(50);
                     for i in (0..n).rev() {
                         let params = json!({"level":"info","data":i});
-                        ctx.session()
+                        ctx.peer()
                             .notify("notifications/message", Some(Payload::from(params)))
                             .await;
                         tokio::time::sleep(Duration::from_millis(ms)).await;

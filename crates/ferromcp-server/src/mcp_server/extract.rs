@@ -1,4 +1,4 @@
-//! Extractors: what a tool handler's arguments can be.
+//! Extractors: what a high-level handler's arguments can be (tools, prompts, resources).
 
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
@@ -30,8 +30,10 @@ impl StateMap {
     }
 }
 
-/// One tool call, as the extractors see it.
-pub struct ToolCall {
+/// One call of a high-level handler, as the extractors see it: a `tools/call`, a `prompts/get`
+/// (the prompt's arguments as strings) or a `resources/read` (a template's variables as
+/// strings).
+pub struct HandlerCall {
     pub(crate) ctx: RequestContext,
     pub(crate) name: String,
     pub(crate) arguments: Arc<Value>,
@@ -40,39 +42,41 @@ pub struct ToolCall {
     pub(crate) resolved: ResolvedValues,
 }
 
-impl ToolCall {
+impl HandlerCall {
     /// The request context.
     pub fn context(&self) -> &RequestContext {
         &self.ctx
     }
 
-    /// The tool's name.
+    /// The tool's or prompt's name, or the resource's URI.
     pub fn name(&self) -> &str {
         &self.name
     }
 
-    /// The raw arguments (an object; `{}` when the client sent none).
+    /// The raw arguments (an object; `{}` when the client sent none): a tool's arguments, a
+    /// prompt's, or a resource template's variables.
     pub fn arguments(&self) -> &Value {
         &self.arguments
     }
 }
 
-impl fmt::Debug for ToolCall {
+impl fmt::Debug for HandlerCall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ToolCall")
+        f.debug_struct("HandlerCall")
             .field("name", &self.name)
             .finish_non_exhaustive()
     }
 }
 
-/// Something a tool handler can take as an argument, read from the call.
+/// Something a handler (tool, prompt or resource) can take as an argument, read from the
+/// call.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an argument of an MCP tool handler",
     note = "tool handler arguments are extractors: Args<T> (the typed arguments; T: \
-            Deserialize + JsonSchema), RequestContext, State<T>, Progress, \
+            Deserialize + JsonSchema), RequestContext, State<T>, ProgressReporter, \
             CancellationToken, HttpParts, Resolved<R>"
 )]
-pub trait FromToolCall: Sized {
+pub trait FromHandlerCall: Sized {
     /// The tool's input schema, when this extractor defines it (only [`Args`] does).
     fn input_schema() -> Option<JsonObject> {
         None
@@ -85,7 +89,7 @@ pub trait FromToolCall: Sized {
     }
 
     /// Reads the value from the call; an error becomes the call's outcome.
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError>;
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError>;
 }
 
 /// The tool's typed arguments. `T`'s JSON Schema (2020-12, doc comments as descriptions) is
@@ -111,12 +115,12 @@ pub trait FromToolCall: Sized {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Args<T>(pub T);
 
-impl<T: DeserializeOwned + JsonSchema> FromToolCall for Args<T> {
+impl<T: DeserializeOwned + JsonSchema> FromHandlerCall for Args<T> {
     fn input_schema() -> Option<JsonObject> {
         Some(schema_object_for::<T>())
     }
 
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         T::deserialize(&*call.arguments)
             .map(Args)
             .map_err(|e| ToolError::message(format!("invalid arguments: {e}")))
@@ -128,16 +132,16 @@ impl<T: DeserializeOwned + JsonSchema> FromToolCall for Args<T> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawArgs(pub JsonObject);
 
-impl FromToolCall for RawArgs {
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+impl FromHandlerCall for RawArgs {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         Ok(RawArgs(
             call.arguments.as_object().cloned().unwrap_or_default(),
         ))
     }
 }
 
-impl FromToolCall for RequestContext {
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+impl FromHandlerCall for RequestContext {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         Ok(call.ctx.clone())
     }
 }
@@ -146,8 +150,8 @@ impl FromToolCall for RequestContext {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct State<T>(pub T);
 
-impl<T: Clone + Send + Sync + 'static> FromToolCall for State<T> {
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+impl<T: Clone + Send + Sync + 'static> FromHandlerCall for State<T> {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         match call.state.get::<T>() {
             Some(v) => Ok(State(v)),
             None => {
@@ -162,23 +166,23 @@ impl<T: Clone + Send + Sync + 'static> FromToolCall for State<T> {
 
 /// Reports progress on the current call; a no-op when the client asked for none.
 #[derive(Debug, Clone)]
-pub struct Progress(RequestContext);
+pub struct ProgressReporter(RequestContext);
 
-impl Progress {
+impl ProgressReporter {
     /// Reports `progress` (of `total`, if known), with an optional message.
     pub async fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         self.0.progress(progress, total, message).await;
     }
 }
 
-impl FromToolCall for Progress {
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(Progress(call.ctx.clone()))
+impl FromHandlerCall for ProgressReporter {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
+        Ok(ProgressReporter(call.ctx.clone()))
     }
 }
 
-impl FromToolCall for CancellationToken {
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+impl FromHandlerCall for CancellationToken {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         Ok(call.ctx.cancellation().clone())
     }
 }
@@ -187,8 +191,8 @@ impl FromToolCall for CancellationToken {
 #[derive(Debug, Clone)]
 pub struct HttpParts(pub Option<Arc<http::request::Parts>>);
 
-impl FromToolCall for HttpParts {
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+impl FromHandlerCall for HttpParts {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         Ok(HttpParts(call.ctx.http_parts().cloned()))
     }
 }
@@ -206,8 +210,8 @@ impl RequestContext {
     }
 }
 
-impl FromToolCall for crate::principal::Principal {
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+impl FromHandlerCall for crate::principal::Principal {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         call.ctx
             .principal()
             .cloned()
@@ -215,8 +219,8 @@ impl FromToolCall for crate::principal::Principal {
     }
 }
 
-impl FromToolCall for Option<crate::principal::Principal> {
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+impl FromHandlerCall for Option<crate::principal::Principal> {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         Ok(call.ctx.principal().cloned())
     }
 }

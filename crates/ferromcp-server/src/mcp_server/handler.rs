@@ -6,19 +6,19 @@ use ferromcp_dispatch::BoxFuture;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{CallToolResult, GetPromptResult, JsonObject, ReadResourceResult};
 
-use super::extract::{FromToolCall, ToolCall};
+use super::extract::{FromHandlerCall, HandlerCall};
 use super::output::{IntoToolError, IntoToolResult, ToolError};
 use super::prompt_resource_output::{IntoPromptResult, IntoResourceResult};
 use super::resolve::ResolverRef;
 
 /// An async function that can serve a tool: every argument is an extractor
-/// ([`FromToolCall`]) and the output implements [`IntoToolResult`]. `M` only tells the
+/// ([`FromHandlerCall`]) and the output implements [`IntoToolResult`]. `M` only tells the
 /// implementations for different arities apart; it is inferred.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a valid MCP tool handler",
     label = "not a tool handler",
     note = "a tool handler is an async fn (or closure returning a future) taking up to 8 \
-            extractor arguments (Args<T>, RequestContext, State<T>, Progress, \
+            extractor arguments (Args<T>, RequestContext, State<T>, ProgressReporter, \
             CancellationToken, HttpParts, Resolved<R>) and returning something that implements \
             IntoToolResult (String, Json<T>, CallToolResult, Result<T, E>, ...); it must be \
             Clone + Send + Sync + 'static and its future Send"
@@ -33,7 +33,7 @@ pub trait ToolHandler<M>: Clone + Send + Sync + 'static {
         Vec::new()
     }
     /// Serves one call.
-    fn call(&self, call: ToolCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>;
+    fn call(&self, call: HandlerCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>;
 }
 
 /// An async function that can serve a prompt: extractor arguments (`Args<T>` reads the
@@ -54,7 +54,7 @@ pub trait PromptHandler<M>: Clone + Send + Sync + 'static {
         Vec::new()
     }
     /// Serves one `prompts/get`.
-    fn call(&self, call: ToolCall) -> BoxFuture<'static, Result<GetPromptResult, ErrorObject>>;
+    fn call(&self, call: HandlerCall) -> BoxFuture<'static, Result<GetPromptResult, ErrorObject>>;
 }
 
 /// An async function that can serve a resource read: extractor arguments (`Args<T>` reads a
@@ -74,7 +74,7 @@ pub trait ResourceHandler<M>: Clone + Send + Sync + 'static {
     /// Serves one `resources/read` of `uri` (`mime_type` is the declared default).
     fn call(
         &self,
-        call: ToolCall,
+        call: HandlerCall,
         uri: String,
         mime_type: Option<String>,
     ) -> BoxFuture<'static, Result<ReadResourceResult, ErrorObject>>;
@@ -96,7 +96,7 @@ macro_rules! impl_handlers {
             F: Fn($($arg),*) -> Fut + Clone + Send + Sync + 'static,
             Fut: Future<Output = O> + Send + 'static,
             O: IntoToolResult,
-            $($arg: FromToolCall + Send + 'static,)*
+            $($arg: FromHandlerCall + Send + 'static,)*
         {
             fn input_schema(&self) -> Option<JsonObject> {
                 None$(.or_else($arg::input_schema))*
@@ -115,10 +115,10 @@ macro_rules! impl_handlers {
 
             fn call(
                 &self,
-                call: ToolCall,
+                call: HandlerCall,
             ) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>> {
                 $(
-                    let $arg = match $arg::from_tool_call(&call) {
+                    let $arg = match $arg::from_handler_call(&call) {
                         Ok(v) => v,
                         Err(e) => return Box::pin(std::future::ready(e.into_tool_error())),
                     };
@@ -134,7 +134,7 @@ macro_rules! impl_handlers {
             F: Fn($($arg),*) -> Fut + Clone + Send + Sync + 'static,
             Fut: Future<Output = O> + Send + 'static,
             O: IntoPromptResult,
-            $($arg: FromToolCall + Send + 'static,)*
+            $($arg: FromHandlerCall + Send + 'static,)*
         {
             fn arguments_schema(&self) -> Option<JsonObject> {
                 None$(.or_else($arg::input_schema))*
@@ -149,10 +149,10 @@ macro_rules! impl_handlers {
 
             fn call(
                 &self,
-                call: ToolCall,
+                call: HandlerCall,
             ) -> BoxFuture<'static, Result<GetPromptResult, ErrorObject>> {
                 $(
-                    let $arg = match $arg::from_tool_call(&call) {
+                    let $arg = match $arg::from_handler_call(&call) {
                         Ok(v) => v,
                         Err(e) => return Box::pin(std::future::ready(Err(rejection(e)))),
                     };
@@ -168,7 +168,7 @@ macro_rules! impl_handlers {
             F: Fn($($arg),*) -> Fut + Clone + Send + Sync + 'static,
             Fut: Future<Output = O> + Send + 'static,
             O: IntoResourceResult,
-            $($arg: FromToolCall + Send + 'static,)*
+            $($arg: FromHandlerCall + Send + 'static,)*
         {
             fn resolvers(&self) -> Vec<ResolverRef> {
                 let mut out = Vec::new();
@@ -179,12 +179,12 @@ macro_rules! impl_handlers {
 
             fn call(
                 &self,
-                call: ToolCall,
+                call: HandlerCall,
                 uri: String,
                 mime_type: Option<String>,
             ) -> BoxFuture<'static, Result<ReadResourceResult, ErrorObject>> {
                 $(
-                    let $arg = match $arg::from_tool_call(&call) {
+                    let $arg = match $arg::from_handler_call(&call) {
                         Ok(v) => v,
                         Err(e) => return Box::pin(std::future::ready(Err(rejection(e)))),
                     };

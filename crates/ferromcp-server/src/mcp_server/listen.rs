@@ -90,18 +90,17 @@ pub(crate) async fn listen(
     // Subscribe before acknowledging, so no change between the two is missed.
     let mut changes = ctx.server().subscribe_changes();
     let ack = json!({ "notifications": filter });
-    let session = ctx.session();
-    session
-        .notify(
-            methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
-            Some(tagged(Some(ack), &id)),
-        )
-        .await;
+    let peer = ctx.peer();
+    peer.notify(
+        methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
+        Some(tagged(Some(ack), &id)),
+    )
+    .await;
     loop {
         tokio::select! {
             () = ctx.cancellation().cancelled() => break,
             Some(record) = crate::tasks::next_change(task_changes.as_mut()) => {
-                session
+                peer
                     .notify(
                         methods::NOTIFICATION_TASKS,
                         Some(tagged(Some(crate::tasks::notification(&record)), &id)),
@@ -111,7 +110,7 @@ pub(crate) async fn listen(
             change = changes.recv() => match change {
                 Ok((method, params)) => {
                     if wanted(&filter, method, params.as_ref()) {
-                        session.notify(method, Some(tagged(params, &id))).await;
+                        peer.notify(method, Some(tagged(params, &id))).await;
                     }
                 }
                 Err(RecvError::Lagged(n)) => {

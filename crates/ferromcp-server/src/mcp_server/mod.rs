@@ -57,7 +57,9 @@ pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_an
 /// (`crate::fuzzing`).
 #[cfg(any(test, fuzzing))]
 pub(crate) use elicit::{form_from_schema, validate::check_content as elicit_check_content};
-pub use extract::{Args, FromToolCall, HttpParts, Progress, RawArgs, State, ToolCall};
+pub use extract::{
+    Args, FromHandlerCall, HandlerCall, HttpParts, ProgressReporter, RawArgs, State,
+};
 pub use handler::{PromptHandler, ResourceHandler, ToolHandler};
 pub use local::LocalExecutor;
 pub use output::{IntoToolError, IntoToolResult, Json, ToolError};

@@ -6,7 +6,7 @@ use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{MaybeInputRequired, ReadResourceRequestParams, ReadResourceResult};
 
 use super::Shared;
-use super::extract::{FromToolCall, State, ToolCall};
+use super::extract::{FromHandlerCall, HandlerCall, State};
 use super::output::ToolError;
 use crate::context::RequestContext;
 
@@ -63,9 +63,9 @@ impl OwnResources {
     }
 }
 
-impl FromToolCall for OwnResources {
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
-        let State(OwnServer(weak)) = State::<OwnServer>::from_tool_call(call)?;
+impl FromHandlerCall for OwnResources {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
+        let State(OwnServer(weak)) = State::<OwnServer>::from_handler_call(call)?;
         let shared = weak.upgrade().ok_or_else(|| {
             ToolError::protocol(ErrorObject::internal_error("the server is shutting down"))
         })?;

@@ -11,7 +11,7 @@ use ferromcp_types::mcp::{
 use serde_json::Value;
 
 use super::Shared;
-use super::extract::ToolCall;
+use super::extract::HandlerCall;
 use super::handler::PromptHandler;
 use super::registry::Registry;
 use super::resolve::{self, ResolverRef, Round};
@@ -81,7 +81,7 @@ impl From<String> for PromptSpec {
 }
 
 type GetFn =
-    dyn Fn(ToolCall) -> BoxFuture<'static, Result<GetPromptResult, ErrorObject>> + Send + Sync;
+    dyn Fn(HandlerCall) -> BoxFuture<'static, Result<GetPromptResult, ErrorObject>> + Send + Sync;
 
 /// A registered prompt.
 pub(crate) struct PromptEntry {
@@ -180,7 +180,7 @@ pub(crate) async fn get(
             .map(|(k, v)| (k, Value::String(v)))
             .collect(),
     );
-    let call = ToolCall {
+    let call = HandlerCall {
         ctx,
         name: params.name,
         arguments: Arc::new(arguments),

@@ -13,7 +13,7 @@ use ferromcp_types::mcp::{
 use serde_json::Value;
 
 use super::Shared;
-use super::extract::ToolCall;
+use super::extract::HandlerCall;
 use super::handler::ResourceHandler;
 use super::registry::{Named, Registry};
 use super::resolve::{self, ResolverRef, Round};
@@ -88,7 +88,7 @@ impl ResourceSpec {
     }
 }
 
-type ReadFn = dyn Fn(ToolCall, String) -> BoxFuture<'static, Result<ReadResourceResult, ErrorObject>>
+type ReadFn = dyn Fn(HandlerCall, String) -> BoxFuture<'static, Result<ReadResourceResult, ErrorObject>>
     + Send
     + Sync;
 
@@ -238,7 +238,7 @@ pub(crate) async fn read(
         return Ok(MaybeInputRequired::Complete(result));
     }
     if let Some(entry) = shared.resources.get(&uri) {
-        let call = ToolCall {
+        let call = HandlerCall {
             ctx,
             name: uri.clone(),
             arguments: Arc::new(Value::Object(Default::default())),
@@ -253,7 +253,7 @@ pub(crate) async fn read(
                 .iter()
                 .map(|(k, v)| (k.to_owned(), Value::String(v.to_owned())))
                 .collect();
-            let call = ToolCall {
+            let call = HandlerCall {
                 ctx,
                 name: uri.clone(),
                 arguments: Arc::new(Value::Object(arguments)),
@@ -269,7 +269,7 @@ pub(crate) async fn read(
 /// Runs a read's resolvers, then its handler.
 async fn serve(
     shared: &Shared,
-    call: ToolCall,
+    call: HandlerCall,
     resolvers: &[ResolverRef],
     read: &Arc<ReadFn>,
     (input_responses, request_state): (Option<InputResponses>, Option<String>),
@@ -281,7 +281,7 @@ async fn serve(
         request_state,
     };
     let read = read.clone();
-    let run = move |c: ToolCall| {
+    let run = move |c: HandlerCall| {
         let uri = c.name.clone();
         read(c, uri)
     };

@@ -11,7 +11,7 @@ use ferromcp_types::mcp::{
 use serde_json::Value;
 
 use super::Shared;
-use super::extract::ToolCall;
+use super::extract::HandlerCall;
 use super::handler::ToolHandler;
 use super::resolve::{self, ResolverRef, Round};
 use super::schema::object_schema;
@@ -142,7 +142,7 @@ impl std::fmt::Debug for ToolDef {
 }
 
 type CallFn =
-    dyn Fn(ToolCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>> + Send + Sync;
+    dyn Fn(HandlerCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>> + Send + Sync;
 
 /// A registered tool: its description and its handler.
 pub(crate) struct ToolEntry {
@@ -278,7 +278,7 @@ pub(crate) fn call(
     // Arguments that do not fit the schema are a tool error the model can read and correct,
     // not a protocol error.
     let invalid = entry.validator.validate(&arguments).err();
-    let call = ToolCall {
+    let call = HandlerCall {
         ctx,
         name,
         arguments: Arc::new(arguments),
@@ -327,7 +327,7 @@ pub(crate) fn call(
         match (mode, &shared.tasks) {
             (crate::tasks::Mode::Task { ttl_ms }, Some(tasks)) => {
                 let tasks = tasks.clone();
-                let spawn = move |c: ToolCall| -> BoxFuture<'static, _> {
+                let spawn = move |c: HandlerCall| -> BoxFuture<'static, _> {
                     Box::pin(async move { tasks.spawn(c, ttl_ms, move |c| run(c)).await })
                 };
                 let answer = resolve::serve(&shared.rounds, call, &resolvers, round, spawn).await?;

@@ -32,7 +32,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::context::{RequestContext, ServerSession};
+use crate::context::{RequestContext, RequestPeer};
 
 /// The first wait between `tasks/get` polls when the client suggests no interval.
 pub const DEFAULT_CLIENT_TASK_INITIAL_POLL: Duration = Duration::from_millis(100);
@@ -53,7 +53,7 @@ pub const CLIENT_TASK_MIN_POLL: Duration = Duration::from_millis(10);
 /// the request being handled (over Streamable HTTP they travel on its SSE stream), so use
 /// the task inside the handler.
 pub struct ClientTask<R> {
-    session: ServerSession,
+    peer: RequestPeer,
     method: &'static str,
     last: Mutex<Task>,
     max_poll: Duration,
@@ -174,7 +174,7 @@ impl RequestContext {
         let mut params = PaginatedRequestParams::new();
         params.cursor = cursor;
         let answer = self
-            .session()
+            .peer()
             .send_request(
                 methods::TASKS_LIST,
                 Some(encode(&params)?),
@@ -221,7 +221,7 @@ impl RequestContext {
         params: Payload,
     ) -> Result<ClientTask<R>, ErrorObject> {
         let answer = self
-            .session()
+            .peer()
             .send_request(method, Some(params), CallOptions::new())
             .await?;
         let value = answer
@@ -236,7 +236,7 @@ impl RequestContext {
             ErrorObject::invalid_params(format!("the client's CreateTaskResult is not valid: {e}"))
         })?;
         Ok(ClientTask {
-            session: self.session().clone(),
+            peer: self.peer().clone(),
             method,
             last: Mutex::new(task),
             max_poll: DEFAULT_CLIENT_TASK_MAX_POLL,
@@ -276,7 +276,7 @@ impl<R: DeserializeOwned> ClientTask<R> {
 
     async fn send(&self, method: &str) -> Result<Payload, ErrorObject> {
         let params = encode(&TaskIdParams::new(self.id()))?;
-        self.session
+        self.peer
             .send_request(method, Some(params), CallOptions::new())
             .await
     }
@@ -315,7 +315,7 @@ impl<R: DeserializeOwned> ClientTask<R> {
                 }
             };
             let cap = self.max_poll.max(CLIENT_TASK_MIN_POLL);
-            let cancelled = self.session.dispatch_context().cancellation();
+            let cancelled = self.peer.dispatch_context().cancellation();
             tokio::select! {
                 () = tokio::time::sleep(interval.clamp(CLIENT_TASK_MIN_POLL, cap)) => {}
                 () = cancelled.cancelled() => {
@@ -329,7 +329,7 @@ impl<R: DeserializeOwned> ClientTask<R> {
     /// declare `tasks.cancel`); returns the cancelled task.
     pub async fn cancel(&self) -> Result<Task, ErrorObject> {
         let declared = self
-            .session
+            .peer
             .connection()
             .client_capabilities()
             .and_then(|c| c.tasks)

@@ -102,8 +102,8 @@ pub use store::{
     TaskStoreError,
 };
 
-use crate::context::{RequestContext, ServerSession};
-use crate::mcp_server::ToolCall;
+use crate::context::{RequestContext, RequestPeer};
+use crate::mcp_server::HandlerCall;
 use crate::mcp_server::elicit_check_capability;
 use crate::server::ServerBuilder;
 
@@ -151,9 +151,9 @@ struct Running {
     /// from then on the handler's progress reports are dropped.
     ended: CancellationToken,
     changed: Notify,
-    /// Handshake era: the sessions of pending `tasks/result` requests, where input requests
+    /// Handshake era: the peers of pending `tasks/result` requests, where input requests
     /// travel.
-    result_streams: Mutex<Vec<(u64, ServerSession)>>,
+    result_streams: Mutex<Vec<(u64, RequestPeer)>>,
     next_stream: AtomicU32,
 }
 
@@ -365,9 +365,9 @@ impl Tasks {
     /// on `call` in the background.
     pub(crate) async fn spawn(
         self: &Arc<Self>,
-        mut call: ToolCall,
+        mut call: HandlerCall,
         ttl_ms: Option<u64>,
-        run: impl FnOnce(ToolCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>
+        run: impl FnOnce(HandlerCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>
         + Send
         + 'static,
     ) -> Result<TaskCreated, ErrorObject> {
@@ -425,8 +425,8 @@ impl Tasks {
         self: Arc<Self>,
         id: String,
         running: Arc<Running>,
-        call: ToolCall,
-        run: impl FnOnce(ToolCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>,
+        call: HandlerCall,
+        run: impl FnOnce(HandlerCall) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>,
     ) {
         // 2025-11-25: the final status goes to the creating connection as
         // `notifications/tasks/status` (optional in the spec; clients still poll).

@@ -166,7 +166,7 @@ impl Tasks {
         let running = self.running(&id);
         let _stream = running
             .as_ref()
-            .map(|run| StreamGuard::new(run, ctx.session()));
+            .map(|run| StreamGuard::new(run, ctx.peer()));
         let record = loop {
             let notified = running.as_ref().map(|run| run.changed.notified());
             let record = self
@@ -236,9 +236,9 @@ struct StreamGuard {
 }
 
 impl StreamGuard {
-    fn new(running: &Arc<Running>, session: &ServerSession) -> Self {
+    fn new(running: &Arc<Running>, peer: &RequestPeer) -> Self {
         let key = u64::from(running.next_stream.fetch_add(1, Ordering::Relaxed));
-        lock(&running.result_streams).push((key, session.clone()));
+        lock(&running.result_streams).push((key, peer.clone()));
         running.changed.notify_waiters();
         Self {
             running: running.clone(),

@@ -187,18 +187,17 @@ impl TaskScope {
         let params = Payload::from_serialize(&params).map_err(|_| internal())?;
         self.set_status(TaskStatus::InputRequired).await?;
         let off_http =
-            ctx.session().dispatch_context().transport().kind != TransportKind::StreamableHttp;
+            ctx.peer().dispatch_context().transport().kind != TransportKind::StreamableHttp;
         let answer = loop {
             let notified = self.running.changed.notified();
             let stream = lock(&self.running.result_streams)
                 .last()
                 .map(|(_, s)| s.clone());
             let send: Option<BoxFuture<'_, Result<Payload, ErrorObject>>> =
-                if let Some(session) = stream {
+                if let Some(peer) = stream {
                     let params = Some(params.clone());
                     Some(Box::pin(async move {
-                        session
-                            .send_request(request.method(), params, CallOptions::new())
+                        peer.send_request(request.method(), params, CallOptions::new())
                             .await
                     }))
                 } else if off_http && ctx.connection().can_send_requests() {

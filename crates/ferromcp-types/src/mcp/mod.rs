@@ -18,13 +18,15 @@
 //! );
 //! ```
 //!
-//! [`methods`] binds each method name to its params and result types.
+//! [`methods`] binds each method name to its params and result types; [`headers`] names the
+//! HTTP headers of the Streamable HTTP transport.
 
 mod capabilities;
 mod completion;
 mod content;
 mod elicitation;
 mod errors;
+pub mod headers;
 mod lifecycle;
 mod logging;
 mod meta;

@@ -4,23 +4,25 @@
 
 use std::collections::HashMap;
 
+use ferromcp_types::mcp::headers as names;
 use ferromcp_types::mcp::{JsonObject, META_PROTOCOL_VERSION};
 use http::header::HeaderName;
 use http::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
-/// `MCP-Protocol-Version`.
-pub const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-/// `Mcp-Session-Id` (handshake era).
-pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-/// `Mcp-Method` (2026-07-28).
-pub const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-/// `Mcp-Name` (2026-07-28).
-pub const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
-/// `Last-Event-ID` (handshake-era resumption).
-pub const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
-/// The prefix of `Mcp-Param-{Name}` headers.
-pub const MCP_PARAM_PREFIX: &str = "Mcp-Param-";
+/// `MCP-Protocol-Version` ([`ferromcp_types::mcp::headers::MCP_PROTOCOL_VERSION`]).
+pub const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static(names::MCP_PROTOCOL_VERSION);
+/// `Mcp-Session-Id` (handshake era; [`ferromcp_types::mcp::headers::MCP_SESSION_ID`]).
+pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static(names::MCP_SESSION_ID);
+/// `Mcp-Method` (2026-07-28; [`ferromcp_types::mcp::headers::MCP_METHOD`]).
+pub const MCP_METHOD: HeaderName = HeaderName::from_static(names::MCP_METHOD);
+/// `Mcp-Name` (2026-07-28; [`ferromcp_types::mcp::headers::MCP_NAME`]).
+pub const MCP_NAME: HeaderName = HeaderName::from_static(names::MCP_NAME);
+/// `Last-Event-ID` (handshake-era resumption; [`ferromcp_types::mcp::headers::LAST_EVENT_ID`]).
+pub const LAST_EVENT_ID: HeaderName = HeaderName::from_static(names::LAST_EVENT_ID);
+/// The prefix of the `Mcp-Param-{Name}` headers (2026-07-28), lower case: the re-export of
+/// [`ferromcp_types::mcp::headers::MCP_PARAM_PREFIX`].
+pub use ferromcp_types::mcp::headers::MCP_PARAM_PREFIX;
 
 /// The most `properties` steps followed when looking for annotations.
 const MAX_DEPTH: usize = 32;

@@ -114,7 +114,7 @@ impl RequestContext {
             _ => Some(params),
         };
         let sent = self
-            .session()
+            .peer()
             .send_request(request.method(), params, CallOptions::new());
         let answer = tokio::select! {
             r = sent => r?,

@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use super::elicit::{ElicitForm, Elicitation, check_capability, decode_answer};
-use super::extract::{FromToolCall, StateMap, ToolCall};
+use super::extract::{FromHandlerCall, HandlerCall, StateMap};
 use super::output::ToolError;
 use crate::context::RequestContext;
 
@@ -126,12 +126,12 @@ impl std::error::Error for ResolveError {}
 #[derive(Debug, Clone)]
 pub struct Resolved<R: Resolver>(pub R::Output);
 
-impl<R: Resolver> FromToolCall for Resolved<R> {
+impl<R: Resolver> FromHandlerCall for Resolved<R> {
     fn collect_resolvers(out: &mut Vec<ResolverRef>) {
         out.push(ResolverRef::of::<R>());
     }
 
-    fn from_tool_call(call: &ToolCall) -> Result<Self, ToolError> {
+    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         match call.resolved.get::<R>() {
             Some(v) => Ok(Resolved(v)),
             None => {
@@ -147,7 +147,7 @@ impl<R: Resolver> FromToolCall for Resolved<R> {
 type Erased = Arc<dyn Any + Send + Sync>;
 type Memo = Arc<OnceCell<Result<Erased, ResolveError>>>;
 
-/// A resolver a handler needs (made by [`Resolved`]'s [`FromToolCall::collect_resolvers`]).
+/// A resolver a handler needs (made by [`Resolved`]'s [`FromHandlerCall::collect_resolvers`]).
 #[derive(Clone, Copy)]
 pub struct ResolverRef {
     id: TypeId,

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Ask, AskInner, Erased, ResolveError, ResolvedValues, ResolverRef, lock};
-use crate::mcp_server::extract::ToolCall;
+use crate::mcp_server::extract::HandlerCall;
 use crate::request_state::{Binding, StateKey, StateSealer};
 
 /// The state sealed into `requestState` between rounds.
@@ -103,10 +103,10 @@ pub(crate) struct Round {
 /// `InputRequiredResult`.
 pub(crate) async fn serve<T>(
     rounds: &Rounds,
-    mut call: ToolCall,
+    mut call: HandlerCall,
     resolvers: &[ResolverRef],
     round: Round,
-    handler: impl FnOnce(ToolCall) -> BoxFuture<'static, Result<T, ErrorObject>>,
+    handler: impl FnOnce(HandlerCall) -> BoxFuture<'static, Result<T, ErrorObject>>,
 ) -> Result<MaybeInputRequired<T>, ErrorObject> {
     let modern = call.ctx.protocol_version().is_modern();
     if !modern && resolvers.is_empty() {
@@ -143,7 +143,7 @@ pub(crate) async fn serve<T>(
 
 /// The authenticated caller, when an authentication layer in front of the HTTP service
 /// recorded one: a state issued to one principal does not open for another.
-fn principal(call: &ToolCall) -> Option<String> {
+fn principal(call: &HandlerCall) -> Option<String> {
     call.ctx.caller_id().map(|caller| caller.0.clone())
 }
 
@@ -179,7 +179,7 @@ impl BindingSource {
 
 impl Exchange {
     /// Opens the round: at 2026-07-28, checks and opens the state the client echoed.
-    fn open(rounds: &Rounds, call: &ToolCall, round: Round) -> Result<Self, ErrorObject> {
+    fn open(rounds: &Rounds, call: &HandlerCall, round: Round) -> Result<Self, ErrorObject> {
         let live = !call.ctx.protocol_version().is_modern();
         let binding = BindingSource {
             method: round.method,
