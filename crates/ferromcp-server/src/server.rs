@@ -22,6 +22,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::context::RequestContext;
+use crate::deserialize_reason::params_reason;
 use crate::middleware::Middleware;
 use crate::tool_headers::{ParamHeader, ToolHeaders};
 
@@ -424,35 +425,6 @@ where
             serde_json::to_value(out).map_err(HandlerError::internal)
         })
     })
-}
-
-/// The wire text of params that did not deserialize: which field, and a generic reason,
-/// never serde's own text (it names Rust types, such as `expected struct FooParams`).
-pub(crate) fn params_reason(e: &serde_json::Error) -> String {
-    format!("Invalid params: {}", serde_reason(e))
-}
-
-/// Why a value did not deserialize, for the wire: the field serde names (missing or unknown),
-/// or a generic reason; never serde's own text, which names Rust types. Callers log the full
-/// error at debug.
-pub(crate) fn serde_reason(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    // serde's field-level messages quote the field name in backticks.
-    let field = |prefix: &str| {
-        text.strip_prefix(prefix)
-            .and_then(|rest| rest.strip_prefix('`'))
-            .and_then(|rest| rest.split('`').next())
-            .map(|name| ferromcp_types::jsonrpc::echo(name).to_string())
-    };
-    if let Some(name) = field("missing field ") {
-        format!("missing field `{name}`")
-    } else if let Some(name) = field("unknown field ") {
-        format!("unknown field `{name}`")
-    } else if text.starts_with("invalid type") || text.starts_with("invalid value") {
-        "a value has the wrong type or is out of range".to_owned()
-    } else {
-        "the value does not have the expected shape".to_owned()
-    }
 }
 
 /// Warns (once per registration) when `method` is a spec message of `kind` that MCP

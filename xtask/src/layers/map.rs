@@ -68,6 +68,7 @@ const SERVER: CrateLayers = CrateLayers {
                 "in_process",
                 "otel",
                 "caller",
+                "deserialize_reason",
             ],
             may_name: &["support"],
         },

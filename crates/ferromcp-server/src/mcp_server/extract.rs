@@ -121,9 +121,15 @@ impl<T: DeserializeOwned + JsonSchema> FromHandlerCall for Args<T> {
     }
 
     fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
-        T::deserialize(&*call.arguments)
-            .map(Args)
-            .map_err(|e| ToolError::message(format!("invalid arguments: {e}")))
+        T::deserialize(&*call.arguments).map(Args).map_err(|e| {
+            // The arguments passed the input schema but not the type (a constraint the
+            // schema does not say): a reason, never serde's text with Rust type names.
+            tracing::debug!(error = %e, "arguments do not deserialize");
+            ToolError::message(format!(
+                "invalid arguments: {}",
+                crate::deserialize_reason::serde_reason(&e)
+            ))
+        })
     }
 }
 

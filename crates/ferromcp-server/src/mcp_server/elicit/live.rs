@@ -97,7 +97,7 @@ impl RequestContext {
                 ErrorObject::invalid_params(format!(
                     "invalid answer to {}: {}",
                     request.method(),
-                    crate::server::serde_reason(&e)
+                    crate::deserialize_reason::serde_reason(&e)
                 ))
             });
         }
@@ -134,7 +134,7 @@ impl RequestContext {
             ErrorObject::invalid_params(format!(
                 "the client's answer to {} is not valid: {}",
                 request.method(),
-                crate::server::serde_reason(&e)
+                crate::deserialize_reason::serde_reason(&e)
             ))
         })
     }

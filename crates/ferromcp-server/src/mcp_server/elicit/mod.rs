@@ -151,7 +151,7 @@ impl<T: JsonSchema + DeserializeOwned + Send + 'static> ElicitForm for T {
         let object = validate::check_content(form, content)?;
         T::deserialize(Value::Object(object)).map_err(|e| {
             tracing::debug!(error = %e, "an elicitation answer does not deserialize");
-            crate::server::serde_reason(&e)
+            crate::deserialize_reason::serde_reason(&e)
         })
     }
 }
