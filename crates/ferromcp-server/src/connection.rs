@@ -294,9 +294,33 @@ impl Connection {
 
     /// Records that the client subscribed to updates of the resource at `uri`
     /// (`resources/subscribe`, handshake era).
-    pub fn subscribe_resource(&self, uri: &str) {
+    ///
+    /// Bounded by `limits`: a URI longer than [`SubscriptionLimits::max_uri_len`], or a new
+    /// subscription past [`SubscriptionLimits::max_per_connection`], is refused with -32602
+    /// and nothing is recorded (subscribing again to a URI already held always succeeds).
+    pub fn subscribe_resource(
+        &self,
+        uri: &str,
+        limits: SubscriptionLimits,
+    ) -> Result<(), ErrorObject> {
+        if uri.len() > limits.max_uri_len {
+            return Err(ErrorObject::invalid_params(format!(
+                "the resource URI is {} bytes long; at most {} are accepted",
+                uri.len(),
+                limits.max_uri_len
+            )));
+        }
         let subs = self.state_or_insert_with(ResourceSubscriptions::default);
-        lock(&subs.0).insert(uri.to_owned());
+        let mut held = lock(&subs.0);
+        if !held.contains(uri) && held.len() >= limits.max_per_connection {
+            return Err(ErrorObject::invalid_params(format!(
+                "this connection holds {} resource subscriptions, the most it may; \
+                 unsubscribe from one first",
+                held.len()
+            )));
+        }
+        held.insert(uri.to_owned());
+        Ok(())
     }
 
     /// Forgets a subscription (`resources/unsubscribe`); whether there was one.
@@ -340,6 +364,40 @@ impl Connection {
 /// The resources a connection's client subscribed to.
 #[derive(Default)]
 struct ResourceSubscriptions(Mutex<std::collections::HashSet<String>>);
+
+/// The default bound on one connection's resource subscriptions.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1_000;
+/// The default bound on a subscribed resource URI's length, in bytes (as for URI templates).
+pub const DEFAULT_MAX_SUBSCRIPTION_URI_LEN: usize = 4096;
+
+/// Bounds on one connection's resource subscriptions (`resources/subscribe`, handshake era):
+/// how many distinct URIs, and how long each may be. With the HTTP server's session cap they
+/// bound what subscriptions can hold in total. Set with
+/// [`ServerBuilder::subscription_limits`](crate::ServerBuilder::subscription_limits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SubscriptionLimits {
+    /// Distinct URIs one connection may subscribe to (default [`DEFAULT_MAX_SUBSCRIPTIONS`]).
+    pub max_per_connection: usize,
+    /// The longest URI, in bytes (default [`DEFAULT_MAX_SUBSCRIPTION_URI_LEN`]).
+    pub max_uri_len: usize,
+}
+
+impl SubscriptionLimits {
+    /// Limits of `max_per_connection` URIs of at most `max_uri_len` bytes each.
+    pub fn new(max_per_connection: usize, max_uri_len: usize) -> Self {
+        Self {
+            max_per_connection,
+            max_uri_len,
+        }
+    }
+}
+
+impl Default for SubscriptionLimits {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_SUBSCRIPTIONS, DEFAULT_MAX_SUBSCRIPTION_URI_LEN)
+    }
+}
 
 /// The -32600 answer to a server→client request where no back channel exists (a transport
 /// whose exchanges cannot carry server→client requests answers them with it), marked as

@@ -37,7 +37,10 @@ pub mod tool_headers;
 pub mod uri_template;
 
 pub use caller::CallerId;
-pub use connection::{CLEANUP_TIMEOUT, Connection, no_back_channel};
+pub use connection::{
+    CLEANUP_TIMEOUT, Connection, DEFAULT_MAX_SUBSCRIPTION_URI_LEN, DEFAULT_MAX_SUBSCRIPTIONS,
+    SubscriptionLimits, no_back_channel,
+};
 pub use context::{RequestContext, RequestPeer};
 pub use mcp_server::{McpServer, McpServerBuilder};
 pub use middleware::{McpRequest, Middleware, Next};

@@ -21,6 +21,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::connection::SubscriptionLimits;
 use crate::context::RequestContext;
 use crate::deserialize_reason::params_reason;
 use crate::middleware::Middleware;
@@ -132,6 +133,7 @@ pub(crate) struct Inner {
     pub(crate) extension_result_types: Vec<String>,
     /// Where the tools' `x-mcp-header` annotations are found.
     tool_headers: Option<Arc<dyn ToolHeaders>>,
+    pub(crate) subscription_limits: SubscriptionLimits,
     setup: Option<Arc<SetupFn>>,
     teardown: Option<Arc<TeardownFn>>,
     lifespan: Lifespan,
@@ -298,6 +300,12 @@ impl Server {
         self.inner.tool_headers.as_ref()?.param_headers(name)
     }
 
+    /// The bounds on each connection's resource subscriptions (see
+    /// [`Connection::subscribe_resource`](crate::Connection::subscribe_resource)).
+    pub fn subscription_limits(&self) -> SubscriptionLimits {
+        self.inner.subscription_limits
+    }
+
     /// Whether `method` is an extension's method (see [`ServerBuilder::extension_method`]).
     pub(crate) fn is_extension_method(&self, method: &str) -> bool {
         self.inner.extension_methods.iter().any(|m| m == method)
@@ -397,6 +405,7 @@ pub struct ServerBuilder {
     extension_methods: Vec<String>,
     extension_result_types: Vec<String>,
     tool_headers: Option<Arc<dyn ToolHeaders>>,
+    subscription_limits: SubscriptionLimits,
     setup: Option<Arc<SetupFn>>,
     teardown: Option<Arc<TeardownFn>>,
     errors: Vec<BuildError>,
@@ -477,6 +486,7 @@ impl ServerBuilder {
             extension_methods: Vec::new(),
             extension_result_types: Vec::new(),
             tool_headers: None,
+            subscription_limits: SubscriptionLimits::default(),
             setup: None,
             teardown: None,
             errors: Vec::new(),
@@ -669,6 +679,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Bounds each connection's resource subscriptions (default
+    /// [`SubscriptionLimits::default`]); the high-level server's `resources/subscribe`
+    /// enforces them through [`Server::subscription_limits`].
+    pub fn subscription_limits(mut self, limits: SubscriptionLimits) -> Self {
+        self.subscription_limits = limits;
+        self
+    }
+
     /// Sets where transports find the tools' `x-mcp-header` annotations (the high-level
     /// server sets its tool registry; see [`ToolHeaders`]).
     pub fn tool_headers(mut self, source: Arc<dyn ToolHeaders>) -> Self {
@@ -735,6 +753,7 @@ impl ServerBuilder {
                 extension_methods: self.extension_methods,
                 extension_result_types: self.extension_result_types,
                 tool_headers: self.tool_headers,
+                subscription_limits: self.subscription_limits,
                 setup: self.setup,
                 teardown: self.teardown,
                 lifespan: Lifespan::default(),

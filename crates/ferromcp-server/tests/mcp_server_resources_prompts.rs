@@ -8,9 +8,12 @@ use in_process_support::{Client, run};
 
 use std::time::Duration;
 
-use ferromcp_server::McpServer;
 use ferromcp_server::mcp_server::{Args, Blob, CompletionRequest, PromptSpec, ResourceSpec};
+use ferromcp_server::{
+    DEFAULT_MAX_SUBSCRIPTION_URI_LEN, DEFAULT_MAX_SUBSCRIPTIONS, McpServer, SubscriptionLimits,
+};
 use ferromcp_types::Era;
+use ferromcp_types::jsonrpc::ErrorCode;
 use ferromcp_types::mcp::{ContentBlock, PromptMessage, Role};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -96,6 +99,65 @@ async fn resources_and_templates_list_and_read_in_both_eras() {
         }
     })
     .await;
+}
+
+/// Security issue, item 3 (`resources/subscribe` is bounded): a URI that names no resource,
+/// template match or skill file is -32002 and nothing is recorded; a connection holds at most
+/// `SubscriptionLimits::max_per_connection` distinct URIs (a further one is -32602, while
+/// subscribing again to one held still succeeds), and a URI longer than
+/// `SubscriptionLimits::max_uri_len` is -32602; the connection keeps serving.
+#[tokio::test]
+async fn subscriptions_are_bounded_and_only_for_known_resources() {
+    run(async {
+        let s = McpServer::builder("bounded", "1.0.0")
+            .resource(ResourceSpec::new("test://static/text", "text"), || async {
+                "text".to_string()
+            })
+            .resource_template(
+                ResourceSpec::new("test://item/{id}", "item"),
+                |Args(v): Args<ItemVars>| async move { v.id },
+            )
+            .subscription_limits(SubscriptionLimits::new(2, 64))
+            .build()
+            .unwrap();
+        let c = Client::connect(&s, Era::Handshake).await;
+        let subscribe = |uri: String| {
+            let c = &c;
+            async move {
+                c.request("resources/subscribe", json!({ "uri": uri }))
+                    .await
+            }
+        };
+        let e = subscribe("test://unknown".into()).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::RESOURCE_NOT_FOUND);
+        subscribe("test://static/text".into()).await.unwrap();
+        subscribe("test://item/1".into()).await.unwrap();
+        // Again for one already held: fine; a third distinct one: refused.
+        subscribe("test://static/text".into()).await.unwrap();
+        let e = subscribe("test://item/2".into()).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        assert!(e.message.contains("subscriptions"), "{e:?}");
+        // Past the length bound: refused before any matching, whatever it names.
+        let long = format!("test://item/{}", "x".repeat(100));
+        let e = subscribe(long).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        assert!(e.message.len() < 200, "the URI is not echoed: {e:?}");
+        // Unsubscribing frees a place.
+        c.request("resources/unsubscribe", json!({"uri": "test://item/1"}))
+            .await
+            .unwrap();
+        subscribe("test://item/2".into()).await.unwrap();
+        assert_eq!(c.request("ping", json!({})).await.unwrap(), json!({}));
+    })
+    .await;
+}
+
+/// The defaults of `SubscriptionLimits` are the documented constants.
+#[test]
+fn subscription_limits_default_to_the_documented_bounds() {
+    let limits = SubscriptionLimits::default();
+    assert_eq!(limits.max_per_connection, DEFAULT_MAX_SUBSCRIPTIONS);
+    assert_eq!(limits.max_uri_len, DEFAULT_MAX_SUBSCRIPTION_URI_LEN);
 }
 
 #[tokio::test]

@@ -493,6 +493,13 @@ impl McpServerBuilder {
         self
     }
 
+    /// Bounds each connection's resource subscriptions (`resources/subscribe`: how many URIs,
+    /// how long each; see [`SubscriptionLimits`](crate::SubscriptionLimits)).
+    pub fn subscription_limits(mut self, limits: crate::SubscriptionLimits) -> Self {
+        self.low = self.low.subscription_limits(limits);
+        self
+    }
+
     /// Sets the cache hint for a cacheable method's results.
     pub fn cache_hint(mut self, method: &str, hint: CacheHint) -> Self {
         self.low = self.low.cache_hint(method, hint);
@@ -633,11 +640,15 @@ impl McpServerBuilder {
             });
             // Handshake-era subscriptions (2026-07-28 has `subscriptions/listen` instead):
             // the SDK's own registration, so no deprecation warning.
+            let sh = s.clone();
             low = low.on_request_quiet(
                 <Subscribe as Request>::METHOD,
-                |ctx: crate::RequestContext, p: <Subscribe as Request>::Params| async move {
-                    ctx.connection().subscribe_resource(&p.uri);
-                    Ok(EmptyResult::new())
+                move |ctx: crate::RequestContext, p: <Subscribe as Request>::Params| {
+                    let known = resources::subscribe(&sh, &ctx, &p.uri);
+                    async move {
+                        known?;
+                        Ok(EmptyResult::new())
+                    }
                 },
             );
             low = low.on_request_quiet(

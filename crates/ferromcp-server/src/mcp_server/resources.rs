@@ -266,6 +266,32 @@ pub(crate) async fn read(
     Err(not_found(&ctx, &uri).into())
 }
 
+/// `resources/subscribe` (handshake era): a URI that names no resource, template match or skill
+/// file is -32002; otherwise the subscription is recorded within the server's
+/// [`SubscriptionLimits`](crate::SubscriptionLimits).
+pub(crate) fn subscribe(
+    shared: &Shared,
+    ctx: &RequestContext,
+    uri: &str,
+) -> Result<(), ErrorObject> {
+    let limits = ctx.server().subscription_limits();
+    // Checked before any matching: a URI past the bound is refused whatever it names.
+    if uri.len() > limits.max_uri_len {
+        return ctx.connection().subscribe_resource(uri, limits);
+    }
+    let known = shared.resources.get(uri).is_some()
+        || shared.skills.contains(uri)
+        || shared
+            .templates
+            .all()
+            .iter()
+            .any(|t| t.matcher.matches(uri).is_some());
+    if !known {
+        return Err(not_found(ctx, uri));
+    }
+    ctx.connection().subscribe_resource(uri, limits)
+}
+
 /// Runs a read's resolvers, then its handler.
 async fn serve(
     shared: &Shared,

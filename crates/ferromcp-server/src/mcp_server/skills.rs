@@ -357,6 +357,11 @@ impl Skills {
         &self.skills
     }
 
+    /// Whether `uri` names a skill file.
+    pub(crate) fn contains(&self, uri: &str) -> bool {
+        self.files.contains_key(uri)
+    }
+
     /// `resources/read` of a skill file, if `uri` names one.
     pub(crate) fn read(&self, uri: &str) -> Option<ReadResourceResult> {
         let (skill, i) = self.files.get(uri)?;
