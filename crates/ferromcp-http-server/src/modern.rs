@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use ferromcp_types::ProtocolVersion;
-use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Message, Payload, RequestId};
+use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Message, Payload, RequestId, echo};
 use ferromcp_types::mcp::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, methods};
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
@@ -164,7 +164,9 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         }
         Some(v) if v != envelope_version => {
             return Err(header_mismatch(format!(
-                "MCP-Protocol-Version header value '{v}' does not match body value '{envelope_version}'"
+                "MCP-Protocol-Version header value '{}' does not match body value '{}'",
+                echo(v),
+                echo(envelope_version)
             )));
         }
         Some(_) => {}
@@ -173,7 +175,9 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         None => return Err(header_mismatch("the Mcp-Method header is missing")),
         Some(m) if m != method => {
             return Err(header_mismatch(format!(
-                "Mcp-Method header value '{m}' does not match body value '{method}'"
+                "Mcp-Method header value '{}' does not match body value '{}'",
+                echo(m),
+                echo(method)
             )));
         }
         Some(_) => {}
@@ -193,8 +197,9 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         let decoded = headers::decode_header_value(header);
         if decoded.as_deref() != body_value {
             return Err(header_mismatch(format!(
-                "Mcp-Name header value '{header}' does not match body value '{}'",
-                body_value.unwrap_or_default()
+                "Mcp-Name header value '{}' does not match body value '{}'",
+                echo(header),
+                echo(body_value.unwrap_or_default())
             )));
         }
     }
@@ -211,8 +216,9 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         };
         if Some(decoded.as_str()) != body_value {
             return Err(header_mismatch(format!(
-                "Mcp-Name header value '{decoded}' does not match body value '{}'",
-                body_value.unwrap_or_default()
+                "Mcp-Name header value '{}' does not match body value '{}'",
+                echo(&decoded),
+                echo(body_value.unwrap_or_default())
             )));
         }
     }

@@ -2,7 +2,7 @@
 //! Parameters"): the check that the headers match the call's arguments, against the tool's
 //! `x-mcp-header` annotations (see [`ferromcp_server::tool_headers`]).
 
-use ferromcp_types::jsonrpc::ErrorObject;
+use ferromcp_types::jsonrpc::{ErrorObject, echo};
 use http::HeaderMap;
 use serde_json::Value;
 
@@ -35,7 +35,7 @@ pub fn check_param_headers(
         if values.next().is_some() {
             return Err(mismatch(&format!(
                 "Mcp-Param-{} appears more than once",
-                ann.name
+                echo(&ann.name)
             )));
         }
         let header = match raw {
@@ -45,7 +45,10 @@ pub fn check_param_headers(
                     .ok()
                     .and_then(|s| decode_header_value(s.trim()))
                     .ok_or_else(|| {
-                        mismatch(&format!("Mcp-Param-{} has invalid characters", ann.name))
+                        mismatch(&format!(
+                            "Mcp-Param-{} has invalid characters",
+                            echo(&ann.name)
+                        ))
                     })?,
             ),
         };
@@ -56,7 +59,7 @@ pub fn check_param_headers(
         let Some(header) = header else {
             return Err(mismatch(&format!(
                 "Mcp-Param-{} is missing but the argument is present",
-                ann.name
+                echo(&ann.name)
             )));
         };
         let equal = match value {
@@ -71,8 +74,9 @@ pub fn check_param_headers(
         };
         if !equal {
             return Err(mismatch(&format!(
-                "Mcp-Param-{} header value '{header}' does not match the argument",
-                ann.name
+                "Mcp-Param-{} header value '{}' does not match the argument",
+                echo(&ann.name),
+                echo(&header)
             )));
         }
     }

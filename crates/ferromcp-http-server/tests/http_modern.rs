@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ferromcp_http_server::HttpConfig;
+use ferromcp_types::jsonrpc::MAX_ECHO_LEN;
 use http::Method;
 use http_support::*;
 use serde_json::{Value, json};
@@ -188,6 +189,66 @@ async fn header_mismatches_are_32020() {
         ];
         let (status, v) = rejected(HttpConfig::default(), &h, &other).await;
         assert_eq!((status, v["error"]["code"].clone()), (400, json!(-32020)));
+    })
+    .await;
+}
+
+/// Security issue, item 12: a mismatch error echoes at most `MAX_ECHO_LEN` bytes of any header
+/// or parameter value. 8 KB values in `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (and in the
+/// body's tool name) give -32020 errors whose messages stay short.
+#[tokio::test]
+async fn header_mismatch_errors_echo_bounded_values() {
+    within(async {
+        let huge = "m".repeat(8 * 1024);
+        let body = modern_call(1, "region", json!({"region": "eu"}));
+        let huge_name = modern_call(1, &huge, json!({}));
+        let huge_param = format!("x{huge}");
+        let cases: Vec<(Vec<(&str, &str)>, &Value)> = vec![
+            (
+                vec![
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-method", &huge),
+                    ("mcp-name", "region"),
+                ],
+                &body,
+            ),
+            (
+                vec![
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", &huge),
+                ],
+                &body,
+            ),
+            (
+                vec![
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", "short"),
+                ],
+                &huge_name,
+            ),
+            (
+                vec![
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", "region"),
+                    ("mcp-param-region", &huge_param),
+                ],
+                &body,
+            ),
+        ];
+        for (h, body) in cases {
+            let (status, v) = rejected(HttpConfig::default(), &h, body).await;
+            assert_eq!((status, v["error"]["code"].clone()), (400, json!(-32020)));
+            let message = v["error"]["message"].as_str().unwrap();
+            assert!(
+                message.len() < 2 * MAX_ECHO_LEN + 200,
+                "{} bytes: {}",
+                message.len(),
+                &message[..200.min(message.len())]
+            );
+        }
     })
     .await;
 }
