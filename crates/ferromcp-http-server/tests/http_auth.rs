@@ -144,6 +144,15 @@ async fn ctx_whoami(ctx: RequestContext) -> String {
         .map_or_else(|| "nobody".to_owned(), |p| p.subject.clone())
 }
 
+/// What a handler sees of the request's `Authorization` header.
+async fn sees_authorization(ctx: RequestContext) -> String {
+    let parts = ctx.http_parts().expect("served over HTTP");
+    match parts.headers.get(http::header::AUTHORIZATION) {
+        Some(v) => format!("header: {}", v.to_str().unwrap_or("?")),
+        None => "no header".to_owned(),
+    }
+}
+
 async fn delete() -> String {
     "deleted".to_owned()
 }
@@ -588,6 +597,36 @@ async fn static_verifier_and_redacted_debug() {
             challenge(&resp),
             format!("Bearer resource_metadata=\"{PRM}\"")
         );
+    })
+    .await
+    .unwrap();
+}
+
+/// No token passthrough (SV-A07): once the token check has verified a request, the handler
+/// sees its `Principal` but not the raw bearer token: the `Authorization` header is gone from
+/// the HTTP parts it reads.
+#[tokio::test]
+async fn handlers_never_see_the_raw_token() {
+    tokio::time::timeout(LIMIT, async {
+        let verifier =
+            StaticVerifier::new().token("s3cret-token", Principal::new("carol").scopes(["mcp"]));
+        let config = HttpConfig::default().auth(AuthConfig::new(RESOURCE, verifier));
+        let server = McpServer::builder("static", "1.0.0")
+            .tool("sees_authorization", sees_authorization)
+            .tool("ctx_whoami", ctx_whoami)
+            .build()
+            .unwrap();
+        let srv = HttpServer::bind("127.0.0.1:0", server.server().clone(), config)
+            .await
+            .unwrap();
+        let addr = srv.local_addr();
+        tokio::spawn(srv.run());
+        let resp = modern(addr, "Bearer s3cret-token", "sees_authorization").await;
+        assert_eq!(resp.status(), 200);
+        let text = rpc(resp).await["result"]["content"][0]["text"].clone();
+        assert_eq!(text, "no header");
+        let resp = modern(addr, "Bearer s3cret-token", "ctx_whoami").await;
+        assert_eq!(rpc(resp).await["result"]["content"][0]["text"], "carol");
     })
     .await
     .unwrap();

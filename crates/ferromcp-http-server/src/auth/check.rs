@@ -103,6 +103,8 @@ pub(crate) async fn authenticate(
     }
     parts.extensions.insert(CallerId(principal.binding_key()));
     parts.extensions.insert(principal);
+    // No token passthrough: handlers get the verified principal, never the raw token.
+    parts.headers.remove(AUTHORIZATION);
     Ok(())
 }
 
