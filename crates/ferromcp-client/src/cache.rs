@@ -65,6 +65,9 @@ pub struct CacheConfig {
     /// The cap on any TTL (default [`MAX_CACHE_TTL`]).
     pub max_ttl: Duration,
     /// How many entries are kept at most (default 1024); the soonest to expire goes first.
+    /// It also bounds what evictions remember: at most four times as many evicted slots
+    /// (at least 64) are tracked, so a server that names endless distinct URIs in
+    /// `notifications/resources/updated` cannot grow the cache.
     pub max_entries: usize,
 }
 
@@ -328,8 +331,15 @@ impl ResponseCache {
         };
         let slot = (method, key.to_owned());
         let mut state = lock(&self.state);
-        *state.generations.entry(slot.clone()).or_insert(0) += 1;
         state.entries.retain(|k, _| k.slot != slot);
+        // Bounded: past the cap, forget every slot's counter and bump the epoch instead, which
+        // discards every in-flight response (correct, if less precise) at no memory cost.
+        let tracked = self.config.max_entries.saturating_mul(4).max(64);
+        if state.generations.len() >= tracked && !state.generations.contains_key(&slot) {
+            state.generations.clear();
+            state.epoch += 1;
+        }
+        *state.generations.entry(slot).or_insert(0) += 1;
     }
 
     /// Empties the cache; every in-flight response is discarded too.
@@ -359,6 +369,29 @@ mod tests {
         let ticket = cache.ticket(slot());
         cache.put(ticket, &json!({"tools": [], "ttlMs": 60000}), true);
         assert!(cache.get(&slot()).is_some());
+    }
+
+    /// Security issue, item 11 (a hostile server): `notifications/resources/updated` naming
+    /// endless distinct URIs does not grow the cache's memory of evictions past its bound,
+    /// and a response in flight across such a flood is still not stored.
+    #[tokio::test]
+    async fn evictions_of_endless_distinct_uris_stay_bounded() {
+        let cache = ResponseCache::new(CacheConfig::default().max_entries(16));
+        let read = (methods::RESOURCES_READ, "a://kept".to_owned());
+        let in_flight = cache.ticket(read.clone());
+        for i in 0..100_000 {
+            cache.evict(methods::RESOURCES_READ, &format!("a://{i}"));
+            assert!(lock(&cache.state).generations.len() <= 64, "at {i}");
+        }
+        cache.evict(methods::RESOURCES_READ, "a://kept");
+        cache.put(in_flight, &json!({"contents": [], "ttlMs": 60000}), true);
+        assert!(
+            cache.get(&read).is_none(),
+            "stale in-flight response stored"
+        );
+        let fresh = cache.ticket(read.clone());
+        cache.put(fresh, &json!({"contents": [], "ttlMs": 60000}), true);
+        assert!(cache.get(&read).is_some());
     }
 
     #[tokio::test]
