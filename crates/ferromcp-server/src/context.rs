@@ -31,6 +31,9 @@ pub struct RequestPeer {
     log_opt_in: Option<LoggingLevel>,
     /// A task's peer: progress is dropped once any of these is raised (the task ended).
     progress_ends: Vec<CancellationToken>,
+    /// The timeout of a request to the client that sets none (the server's
+    /// `client_request_timeout`).
+    request_timeout: Option<std::time::Duration>,
 }
 
 impl RequestPeer {
@@ -38,6 +41,7 @@ impl RequestPeer {
         dispatch: DispatchContext,
         connection: Connection,
         meta: Option<&Meta>,
+        request_timeout: Option<std::time::Duration>,
     ) -> Self {
         let log_opt_in = meta.and_then(|m| m.log_level()).and_then(Result::ok);
         Self {
@@ -45,6 +49,7 @@ impl RequestPeer {
             connection,
             log_opt_in,
             progress_ends: Vec::new(),
+            request_timeout,
         }
     }
 
@@ -77,7 +82,10 @@ impl RequestPeer {
     /// Sends a request to the client, related to this request. Fails with -32600 where the
     /// transport or era has no back channel ([`SendRefused::NoBackChannel`]), or once this
     /// request has been answered ([`SendRefused::RequestAnswered`]); match either with
-    /// [`SendRefused::of`].
+    /// [`SendRefused::of`]. Without a timeout in `options`, the server's
+    /// [`client_request_timeout`](crate::ServerBuilder::client_request_timeout) applies
+    /// (-32001 when it passes), so a client that never answers cannot hold the handler
+    /// forever.
     ///
     /// [`SendRefused::NoBackChannel`]: ferromcp_dispatch::SendRefused::NoBackChannel
     /// [`SendRefused::RequestAnswered`]: ferromcp_dispatch::SendRefused::RequestAnswered
@@ -94,6 +102,10 @@ impl RequestPeer {
         // otel: carry the current span's trace context in `params._meta` (src/otel.rs).
         #[cfg(feature = "otel")]
         let params = crate::otel::inject_current(params);
+        let options = match (options.timeout, self.request_timeout) {
+            (None, Some(default)) => options.timeout(default),
+            _ => options,
+        };
         self.dispatch.send_request(method, params, options).await
     }
 
@@ -195,7 +207,8 @@ impl RequestContext {
         method: &str,
         meta: Option<Meta>,
     ) -> Self {
-        let peer = RequestPeer::new(dispatch, connection, meta.as_ref());
+        let timeout = server.client_request_timeout();
+        let peer = RequestPeer::new(dispatch, connection, meta.as_ref(), timeout);
         Self {
             peer,
             server,
@@ -231,6 +244,7 @@ impl RequestContext {
             connection: self.peer.connection.clone(),
             log_opt_in: self.peer.log_opt_in,
             progress_ends,
+            request_timeout: self.peer.request_timeout,
         };
         Self {
             peer,

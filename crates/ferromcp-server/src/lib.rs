@@ -46,7 +46,9 @@ pub use mcp_server::{McpServer, McpServerBuilder};
 pub use middleware::{McpRequest, Middleware, Next};
 pub use principal::Principal;
 pub use runner::ServerRunner;
-pub use server::{BuildError, CACHEABLE_METHODS, CacheHint, Server, ServerBuilder};
+pub use server::{
+    BuildError, CACHEABLE_METHODS, CacheHint, DEFAULT_CLIENT_REQUEST_TIMEOUT, Server, ServerBuilder,
+};
 pub use stream::{
     DEFAULT_REPLAY_LIMIT, DEFAULT_STDIO_SHUTDOWN_GRACE, ServeError, StreamConfig,
     era_of_opening_request, serve_stream,

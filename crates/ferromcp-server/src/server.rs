@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use ferromcp_dispatch::{BoxError, BoxFuture, HandlerError};
 use ferromcp_types::ProtocolVersion;
@@ -62,6 +63,10 @@ impl Default for CacheHint {
         }
     }
 }
+
+/// The default timeout of a request a handler sends the client without one of its own
+/// (elicitation waits on a person, so it is generous): 5 minutes.
+pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 /// The methods whose results carry cache hints at 2026-07-28.
 pub const CACHEABLE_METHODS: [&str; 6] = [
@@ -134,6 +139,7 @@ pub(crate) struct Inner {
     /// Where the tools' `x-mcp-header` annotations are found.
     tool_headers: Option<Arc<dyn ToolHeaders>>,
     pub(crate) subscription_limits: SubscriptionLimits,
+    client_request_timeout: Option<Duration>,
     setup: Option<Arc<SetupFn>>,
     teardown: Option<Arc<TeardownFn>>,
     lifespan: Lifespan,
@@ -300,6 +306,12 @@ impl Server {
         self.inner.tool_headers.as_ref()?.param_headers(name)
     }
 
+    /// The timeout of a request to the client that sets none (see
+    /// [`ServerBuilder::client_request_timeout`]).
+    pub fn client_request_timeout(&self) -> Option<Duration> {
+        self.inner.client_request_timeout
+    }
+
     /// The bounds on each connection's resource subscriptions (see
     /// [`Connection::subscribe_resource`](crate::Connection::subscribe_resource)).
     pub fn subscription_limits(&self) -> SubscriptionLimits {
@@ -406,6 +418,7 @@ pub struct ServerBuilder {
     extension_result_types: Vec<String>,
     tool_headers: Option<Arc<dyn ToolHeaders>>,
     subscription_limits: SubscriptionLimits,
+    client_request_timeout: Option<Duration>,
     setup: Option<Arc<SetupFn>>,
     teardown: Option<Arc<TeardownFn>>,
     errors: Vec<BuildError>,
@@ -487,6 +500,7 @@ impl ServerBuilder {
             extension_result_types: Vec::new(),
             tool_headers: None,
             subscription_limits: SubscriptionLimits::default(),
+            client_request_timeout: Some(DEFAULT_CLIENT_REQUEST_TIMEOUT),
             setup: None,
             teardown: None,
             errors: Vec::new(),
@@ -687,6 +701,14 @@ impl ServerBuilder {
         self
     }
 
+    /// The timeout of a request a handler sends the client (elicitation, sampling, roots)
+    /// without one of its own (default [`DEFAULT_CLIENT_REQUEST_TIMEOUT`]; `None`: wait as
+    /// long as the client takes). Progress from the client restarts it.
+    pub fn client_request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.client_request_timeout = timeout;
+        self
+    }
+
     /// Sets where transports find the tools' `x-mcp-header` annotations (the high-level
     /// server sets its tool registry; see [`ToolHeaders`]).
     pub fn tool_headers(mut self, source: Arc<dyn ToolHeaders>) -> Self {
@@ -754,6 +776,7 @@ impl ServerBuilder {
                 extension_result_types: self.extension_result_types,
                 tool_headers: self.tool_headers,
                 subscription_limits: self.subscription_limits,
+                client_request_timeout: self.client_request_timeout,
                 setup: self.setup,
                 teardown: self.teardown,
                 lifespan: Lifespan::default(),

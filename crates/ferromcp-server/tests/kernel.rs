@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use common::{Transport, assert_code, connect, handshake_raw, init_params, serve_raw, within};
 use ferromcp_dispatch::{
-    DirectDispatcher, Dispatcher, DispatcherConfig, HandlerError, JsonRpcDispatcher, memory_pair,
+    CallOptions, DirectDispatcher, Dispatcher, DispatcherConfig, HandlerError, JsonRpcDispatcher,
+    memory_pair,
 };
 use ferromcp_server::middleware::{McpRequest, Next, middleware_fn};
 use ferromcp_server::{
@@ -854,6 +855,47 @@ async fn middleware_runs_outermost_first() {
             );
             c.shutdown().await;
         }
+    })
+    .await;
+}
+
+/// Security issue, item 11: a request a handler sends the client without a timeout of its own
+/// gets the server's `client_request_timeout` (default `DEFAULT_CLIENT_REQUEST_TIMEOUT`): a
+/// client that never answers gives the handler -32001 instead of holding it forever.
+#[tokio::test]
+async fn requests_to_the_client_time_out_by_default() {
+    within(async {
+        let default = Server::builder("d", "0").build().unwrap();
+        assert_eq!(
+            default.client_request_timeout(),
+            Some(ferromcp_server::DEFAULT_CLIENT_REQUEST_TIMEOUT)
+        );
+        let server = Server::builder("asks", "0")
+            .client_request_timeout(Some(Duration::from_millis(100)))
+            .on_request("acme/ask", |ctx: RequestContext, _p: Value| async move {
+                let e = ctx
+                    .peer()
+                    .send_request("roots/list", None, CallOptions::new())
+                    .await
+                    .unwrap_err();
+                Ok(json!({ "code": e.code.0 }))
+            })
+            .build()
+            .unwrap();
+        let (mut raw, _runner, _task) = handshake_raw(&server);
+        raw.ok(1, "initialize", Some(init_params("2025-11-25")))
+            .await;
+        raw.notify("notifications/initialized", None).await;
+        // The client reads the roots/list request and never answers it.
+        assert_eq!(raw.ok(2, "acme/ask", None).await, json!({ "code": -32001 }));
+        assert!(
+            raw.seen.iter().any(|f| matches!(
+                &f.message,
+                ferromcp_types::jsonrpc::Message::Request(r) if r.method == "roots/list"
+            )),
+            "{:?}",
+            raw.seen
+        );
     })
     .await;
 }
