@@ -336,6 +336,29 @@ async fn bad_tokens_are_invalid_token() {
                 stranger.sign_as("k-unknown", &claims("a", "mcp", json!({}))),
             ),
             ("garbage", "not.a.jwt".to_owned()),
+            // Security issue, item 12: validly signed, absurd times: refused, never a panic.
+            (
+                "exp at u64::MAX",
+                s.key.sign(&claims("a", "mcp", json!({"exp": u64::MAX}))),
+            ),
+            (
+                "exp at i64::MAX",
+                s.key.sign(&claims("a", "mcp", json!({"exp": i64::MAX}))),
+            ),
+            (
+                "exp past the year 9999",
+                s.key
+                    .sign(&claims("a", "mcp", json!({"exp": 253_402_300_800u64}))),
+            ),
+            (
+                "iat at u64::MAX",
+                s.key.sign(&claims("a", "mcp", json!({"iat": u64::MAX}))),
+            ),
+            (
+                "iat in the future",
+                s.key
+                    .sign(&claims("a", "mcp", json!({"iat": now() + 3600}))),
+            ),
         ];
         for (what, tok) in cases {
             let resp = modern(s.addr, &bearer(&tok), "whoami").await;

@@ -94,7 +94,8 @@ pub(crate) async fn authenticate(
     let slack = std::time::Duration::from_secs(60);
     if principal
         .expires_at
-        .is_some_and(|e| e + slack <= std::time::SystemTime::now())
+        .and_then(|e| e.checked_add(slack))
+        .is_some_and(|e| e <= std::time::SystemTime::now())
     {
         return Err(invalid_token(config, "token expired"));
     }

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use ferromcp_dispatch::BoxFuture;
@@ -272,7 +272,7 @@ impl JwtVerifier {
         let mut last = AuthError::invalid("bad signature");
         for key in candidates {
             match jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation) {
-                Ok(data) => return principal(data.claims),
+                Ok(data) => return principal(data.claims, self.leeway),
                 Err(e) => {
                     let why = describe(e.kind());
                     last = AuthError::invalid(why);
@@ -330,8 +330,33 @@ fn describe(kind: &ErrorKind) -> &'static str {
     }
 }
 
-/// The principal a validated claim set describes.
-fn principal(claims: Map<String, Value>) -> Result<Principal, AuthError> {
+/// The latest `exp` or `iat` accepted: 9999-12-31T23:59:59Z. A token that claims a later one
+/// is refused (it is absurd, and past it time arithmetic may overflow).
+const MAX_NUMERIC_DATE: u64 = 253_402_300_799;
+
+/// A NumericDate claim (`exp`, `iat`) as a time; `Ok(None)` when absent or not an integer
+/// (the signature check already validated `exp`'s presence and value), an error when it
+/// names a time past [`MAX_NUMERIC_DATE`].
+fn numeric_date(claims: &Map<String, Value>, key: &str) -> Result<Option<SystemTime>, AuthError> {
+    match claims.get(key).and_then(Value::as_u64) {
+        None => Ok(None),
+        Some(s) if s > MAX_NUMERIC_DATE => Err(AuthError::invalid(format!(
+            "the token's {key} is out of range"
+        ))),
+        Some(s) => Ok(UNIX_EPOCH.checked_add(Duration::from_secs(s))),
+    }
+}
+
+/// The principal a validated claim set describes. An `exp` or `iat` past
+/// [`MAX_NUMERIC_DATE`], or an `iat` in the future (beyond `leeway`), is refused.
+fn principal(claims: Map<String, Value>, leeway: Duration) -> Result<Principal, AuthError> {
+    if let Some(issued) = numeric_date(&claims, "iat")?
+        && SystemTime::now()
+            .checked_add(leeway)
+            .is_some_and(|latest| issued > latest)
+    {
+        return Err(AuthError::invalid("the token was issued in the future"));
+    }
     let text = |k: &str| claims.get(k).and_then(Value::as_str).map(str::to_owned);
     let subject = text("sub").ok_or_else(|| AuthError::invalid("sub is not a string"))?;
     let mut p = Principal::new(subject);
@@ -356,10 +381,7 @@ fn principal(claims: Map<String, Value>) -> Result<Principal, AuthError> {
             .collect(),
         _ => Vec::new(),
     };
-    p.expires_at = claims
-        .get("exp")
-        .and_then(Value::as_u64)
-        .map(|s| UNIX_EPOCH + Duration::from_secs(s));
+    p.expires_at = numeric_date(&claims, "exp")?;
     p.claims = claims;
     Ok(p)
 }
