@@ -421,7 +421,7 @@ mod tests {
     fn scopes_from_scope_or_scp() {
         let c = serde_json::json!({"sub":"u","scope":"a b","aud":["x","y"],"exp":4_000_000_000u64});
         let Value::Object(m) = c else { return };
-        let p = principal(m).ok();
+        let p = principal(m, DEFAULT_LEEWAY).ok();
         assert!(
             p.as_ref()
                 .is_some_and(|p| p.has_scope("a") && p.has_scope("b"))
@@ -429,6 +429,6 @@ mod tests {
         assert_eq!(p.map(|p| p.audience.len()), Some(2));
         let c = serde_json::json!({"sub":"u","scp":["c"]});
         let Value::Object(m) = c else { return };
-        assert!(principal(m).is_ok_and(|p| p.has_scope("c")));
+        assert!(principal(m, DEFAULT_LEEWAY).is_ok_and(|p| p.has_scope("c")));
     }
 }
