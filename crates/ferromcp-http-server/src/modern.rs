@@ -24,6 +24,16 @@ fn header_mismatch(text: impl Into<String>) -> ErrorObject {
     )
 }
 
+/// -32020: header `name` says `header`, the body says `body` (each echoed within
+/// `MAX_ECHO_LEN`).
+fn value_mismatch(name: &str, header: &str, body: &str) -> ErrorObject {
+    header_mismatch(format!(
+        "{name} header value '{}' does not match body value '{}'",
+        echo(header),
+        echo(body)
+    ))
+}
+
 fn supported() -> Vec<&'static str> {
     ProtocolVersion::strings(&[ProtocolVersion::LATEST_MODERN])
 }
@@ -163,22 +173,14 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
             ));
         }
         Some(v) if v != envelope_version => {
-            return Err(header_mismatch(format!(
-                "MCP-Protocol-Version header value '{}' does not match body value '{}'",
-                echo(v),
-                echo(envelope_version)
-            )));
+            return Err(value_mismatch("MCP-Protocol-Version", v, envelope_version));
         }
         Some(_) => {}
     }
     match headers::single(h, &MCP_METHOD).map_err(|()| dup("Mcp-Method"))? {
         None => return Err(header_mismatch("the Mcp-Method header is missing")),
         Some(m) if m != method => {
-            return Err(header_mismatch(format!(
-                "Mcp-Method header value '{}' does not match body value '{}'",
-                echo(m),
-                echo(method)
-            )));
+            return Err(value_mismatch("Mcp-Method", m, method));
         }
         Some(_) => {}
     }
@@ -196,11 +198,11 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         let body_value = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
         let decoded = headers::decode_header_value(header);
         if decoded.as_deref() != body_value {
-            return Err(header_mismatch(format!(
-                "Mcp-Name header value '{}' does not match body value '{}'",
-                echo(header),
-                echo(body_value.unwrap_or_default())
-            )));
+            return Err(value_mismatch(
+                "Mcp-Name",
+                header,
+                body_value.unwrap_or_default(),
+            ));
         }
     }
     if let Some(field) = name_field {
@@ -215,11 +217,11 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
             ));
         };
         if Some(decoded.as_str()) != body_value {
-            return Err(header_mismatch(format!(
-                "Mcp-Name header value '{}' does not match body value '{}'",
-                echo(&decoded),
-                echo(body_value.unwrap_or_default())
-            )));
+            return Err(value_mismatch(
+                "Mcp-Name",
+                &decoded,
+                body_value.unwrap_or_default(),
+            ));
         }
     }
     Ok(())

@@ -303,13 +303,7 @@ impl Connection {
         uri: &str,
         limits: SubscriptionLimits,
     ) -> Result<(), ErrorObject> {
-        if uri.len() > limits.max_uri_len {
-            return Err(ErrorObject::invalid_params(format!(
-                "the resource URI is {} bytes long; at most {} are accepted",
-                uri.len(),
-                limits.max_uri_len
-            )));
-        }
+        limits.check_uri(uri)?;
         let subs = self.state_or_insert_with(ResourceSubscriptions::default);
         let mut held = lock(&subs.0);
         if !held.contains(uri) && held.len() >= limits.max_per_connection {
@@ -390,6 +384,19 @@ impl SubscriptionLimits {
             max_per_connection,
             max_uri_len,
         }
+    }
+
+    /// -32602 when `uri` is longer than [`SubscriptionLimits::max_uri_len`] (the URI is not
+    /// echoed).
+    pub fn check_uri(&self, uri: &str) -> Result<(), ErrorObject> {
+        if uri.len() > self.max_uri_len {
+            return Err(ErrorObject::invalid_params(format!(
+                "the resource URI is {} bytes long; at most {} are accepted",
+                uri.len(),
+                self.max_uri_len
+            )));
+        }
+        Ok(())
     }
 }
 

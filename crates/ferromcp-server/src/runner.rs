@@ -46,6 +46,19 @@ enum ExchangeEra {
     Stateless(ProtocolVersion),
 }
 
+impl ExchangeEra {
+    /// Where a request's connection sends: the exchange itself (its messages relate to the
+    /// request and travel on the response's stream); at 2026-07-28 minus the change
+    /// notifications, which belong to listen streams.
+    fn outbound(self, ctx: &DispatchContext) -> Arc<dyn Outbound> {
+        let exchange: Arc<dyn Outbound> = Arc::new(ctx.clone());
+        match self {
+            Self::Modern => Arc::new(NotifyOnly(exchange)),
+            Self::Stateless(_) => exchange,
+        }
+    }
+}
+
 /// The per-connection kernel: serves one connection's requests with a [`Server`].
 ///
 /// It implements the dispatcher's [`Handler`], so it runs on any dispatcher. Build it with
@@ -502,15 +515,14 @@ impl Handler for ServerRunner {
             Mode::Exchange(ExchangeEra::Modern) if method == methods::INITIALIZE => {
                 return protocol_error(ErrorObject::method_not_found(&method));
             }
-            Mode::Exchange(ExchangeEra::Modern) => {
-                let related: Arc<dyn Outbound> = Arc::new(NotifyOnly(Arc::new(ctx.clone())));
-                match Self::classify_envelope(&related, params.as_ref()) {
+            Mode::Exchange(era @ ExchangeEra::Modern) => {
+                match Self::classify_envelope(&era.outbound(&ctx), params.as_ref()) {
                     Ok(c) => c,
                     Err(e) => return protocol_error(e),
                 }
             }
-            Mode::Exchange(ExchangeEra::Stateless(version)) => {
-                Connection::from_envelope(Arc::new(ctx.clone()), *version, None, None)
+            Mode::Exchange(era @ ExchangeEra::Stateless(version)) => {
+                Connection::from_envelope(era.outbound(&ctx), *version, None, None)
             }
         };
         let server = self.server.clone();
@@ -539,14 +551,12 @@ impl Handler for ServerRunner {
                 None,
                 None,
             ),
-            Mode::Exchange(ExchangeEra::Modern) => Connection::from_envelope(
-                Arc::new(NotifyOnly(Arc::new(ctx.clone()))),
-                ProtocolVersion::LATEST_MODERN,
-                None,
-                None,
-            ),
-            Mode::Exchange(ExchangeEra::Stateless(version)) => {
-                Connection::from_envelope(Arc::new(ctx.clone()), *version, None, None)
+            Mode::Exchange(era) => {
+                let version = match era {
+                    ExchangeEra::Modern => ProtocolVersion::LATEST_MODERN,
+                    ExchangeEra::Stateless(version) => *version,
+                };
+                Connection::from_envelope(era.outbound(&ctx), version, None, None)
             }
         };
         let server = self.server.clone();

@@ -276,9 +276,7 @@ pub(crate) fn subscribe(
 ) -> Result<(), ErrorObject> {
     let limits = ctx.server().subscription_limits();
     // Checked before any matching: a URI past the bound is refused whatever it names.
-    if uri.len() > limits.max_uri_len {
-        return ctx.connection().subscribe_resource(uri, limits);
-    }
+    limits.check_uri(uri)?;
     let known = shared.resources.get(uri).is_some()
         || shared.skills.contains(uri)
         || shared
