@@ -464,6 +464,29 @@ async fn duplicate_inbound_ids_are_refused() {
     .await;
 }
 
+/// JSON-RPC 2.0 §4 and B12: the refusal of a duplicate id carries the id in `id` only; its
+/// message never echoes a 64 KiB id.
+#[tokio::test]
+async fn duplicate_huge_ids_are_not_echoed_in_the_message() {
+    timed(async {
+        let (gate, started) = common::Gate::new();
+        let (_d, mut raw) = raw_peer(gate.handler(), DispatcherConfig::default());
+        let id = "i".repeat(64 * 1024);
+        send(&raw, req(id.as_str(), "hold", json!({}))).await;
+        started.wait(1).await;
+        send(&raw, req(id.as_str(), "hold", json!({}))).await;
+        let v = json_of(&recv(&mut raw).await.message);
+        assert_eq!(v["error"]["code"], json!(-32600));
+        assert_eq!(v["id"], json!(id));
+        let message = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.len() <= 256, "echoed {} bytes", message.len());
+        gate.open();
+        let v = json_of(&recv(&mut raw).await.message);
+        assert!(v.get("result").is_some());
+    })
+    .await;
+}
+
 /// Shutdown grace: in-flight handlers get time to finish and answer normally.
 #[tokio::test]
 async fn shutdown_grace_lets_handlers_finish() {

@@ -382,7 +382,8 @@ impl Loop {
         tracing::debug!(%id, "rejected a request whose id is already in flight");
         let shared = self.shared.clone();
         tokio::spawn(async move {
-            let e = ErrorObject::invalid_request(format!("request id {id} is already in flight"));
+            // The id travels in the response; the message never echoes it (it may be huge).
+            let e = ErrorObject::invalid_request("this request id is already in flight");
             let _ = shared
                 .write(Message::error(Some(id), e), MessageMeta::default())
                 .await;

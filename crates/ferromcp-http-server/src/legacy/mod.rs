@@ -364,7 +364,7 @@ fn open_failed(e: OpenError, id: &ferromcp_types::jsonrpc::RequestId) -> Respons
         OpenError::Duplicate => error(
             StatusCode::BAD_REQUEST,
             Some(id.clone()),
-            ErrorObject::invalid_request(format!("request id {id} is already in flight")),
+            ErrorObject::invalid_request("this request id is already in flight"),
         ),
         OpenError::Conflict => http_error(StatusCode::CONFLICT, "Conflict"),
         OpenError::Closed => not_found(),

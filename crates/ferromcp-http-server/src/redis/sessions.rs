@@ -221,9 +221,9 @@ impl RedisSessionStore {
             Message::Request(r) if valid_stream_name(&stream) => {
                 let id = r.id.clone();
                 let refused = match session.streams.open_detached(&id, &stream) {
-                    Err(_) => Some(ErrorObject::invalid_request(format!(
-                        "request id {id} is already in flight"
-                    ))),
+                    Err(_) => Some(ErrorObject::invalid_request(
+                        "this request id is already in flight",
+                    )),
                     Ok(()) => match session
                         .inbox
                         .push(TransportMessage::new(Message::Request(r), meta))
