@@ -161,6 +161,10 @@ async fn call(
         .header("content-type", "application/x-www-form-urlencoded")
         .body(Full::new(Bytes::from(body)))
         .unwrap();
+    let mut req = req;
+    // The caller's address (rate limits); `AuthHttpServer` records it the same way.
+    req.extensions_mut()
+        .insert("127.0.0.1:50000".parse::<std::net::SocketAddr>().unwrap());
     let r = auth.handle(req).await;
     let (parts, body) = r.into_parts();
     let bytes = body.collect().await.unwrap().to_bytes();
