@@ -314,4 +314,3 @@ impl fmt::Debug for AuthServerConfig {
             .finish_non_exhaustive()
     }
 }
-

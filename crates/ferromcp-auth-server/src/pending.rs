@@ -54,7 +54,11 @@ fn cookie_value(headers: &HeaderMap, secure: bool) -> Option<String> {
         .filter_map(|c| c.trim().split_once('='))
         .find(|(k, _)| *k == name)
         .map(|(_, v)| v.to_owned())
-        .filter(|v| v.len() == 43 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)))
+        .filter(|v| {
+            v.len() == 43
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+        })
 }
 
 /// Why a pending request cannot be completed.
@@ -83,7 +87,12 @@ impl AuthorizationServer {
             None => random_token(32)?,
         };
         let c = &self.inner().config;
-        let mut m = self.inner().pending.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut m = self
+            .inner()
+            .pending
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if m.len() >= c.max_pending {
             m.retain(|_, p| p.created.elapsed() < c.pending_ttl);
             if m.len() >= c.max_pending {
@@ -113,7 +122,12 @@ impl AuthorizationServer {
     /// request asked for from another browser stays pending.
     fn take_pending(&self, id: &str, headers: &HeaderMap) -> Result<Pending, Refused> {
         let c = &self.inner().config;
-        let mut m = self.inner().pending.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut m = self
+            .inner()
+            .pending
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let p = m.get(id).ok_or(Refused::Unknown)?;
         if p.created.elapsed() >= c.pending_ttl {
             m.remove(id);
@@ -122,7 +136,10 @@ impl AuthorizationServer {
         let Some(value) = cookie_value(headers, self.secure_cookie()) else {
             return Err(Refused::OtherBrowser);
         };
-        if !ct_eq(sha256_hex(value.as_bytes()).as_bytes(), p.binding.as_bytes()) {
+        if !ct_eq(
+            sha256_hex(value.as_bytes()).as_bytes(),
+            p.binding.as_bytes(),
+        ) {
             return Err(Refused::OtherBrowser);
         }
         m.remove(id).ok_or(Refused::Unknown)
@@ -137,10 +154,18 @@ impl AuthorizationServer {
         headers: &HeaderMap,
     ) -> Option<AuthorizationRequest> {
         let c = &self.inner().config;
-        let m = self.inner().pending.0.lock().unwrap_or_else(|p| p.into_inner());
+        let m = self
+            .inner()
+            .pending
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let p = m.get(request_id)?;
         let value = cookie_value(headers, self.secure_cookie())?;
-        let bound = ct_eq(sha256_hex(value.as_bytes()).as_bytes(), p.binding.as_bytes());
+        let bound = ct_eq(
+            sha256_hex(value.as_bytes()).as_bytes(),
+            p.binding.as_bytes(),
+        );
         (bound && p.created.elapsed() < c.pending_ttl).then(|| p.request.clone())
     }
 

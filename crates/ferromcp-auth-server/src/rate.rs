@@ -98,10 +98,7 @@ mod tests {
             wait <= Duration::from_secs(5) && wait > Duration::ZERO,
             "{wait:?}"
         );
-        assert!(
-            l.check(IpAddr::from([10, 0, 0, 1])).is_ok(),
-            "per peer"
-        );
+        assert!(l.check(IpAddr::from([10, 0, 0, 1])).is_ok(), "per peer");
         tokio::time::advance(Duration::from_secs(5)).await;
         assert!(l.check(ip).is_ok());
         assert!(l.check(ip).is_err());

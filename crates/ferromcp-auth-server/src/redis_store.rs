@@ -14,8 +14,8 @@ use ferromcp_dispatch::BoxFuture;
 use redis::aio::ConnectionManager;
 
 use super::store::{
-    Admission, AuthStore, ClientLimits, ClientRecord, GrantRecord, Registration, StoreError,
-    Taken, now_secs,
+    Admission, AuthStore, ClientLimits, ClientRecord, GrantRecord, Registration, StoreError, Taken,
+    now_secs,
 };
 
 /// Registers a self-registered client within the bounds, atomically (the same bounds as
@@ -130,7 +130,12 @@ impl AuthStore for RedisAuthStore {
             pipe.atomic();
             match client.expires_at {
                 Some(exp) => {
-                    pipe.cmd("SET").arg(&key).arg(data).arg("EXAT").arg(exp).ignore();
+                    pipe.cmd("SET")
+                        .arg(&key)
+                        .arg(data)
+                        .arg("EXAT")
+                        .arg(exp)
+                        .ignore();
                 }
                 None => {
                     pipe.cmd("SET").arg(&key).arg(data).ignore();

@@ -147,18 +147,20 @@ mod tests {
 
     #[test]
     fn ipv6_callers_are_keyed_by_their_64() {
-        let server = AuthorizationServer::new(
-            crate::AuthServerConfig::new("http://127.0.0.1:1"),
-        )
-        .unwrap_or_else(|e| unreachable!("{e}"));
+        let server = AuthorizationServer::new(crate::AuthServerConfig::new("http://127.0.0.1:1"))
+            .unwrap_or_else(|e| unreachable!("{e}"));
         let key = |a: &str| {
             let mut parts = Request::new(()).into_parts().0;
-            parts
-                .extensions
-                .insert(a.parse::<SocketAddr>().unwrap_or_else(|e| unreachable!("{e}")));
+            parts.extensions.insert(
+                a.parse::<SocketAddr>()
+                    .unwrap_or_else(|e| unreachable!("{e}")),
+            );
             peer(&server, &parts)
         };
-        assert_eq!(key("[2001:db8:1:2:3::4]:1"), key("[2001:db8:1:2:ffff::9]:2"));
+        assert_eq!(
+            key("[2001:db8:1:2:3::4]:1"),
+            key("[2001:db8:1:2:ffff::9]:2")
+        );
         assert_ne!(key("[2001:db8:1:2::4]:1"), key("[2001:db8:1:3::4]:1"));
         assert_eq!(key("[::ffff:10.0.0.1]:1"), key("10.0.0.1:5"));
         assert_eq!(peer(&server, &Request::new(()).into_parts().0), None);

@@ -17,8 +17,8 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use bytes::Bytes;
 use ferromcp_auth_server::{
     Admission, AuthHttpServer, AuthServerConfig, AuthStore, AuthorizationServer, ClientLimits,
-    ClientRecord, DEFAULT_TOKEN_RATE_LIMIT, GrantRecord, InMemoryAuthStore, RateLimit,
-    StoreError, Taken,
+    ClientRecord, DEFAULT_TOKEN_RATE_LIMIT, GrantRecord, InMemoryAuthStore, RateLimit, StoreError,
+    Taken,
 };
 use ferromcp_client::oauth::{
     ClientCredentials, OAuthConfig, OAuthProvider, RedirectReadingHandler,
@@ -1569,10 +1569,7 @@ async fn consent_hook_login_page_then_approve_or_deny() {
         // The browser that started it: its binding cookie.
         let cookie = a.headers["set-cookie"].to_str().unwrap();
         let mut browser = http::HeaderMap::new();
-        browser.insert(
-            "cookie",
-            cookie.split(';').next().unwrap().parse().unwrap(),
-        );
+        browser.insert("cookie", cookie.split(';').next().unwrap().parse().unwrap());
         assert_eq!(
             a.headers["x-frame-options"], "DENY",
             "clickjacking protection"
@@ -1603,10 +1600,7 @@ async fn consent_hook_login_page_then_approve_or_deny() {
         let a = authorize(&env, &params).await;
         let cookie = a.headers["set-cookie"].to_str().unwrap();
         let mut browser = http::HeaderMap::new();
-        browser.insert(
-            "cookie",
-            cookie.split(';').next().unwrap().parse().unwrap(),
-        );
+        browser.insert("cookie", cookie.split(';').next().unwrap().parse().unwrap());
         let rid2 = hook.0.lock().unwrap()[1].clone();
         let r = env.auth.deny(&rid2, &browser).await;
         let loc = url::Url::parse(r.headers()["location"].to_str().unwrap()).unwrap();
@@ -1843,9 +1837,8 @@ async fn ferromcp_client_credentials_with_secret_and_private_key_jwt() {
         )
         .await;
         let id = "svc-secret";
-        let cfg = OAuthConfig::with_grant(Grant::ClientCredentials).with_credentials(
-            ClientCredentials::new(id).with_secret("operator-secret-1"),
-        );
+        let cfg = OAuthConfig::with_grant(Grant::ClientCredentials)
+            .with_credentials(ClientCredentials::new(id).with_secret("operator-secret-1"));
         let client = oauth_client(&env, cfg).await;
         let who = text_of(&client.call_tool("whoami", json!({})).await.unwrap());
         assert!(who.starts_with(&format!("{id} via {id}")), "{who}");
