@@ -192,6 +192,8 @@ impl std::fmt::Debug for ClientRecord {
             .field("auth_method", &self.auth_method)
             .field("redirect_uris", &self.redirect_uris)
             .field("grant_types", &self.grant_types)
+            .field("registration", &self.registration)
+            .field("expires_at", &self.expires_at)
             .finish_non_exhaustive()
     }
 }
