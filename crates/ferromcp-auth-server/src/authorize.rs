@@ -1,15 +1,18 @@
 //! `/authorize`: the authorization request (OAuth 2.1 §4.1.1, PKCE S256), the user's
 //! consent, and the redirect back with a code or an error.
 
+use std::net::IpAddr;
+
 use ferromcp_dispatch::BoxError;
-use http::header::{CACHE_CONTROL, HeaderValue, LOCATION};
+use http::header::{CACHE_CONTROL, HeaderValue, LOCATION, RETRY_AFTER};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 
 use super::consent::{AuthorizationRequest, Consent};
-use super::oauth_error::{OAuthError, error_page, no_framing};
+use super::oauth_error::{OAuthError, error_page, error_page_status, no_framing};
+use super::pending::set_cookie;
 use super::request::{find_client, parse_params, read_limited};
-use super::store::{ClientRecord, GrantRecord, now_secs};
+use super::store::{ClientRecord, GrantRecord, Registration, now_secs};
 use super::{AuthorizationServer, random_token, sha256_hex};
 use ferromcp_http_server::McpBody;
 
@@ -123,13 +126,37 @@ fn redirect_error(
     )
 }
 
+/// The error page instead of a redirect: for a client the operator did not register, an
+/// error found at `/authorize` (before anyone was asked) is shown here, so the server's
+/// origin never bounces a browser to a URI anyone could have registered (an open
+/// redirector for phishing links).
+fn error_here(e: &OAuthError) -> Response<McpBody> {
+    let status = if e.error == "temporarily_unavailable" {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::BAD_REQUEST
+    };
+    error_page_status(status, &format!("{}: {}", e.error, e.description))
+}
+
 /// `GET /authorize` (also a form POST).
-pub(super) async fn authorize<B>(server: &AuthorizationServer, req: Request<B>) -> Response<McpBody>
+pub(super) async fn authorize<B>(
+    server: &AuthorizationServer,
+    req: Request<B>,
+    peer: IpAddr,
+) -> Response<McpBody>
 where
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
+    if let Err(wait) = server.inner().authorize_limiter.check(peer) {
+        let mut r = error_page_status(StatusCode::TOO_MANY_REQUESTS, "too many requests");
+        if let Ok(v) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
+            r.headers_mut().insert(RETRY_AFTER, v);
+        }
+        return r;
+    }
     let (parts, body) = req.into_parts();
     let params = match parts.method {
         // Not HEAD: an authorization request has effects (a code, a pending request).
@@ -161,7 +188,14 @@ where
     };
     let state = params.get("state").cloned();
     let state = state.as_deref();
-    let fail = |e: OAuthError| redirect_error(server, &redirect_uri, &e, state);
+    let trusted = client.registration == Registration::Operator;
+    let fail = |e: OAuthError| {
+        if trusted {
+            redirect_error(server, &redirect_uri, &e, state)
+        } else {
+            error_here(&e)
+        }
+    };
     match params.get("response_type").map(String::as_str) {
         Some("code") => {}
         Some(_) => {
@@ -210,6 +244,7 @@ where
         redirect_uri: redirect_uri.clone(),
         scopes,
         resource,
+        registration: client.registration,
     };
     let consent = server
         .inner()
@@ -223,17 +258,21 @@ where
         redirect_uri_sent: params.contains_key("redirect_uri"),
     };
     match consent {
-        Consent::Respond(mut page) => {
-            if server.add_pending(request, held) {
+        Consent::Respond(mut page) => match server.add_pending(request, held, &parts.headers) {
+            Ok(Some(cookie)) => {
+                set_cookie(&mut page, cookie);
                 no_framing(&mut page);
                 page
-            } else {
-                fail(OAuthError::new(
-                    "temporarily_unavailable",
-                    "too many pending authorization requests",
-                ))
             }
-        }
+            Ok(None) => fail(OAuthError::new(
+                "temporarily_unavailable",
+                "too many pending authorization requests",
+            )),
+            Err(e) => fail(OAuthError::server(e)),
+        },
+        // Refused at once, with no page: for a client anyone could have registered, no
+        // redirect either.
+        Consent::Deny if !trusted => error_here(&OAuthError::new("access_denied", "refused")),
         decided => finish(server, &request, &held, decided).await,
     }
 }

@@ -207,8 +207,9 @@ impl CimdFetcher {
         if meta.get("grant_types").is_none() {
             meta["grant_types"] = serde_json::json!(["authorization_code", "refresh_token"]);
         }
-        let client = super::register::client_from_metadata(&meta, id.to_owned())
+        let mut client = super::register::client_from_metadata(&meta, id.to_owned())
             .map_err(|e| e.description)?;
+        client.registration = super::store::Registration::MetadataDocument;
         if !matches!(client.auth_method.as_str(), "none" | "private_key_jwt") {
             return Err("a client metadata document may only use none or private_key_jwt".into());
         }

@@ -10,9 +10,27 @@
 //! 2. the form posts to a route of the application, which checks the user's credentials
 //!    (and its own CSRF token), then calls
 //!    [`AuthorizationServer::approve`](super::AuthorizationServer::approve) with the
-//!    request id, the user's subject and the scopes they approved — or
-//!    [`deny`](super::AuthorizationServer::deny) — and sends back the redirect response it
-//!    returns.
+//!    request id, **the headers of that browser request**, the user's subject and the
+//!    scopes they approved — or [`deny`](super::AuthorizationServer::deny) — and sends back
+//!    the response it returns.
+//!
+//! **Browser binding.** The login page's response carries a cookie `/authorize` sets
+//! (`ferromcp-consent`, or `__Host-ferromcp-consent` with an `https` issuer; random,
+//! `HttpOnly`, `SameSite=Lax`, `Path=/`, `Secure` with `https`). `approve` and `deny`
+//! complete the request only when the headers they are given carry that cookie: otherwise
+//! a 403 page, and the request stays pending. So the request id alone (it is in the page,
+//! and may leak) does not let someone else finish the flow, and a page of another site
+//! cannot make the user's browser post an approval (a `SameSite=Lax` cookie is not sent
+//! on a cross-site POST). Keep the login form on the authorization server's origin and
+//! pass the form post's own headers; an application that shows its consent in a later step
+//! reads the request with
+//! [`pending_request`](super::AuthorizationServer::pending_request), which checks the
+//! cookie too.
+//!
+//! **What to show.** A [`Dynamic`](Registration::Dynamic) or
+//! [`MetadataDocument`](Registration::MetadataDocument) client may have been registered by
+//! anyone under any `client_name`: show where the user will be sent
+//! ([`AuthorizationRequest::redirect_uri`]'s host) and the scopes, HTML-escaped.
 //!
 //! ```
 //! use ferromcp_dispatch::BoxFuture;
@@ -51,10 +69,13 @@
 //! /// token): the redirect back to the client.
 //! async fn on_login(
 //!     server: &AuthorizationServer,
+//!     form_post: &http::HeaderMap,
 //!     request_id: &str,
 //!     user: &str,
 //! ) -> http::Response<McpBody> {
-//!     server.approve(request_id, user, vec!["mcp".to_owned()]).await
+//!     server
+//!         .approve(request_id, form_post, user, vec!["mcp".to_owned()])
+//!         .await
 //! }
 //! ```
 //!
@@ -65,6 +86,7 @@
 use ferromcp_dispatch::BoxFuture;
 use http::Response;
 
+use super::store::Registration;
 use ferromcp_http_server::McpBody;
 
 /// A validated authorization request, as shown to the user.
@@ -83,6 +105,11 @@ pub struct AuthorizationRequest {
     pub scopes: Vec<String>,
     /// The resource (RFC 8707) the tokens will be for.
     pub resource: String,
+    /// How the client was registered: anyone may have registered a
+    /// [`Dynamic`](Registration::Dynamic) or [`MetadataDocument`](Registration::MetadataDocument)
+    /// client under any name, so a consent page shows the redirect URI's host
+    /// prominently, not only the client's self-chosen name.
+    pub registration: Registration,
 }
 
 /// What the user decided.
@@ -125,10 +152,21 @@ pub trait ConsentHook: Send + Sync + 'static {
         request: &'a AuthorizationRequest,
         http: &'a http::request::Parts,
     ) -> BoxFuture<'a, Consent>;
+
+    /// Whether this hook approves requests without asking anyone (default `false`;
+    /// [`AutoApprove`]: `true`). The server refuses to start with such a hook off loopback
+    /// unless [`allow_auto_approve_off_loopback`](super::AuthServerConfig::allow_auto_approve_off_loopback)
+    /// is set.
+    fn approves_without_user(&self) -> bool {
+        false
+    }
 }
 
 /// Approves every request headlessly as one user, for every requested scope. For tests
-/// and local development only: anyone who can reach `/authorize` gets tokens.
+/// and local development only: anyone who can reach `/authorize` gets tokens, so the
+/// server refuses to start with it on an issuer or bound address that is not loopback,
+/// unless [`allow_auto_approve_off_loopback`](super::AuthServerConfig::allow_auto_approve_off_loopback)
+/// is set.
 #[derive(Debug, Clone)]
 pub struct AutoApprove {
     subject: String,
@@ -160,5 +198,9 @@ impl ConsentHook for AutoApprove {
             scopes: request.scopes.clone(),
         };
         Box::pin(async move { c })
+    }
+
+    fn approves_without_user(&self) -> bool {
+        true
     }
 }

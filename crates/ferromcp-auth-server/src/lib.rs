@@ -9,7 +9,7 @@
 //! | `/.well-known/oauth-authorization-server` | RFC 8414 metadata (`code_challenge_methods_supported: ["S256"]`, `authorization_response_iss_parameter_supported`, `client_id_metadata_document_supported`) |
 //! | `/authorize` | authorization code with PKCE S256 only, exact `redirect_uri` match, `state` carried, `iss` (RFC 9207) in every redirect, `resource` (RFC 8707) bound to the code |
 //! | `/token` | `authorization_code`, `refresh_token` (rotated on every use), `client_credentials`; client authentication `client_secret_basic`, `client_secret_post`, `private_key_jwt`, `none` |
-//! | `/register` | RFC 7591 dynamic client registration |
+//! | `/register` | RFC 7591 dynamic client registration (authorization code and refresh token only; `client_credentials` clients are the operator's: [`AuthServerConfig::client`], [`AuthorizationServer::register_client`]) |
 //! | `/revoke` | RFC 7009 revocation |
 //! | `/jwks` | the signing keys (current and previous, after [`rotate_keys`](AuthorizationServer::rotate_keys)) |
 //!
@@ -24,12 +24,22 @@
 //! Safe by default: codes are single-use and live [`DEFAULT_CODE_TTL`] (a replayed code
 //! revokes every token issued from it, as does a replayed refresh token); PKCE S256 is
 //! required; there is no implicit or password grant; redirect URIs must be `https` or
-//! loopback `http`; refresh tokens are bound to their client; the token and registration
-//! endpoints are rate limited per peer ([`DEFAULT_TOKEN_RATE_LIMIT`]); tokens, codes and
+//! loopback `http`; refresh tokens are bound to their client; the authorization, token,
+//! revocation and registration endpoints are rate limited per caller address
+//! ([`DEFAULT_AUTHORIZE_RATE_LIMIT`], [`DEFAULT_TOKEN_RATE_LIMIT`]; a request whose address
+//! is unknown is refused, see [`AuthServerConfig::peer_address`]); self-registered clients
+//! are bounded in total ([`DEFAULT_MAX_CLIENTS`]) and per source address
+//! ([`DEFAULT_MAX_CLIENTS_PER_SOURCE`]) and expire unused ([`DEFAULT_UNUSED_CLIENT_TTL`]);
+//! only operator-registered clients get `client_credentials` tokens (tokens with no user
+//! behind them); `/authorize` never redirects an error to the redirect URI of a client
+//! anyone could have registered (an error page instead: no open redirector); a login page's
+//! pending request is bound to the browser that started it by a cookie; tokens, codes and
 //! secrets are never logged and stored only as hashes.
 //!
 //! The login-and-consent step is a [`ConsentHook`]; [`AutoApprove`] (the default) approves
-//! headlessly. Storage is an [`AuthStore`]; [`InMemoryAuthStore`] is the default
+//! headlessly, and so only on loopback unless
+//! [`allow_auto_approve_off_loopback`](AuthServerConfig::allow_auto_approve_off_loopback)
+//! says otherwise. Storage is an [`AuthStore`]; [`InMemoryAuthStore`] is the default
 //! (with the `redis` feature, `RedisAuthStore` shares it between nodes, which then share a
 //! [`signing_key`](AuthServerConfig::signing_key) as well).
 //!
@@ -50,9 +60,11 @@
 mod authorize;
 mod cimd;
 mod client_auth;
+mod config;
 mod consent;
 mod keys;
 mod oauth_error;
+mod pending;
 mod rate;
 #[cfg(feature = "redis")]
 mod redis_store;
@@ -63,10 +75,9 @@ mod serve;
 mod store;
 mod token;
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -82,33 +93,21 @@ use sha2::{Digest, Sha256};
 use ferromcp_http_server::McpBody;
 use ferromcp_http_server::auth::{AuthConfig, AuthError, Principal, TokenVerifier};
 
+pub use config::{
+    AuthServerConfig, DEFAULT_ACCESS_TOKEN_TTL, DEFAULT_CIMD_CACHE_TTL, DEFAULT_CIMD_MAX_SIZE,
+    DEFAULT_CIMD_TIMEOUT, DEFAULT_CODE_TTL, DEFAULT_MAX_CLIENTS, DEFAULT_MAX_CLIENTS_PER_SOURCE,
+    DEFAULT_MAX_FORM_SIZE, DEFAULT_MAX_PENDING, DEFAULT_PENDING_TTL, DEFAULT_REFRESH_TOKEN_TTL,
+    DEFAULT_UNUSED_CLIENT_TTL, PeerAddressFn,
+};
 pub use consent::{AuthorizationRequest, AutoApprove, Consent, ConsentHook};
-pub use rate::{DEFAULT_TOKEN_RATE_LIMIT, RateLimit};
+pub use rate::{DEFAULT_AUTHORIZE_RATE_LIMIT, DEFAULT_TOKEN_RATE_LIMIT, RateLimit};
 #[cfg(feature = "redis")]
 pub use redis_store::RedisAuthStore;
 pub use serve::AuthHttpServer;
 pub use store::{
-    AuthStore, ClientRecord, DEFAULT_MAX_RECORDS, GrantRecord, InMemoryAuthStore, StoreError, Taken,
+    Admission, AuthStore, ClientLimits, ClientRecord, DEFAULT_MAX_RECORDS, GrantRecord,
+    InMemoryAuthStore, Registration, StoreError, Taken,
 };
-
-/// The default lifetime of an authorization code: 60 seconds.
-pub const DEFAULT_CODE_TTL: Duration = Duration::from_secs(60);
-/// The default lifetime of an access token: 1 hour.
-pub const DEFAULT_ACCESS_TOKEN_TTL: Duration = Duration::from_secs(3600);
-/// The default lifetime of a grant's refresh tokens (not extended by rotation): 30 days.
-pub const DEFAULT_REFRESH_TOKEN_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
-/// The default time a request waits for a login page's decision: 10 minutes.
-pub const DEFAULT_PENDING_TTL: Duration = Duration::from_secs(600);
-/// The default bound on requests waiting for a login page's decision.
-pub const DEFAULT_MAX_PENDING: usize = 1000;
-/// The default bound on a token, revocation or registration request body: 64 KiB.
-pub const DEFAULT_MAX_FORM_SIZE: usize = 64 * 1024;
-/// The default bound on a client ID metadata document: 5 KiB.
-pub const DEFAULT_CIMD_MAX_SIZE: usize = 5 * 1024;
-/// The default time limit on fetching a client ID metadata document: 5 seconds.
-pub const DEFAULT_CIMD_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a fetched client ID metadata document is reused: 5 minutes.
-pub const DEFAULT_CIMD_CACHE_TTL: Duration = Duration::from_secs(300);
 
 /// The grant types the server knows (no implicit, no password).
 const GRANT_TYPES: [&str; 3] = ["authorization_code", "refresh_token", "client_credentials"];
@@ -120,208 +119,10 @@ const AUTH_METHODS: [&str; 4] = [
     "none",
 ];
 
-/// The settings of an [`AuthorizationServer`], each with a default.
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct AuthServerConfig {
-    /// The issuer URL (`https://…`, or `http://` on loopback; no query, no fragment, no
-    /// trailing slash). [`AuthHttpServer`] fills in `http://<bound address>` when unset.
-    pub issuer: Option<String>,
-    /// The resources (RFC 8707, the MCP endpoints' canonical URLs) tokens may be issued
-    /// for. A request naming another is refused (`invalid_target`); a request naming none
-    /// gets the only one when there is exactly one. [`AuthHttpServer`] adds its own.
-    pub resources: Vec<String>,
-    /// The scopes clients may ask for.
-    pub scopes_supported: Vec<String>,
-    /// The scopes granted when a request names none.
-    pub default_scopes: Vec<String>,
-    /// Lifetime of authorization codes (default [`DEFAULT_CODE_TTL`]).
-    pub code_ttl: Duration,
-    /// Lifetime of access tokens (default [`DEFAULT_ACCESS_TOKEN_TTL`]).
-    pub access_token_ttl: Duration,
-    /// Lifetime of a grant's refresh tokens (default [`DEFAULT_REFRESH_TOKEN_TTL`]).
-    pub refresh_token_ttl: Duration,
-    /// The rate limit of the token endpoint, per peer address (default
-    /// [`DEFAULT_TOKEN_RATE_LIMIT`]); the registration endpoint has its own bucket of the
-    /// same size.
-    pub token_rate_limit: RateLimit,
-    /// Whether `/register` (RFC 7591) is open (default `true`).
-    pub dynamic_registration: bool,
-    /// Whether URL client ids are fetched as client ID metadata documents (default `true`).
-    pub client_id_metadata_documents: bool,
-    /// Allows client ID metadata documents at `http` loopback URLs and resolving to
-    /// loopback addresses (tests and local development; default `false`: `https` only, and
-    /// never to a loopback, private, link-local or otherwise non-global address).
-    pub cimd_allow_loopback: bool,
-    /// The largest client ID metadata document read (default [`DEFAULT_CIMD_MAX_SIZE`]).
-    pub cimd_max_size: usize,
-    /// The time limit on fetching one (default [`DEFAULT_CIMD_TIMEOUT`]).
-    pub cimd_timeout: Duration,
-    /// The largest token / revocation / registration body (default [`DEFAULT_MAX_FORM_SIZE`]).
-    pub max_form_size: usize,
-    /// The most requests waiting for a login page's decision (default
-    /// [`DEFAULT_MAX_PENDING`]).
-    pub max_pending: usize,
-    /// How long a request waits for a login page's decision (default
-    /// [`DEFAULT_PENDING_TTL`]).
-    pub pending_ttl: Duration,
-    /// The signing key to start with (a P-256 private key, PKCS#8 DER); `None` (the
-    /// default): a fresh random key. Nodes sharing a store share this key too, so each
-    /// verifies the others' tokens.
-    pub signing_key: Option<Arc<[u8]>>,
-    /// Where clients, codes, refresh tokens and revocations are kept.
-    pub store: Arc<dyn AuthStore>,
-    /// The login-and-consent step (default [`AutoApprove`]).
-    pub consent: Arc<dyn ConsentHook>,
-}
-
-impl Default for AuthServerConfig {
-    fn default() -> Self {
-        Self {
-            issuer: None,
-            resources: Vec::new(),
-            scopes_supported: Vec::new(),
-            default_scopes: Vec::new(),
-            code_ttl: DEFAULT_CODE_TTL,
-            access_token_ttl: DEFAULT_ACCESS_TOKEN_TTL,
-            refresh_token_ttl: DEFAULT_REFRESH_TOKEN_TTL,
-            token_rate_limit: DEFAULT_TOKEN_RATE_LIMIT,
-            dynamic_registration: true,
-            client_id_metadata_documents: true,
-            cimd_allow_loopback: false,
-            cimd_max_size: DEFAULT_CIMD_MAX_SIZE,
-            cimd_timeout: DEFAULT_CIMD_TIMEOUT,
-            max_form_size: DEFAULT_MAX_FORM_SIZE,
-            max_pending: DEFAULT_MAX_PENDING,
-            pending_ttl: DEFAULT_PENDING_TTL,
-            signing_key: None,
-            store: Arc::new(InMemoryAuthStore::default()),
-            consent: Arc::new(AutoApprove::default()),
-        }
-    }
-}
-
-macro_rules! setter {
-    ($(#[$doc:meta] $name:ident: $ty:ty),* $(,)?) => {$(
-        #[$doc]
-        #[must_use]
-        pub fn $name(mut self, value: $ty) -> Self {
-            self.$name = value;
-            self
-        }
-    )*};
-}
-
-impl AuthServerConfig {
-    /// Settings for the issuer `issuer`.
-    pub fn new(issuer: impl Into<String>) -> Self {
-        Self {
-            issuer: Some(issuer.into()),
-            ..Self::default()
-        }
-    }
-
-    /// Sets the issuer URL.
-    #[must_use]
-    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
-        self.issuer = Some(issuer.into());
-        self
-    }
-
-    /// Adds a resource tokens may be issued for.
-    #[must_use]
-    pub fn resource(mut self, resource: impl Into<String>) -> Self {
-        self.resources.push(resource.into());
-        self
-    }
-
-    /// Sets the scopes clients may ask for.
-    #[must_use]
-    pub fn scopes_supported<I: IntoIterator<Item = S>, S: Into<String>>(mut self, s: I) -> Self {
-        self.scopes_supported = s.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Sets the scopes granted when a request names none.
-    #[must_use]
-    pub fn default_scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, s: I) -> Self {
-        self.default_scopes = s.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Sets the store.
-    #[must_use]
-    pub fn store(mut self, store: Arc<dyn AuthStore>) -> Self {
-        self.store = store;
-        self
-    }
-
-    /// Starts with this signing key (a P-256 private key, PKCS#8 DER).
-    #[must_use]
-    pub fn signing_key(mut self, pkcs8_der: impl Into<Arc<[u8]>>) -> Self {
-        self.signing_key = Some(pkcs8_der.into());
-        self
-    }
-
-    /// Sets the login-and-consent hook.
-    #[must_use]
-    pub fn consent(mut self, hook: impl ConsentHook) -> Self {
-        self.consent = Arc::new(hook);
-        self
-    }
-
-    setter! {
-        /// Sets the code lifetime.
-        code_ttl: Duration,
-        /// Sets the access-token lifetime.
-        access_token_ttl: Duration,
-        /// Sets the refresh-token lifetime.
-        refresh_token_ttl: Duration,
-        /// Sets the token-endpoint rate limit.
-        token_rate_limit: RateLimit,
-        /// Opens or closes dynamic registration.
-        dynamic_registration: bool,
-        /// Turns client ID metadata documents on or off.
-        client_id_metadata_documents: bool,
-        /// Allows loopback client ID metadata documents (tests, development).
-        cimd_allow_loopback: bool,
-        /// Sets the client ID metadata document size limit.
-        cimd_max_size: usize,
-        /// Sets the client ID metadata document fetch time limit.
-        cimd_timeout: Duration,
-        /// Sets the form / registration body limit.
-        max_form_size: usize,
-        /// Sets the bound on pending login-page requests.
-        max_pending: usize,
-        /// Sets how long a login-page request stays pending.
-        pending_ttl: Duration,
-    }
-}
-
-impl fmt::Debug for AuthServerConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthServerConfig")
-            .field("issuer", &self.issuer)
-            .field("resources", &self.resources)
-            .field("scopes_supported", &self.scopes_supported)
-            .field("code_ttl", &self.code_ttl)
-            .field("access_token_ttl", &self.access_token_ttl)
-            .field("token_rate_limit", &self.token_rate_limit)
-            .finish_non_exhaustive()
-    }
-}
-
 /// Why an [`AuthorizationServer`] could not be built.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("authorization server: {0}")]
 pub struct AuthServerError(pub String);
-
-/// A request waiting for a login page's decision.
-struct Pending {
-    request: AuthorizationRequest,
-    held: authorize::Held,
-    created: tokio::time::Instant,
-}
 
 pub(crate) struct Inner {
     pub(crate) config: AuthServerConfig,
@@ -331,7 +132,8 @@ pub(crate) struct Inner {
     pub(crate) keys: keys::Keys,
     pub(crate) token_limiter: rate::Limiter,
     pub(crate) register_limiter: rate::Limiter,
-    pending: Mutex<HashMap<String, Pending>>,
+    pub(crate) authorize_limiter: rate::Limiter,
+    pending: pending::PendingTable,
     pub(crate) assertions: client_auth::SeenAssertions,
     pub(crate) cimd: cimd::CimdFetcher,
 }
@@ -370,6 +172,9 @@ impl AuthorizationServer {
                  fragment or trailing slash"
             )));
         }
+        if !is_loopback_url(&url) {
+            check_auto_approve(&config, &issuer)?;
+        }
         let base_path = url.path().trim_end_matches('/').to_owned();
         let cimd = cimd::CimdFetcher::new(&config).map_err(AuthServerError)?;
         Ok(Self {
@@ -381,7 +186,8 @@ impl AuthorizationServer {
                 .map_err(AuthServerError)?,
                 token_limiter: rate::Limiter::new(config.token_rate_limit),
                 register_limiter: rate::Limiter::new(config.token_rate_limit),
-                pending: Mutex::new(HashMap::new()),
+                authorize_limiter: rate::Limiter::new(config.authorize_rate_limit),
+                pending: pending::PendingTable::default(),
                 assertions: client_auth::SeenAssertions::default(),
                 cimd,
                 issuer,
@@ -479,57 +285,12 @@ impl AuthorizationServer {
             .scopes_supported(self.inner.config.scopes_supported.clone())
     }
 
-    /// Completes a pending request (see [`ConsentHook`]) as approved by `subject` for
-    /// `scopes` (cut to the requested ones): the redirect to send to the browser. An unknown
-    /// or expired request id gets a 400 page.
-    pub async fn approve(
-        &self,
-        request_id: &str,
-        subject: impl Into<String>,
-        scopes: Vec<String>,
-    ) -> Response<McpBody> {
-        let Some(p) = self.take_pending(request_id) else {
-            return oauth_error::error_page("unknown or expired authorization request");
-        };
-        let consent = Consent::Approve {
-            subject: subject.into(),
-            scopes,
-        };
-        authorize::finish(self, &p.request, &p.held, consent).await
-    }
-
-    /// Completes a pending request as refused (`access_denied`).
-    pub async fn deny(&self, request_id: &str) -> Response<McpBody> {
-        let Some(p) = self.take_pending(request_id) else {
-            return oauth_error::error_page("unknown or expired authorization request");
-        };
-        authorize::finish(self, &p.request, &p.held, Consent::Deny).await
-    }
-
-    fn take_pending(&self, id: &str) -> Option<Pending> {
-        let mut m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let p = m.remove(id)?;
-        (p.created.elapsed() < self.inner.config.pending_ttl).then_some(p)
-    }
-
-    /// Records a request waiting for a login page; `false` when too many are pending.
-    pub(crate) fn add_pending(&self, request: AuthorizationRequest, held: authorize::Held) -> bool {
-        let mut m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
-        if m.len() >= self.inner.config.max_pending {
-            m.retain(|_, p| p.created.elapsed() < self.inner.config.pending_ttl);
-            if m.len() >= self.inner.config.max_pending {
-                return false;
-            }
-        }
-        m.insert(
-            request.request_id.clone(),
-            Pending {
-                request,
-                held,
-                created: tokio::time::Instant::now(),
-            },
-        );
-        true
+    /// Registers (or replaces) a client as the operator, in the store: marked
+    /// [`Registration::Operator`], never expiring, and so allowed the grants it lists,
+    /// `client_credentials` included (see [`AuthServerConfig::client`]). A Rust API, not an
+    /// endpoint: there is no HTTP route to it.
+    pub async fn register_client(&self, client: ClientRecord) -> Result<(), StoreError> {
+        self.inner.config.store.put_client(client.operator()).await
     }
 
     pub(crate) fn inner(&self) -> &Inner {
@@ -543,10 +304,12 @@ impl AuthorizationServer {
 
     /// Serves one request; a path that is not one of [`paths`](Self::paths) gets 404.
     ///
-    /// The token and registration rate limits are kept per peer address, read from a
+    /// The authorization, token, revocation and registration endpoints are rate limited per
+    /// caller address, read by [`AuthServerConfig::peer_address`] or from a
     /// [`SocketAddr`](std::net::SocketAddr) in the request's extensions ([`AuthHttpServer`]
-    /// puts it there); a server mounted elsewhere should insert it too, or every caller
-    /// shares one bucket.
+    /// puts it there). A request to one of them whose address cannot be read gets a 500
+    /// (and an error log: the server is mounted without telling it who calls), never a
+    /// bucket shared by every caller.
     pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
     where
         B: Body + Send + 'static,
@@ -562,13 +325,35 @@ impl AuthorizationServer {
         let Some(rest) = path.strip_prefix(b) else {
             return not_found();
         };
+        if rest == "/jwks" {
+            return get_json(&method, &self.jwks(), "max-age=60");
+        }
+        if !["/authorize", "/token", "/register", "/revoke"].contains(&rest) {
+            return not_found();
+        }
+        let (parts, body) = req.into_parts();
+        let Some(peer) = request::peer(self, &parts) else {
+            tracing::error!(
+                "authorization server: no caller address (mounted without a SocketAddr \
+                 extension; set AuthServerConfig::peer_address); request refused"
+            );
+            let why = "the server cannot tell callers apart (no peer address)";
+            return if rest == "/authorize" {
+                oauth_error::error_page_status(StatusCode::INTERNAL_SERVER_ERROR, why)
+            } else {
+                oauth_error::OAuthError {
+                    status: StatusCode::INTERNAL_SERVER_ERROR,
+                    ..oauth_error::OAuthError::new("server_error", why)
+                }
+                .response()
+            };
+        };
+        let req = Request::from_parts(parts, body);
         match rest {
-            "/jwks" => get_json(&method, &self.jwks(), "max-age=60"),
-            "/authorize" => authorize::authorize(self, req).await,
-            "/token" => token::token(self, req).await,
-            "/register" => register::register(self, req).await,
-            "/revoke" => revoke::revoke(self, req).await,
-            _ => not_found(),
+            "/authorize" => authorize::authorize(self, req, peer).await,
+            "/token" => token::token(self, req, peer).await,
+            "/register" => register::register(self, req, peer).await,
+            _ => revoke::revoke(self, req, peer).await,
         }
     }
 
@@ -767,6 +552,23 @@ pub(crate) fn sha256_hex(data: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// Refuses a consent hook that approves without a user off loopback (at `place`), unless
+/// the operator allowed it.
+pub(crate) fn check_auto_approve(
+    config: &AuthServerConfig,
+    place: &str,
+) -> Result<(), AuthServerError> {
+    if config.consent.approves_without_user() && !config.allow_auto_approve_off_loopback {
+        return Err(AuthServerError(format!(
+            "the consent hook approves every request without a user (AutoApprove), and \
+             {place} is not loopback: anyone reaching /authorize would get tokens; plug a \
+             real login (AuthServerConfig::consent) or, knowingly, set \
+             allow_auto_approve_off_loopback(true)"
+        )));
+    }
+    Ok(())
 }
 
 /// Whether the URL's host is a loopback name or address.

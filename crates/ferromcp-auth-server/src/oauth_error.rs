@@ -88,10 +88,15 @@ pub(super) fn no_store_json(status: StatusCode, body: &Value) -> Response<McpBod
 /// A plain-text 400 page: an authorization request that cannot be redirected (unknown
 /// client, unregistered redirect URI) is never redirected.
 pub(super) fn error_page(why: &str) -> Response<McpBody> {
+    error_page_status(StatusCode::BAD_REQUEST, why)
+}
+
+/// The error page with another status.
+pub(crate) fn error_page_status(status: StatusCode, why: &str) -> Response<McpBody> {
     let mut r = Response::new(McpBody::full(format!(
         "Authorization request refused: {why}\n"
     )));
-    *r.status_mut() = StatusCode::BAD_REQUEST;
+    *r.status_mut() = status;
     r.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),

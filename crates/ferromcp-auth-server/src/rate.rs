@@ -1,5 +1,5 @@
-//! A token-bucket rate limit per caller (peer IP address), for the token and registration
-//! endpoints. Runs on the tokio clock (tests pause it).
+//! A token-bucket rate limit per caller (peer IP address, IPv6 by /64), for the
+//! authorization, token, revocation and registration endpoints. Runs on the tokio clock (tests pause it).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -31,13 +31,20 @@ pub const DEFAULT_TOKEN_RATE_LIMIT: RateLimit = RateLimit {
     period: Duration::from_secs(60),
 };
 
+/// The default authorization-endpoint limit: 30 requests per minute per peer address (a
+/// person's browser makes a few).
+pub const DEFAULT_AUTHORIZE_RATE_LIMIT: RateLimit = RateLimit {
+    burst: 30,
+    period: Duration::from_secs(60),
+};
+
 /// The most callers tracked; past it, full (idle) buckets are forgotten first, then the
 /// oldest.
 const MAX_KEYS: usize = 10_000;
 
 pub(crate) struct Limiter {
     limit: RateLimit,
-    buckets: Mutex<HashMap<Option<IpAddr>, (f64, Instant)>>,
+    buckets: Mutex<HashMap<IpAddr, (f64, Instant)>>,
 }
 
 impl Limiter {
@@ -49,7 +56,7 @@ impl Limiter {
     }
 
     /// Takes one request from `key`'s bucket: `Err(wait)` when it is empty.
-    pub(crate) fn check(&self, key: Option<IpAddr>) -> Result<(), Duration> {
+    pub(crate) fn check(&self, key: IpAddr) -> Result<(), Duration> {
         let burst = f64::from(self.limit.burst.max(1));
         let rate = burst / self.limit.period.as_secs_f64().max(1e-3);
         let now = Instant::now();
@@ -84,17 +91,14 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn bucket_empties_and_refills() {
         let l = Limiter::new(RateLimit::new(2, Duration::from_secs(10)));
-        let ip = Some(IpAddr::from([127, 0, 0, 1]));
+        let ip = IpAddr::from([127, 0, 0, 1]);
         assert!(l.check(ip).is_ok() && l.check(ip).is_ok());
         let wait = l.check(ip).unwrap_err();
         assert!(
             wait <= Duration::from_secs(5) && wait > Duration::ZERO,
             "{wait:?}"
         );
-        assert!(
-            l.check(Some(IpAddr::from([10, 0, 0, 1]))).is_ok(),
-            "per peer"
-        );
+        assert!(l.check(IpAddr::from([10, 0, 0, 1])).is_ok(), "per peer");
         tokio::time::advance(Duration::from_secs(5)).await;
         assert!(l.check(ip).is_ok());
         assert!(l.check(ip).is_err());

@@ -2,7 +2,10 @@
 //! codes, refresh tokens and revocations in Redis, so several nodes issue and redeem each
 //! other's codes and refresh tokens.
 //!
-//! Keys, under a namespace: `<ns>:as:client:<id>` (JSON), `<ns>:as:code:<sha256>` and
+//! Keys, under a namespace: `<ns>:as:client:<id>` (JSON, expiring with the client when it
+//! does), `<ns>:as:clients` (the live self-registered clients, scored by expiry) and
+//! `<ns>:as:src:<address>` (the registrations from one source within the window, scored
+//! by the window's end), `<ns>:as:code:<sha256>` and
 //! `<ns>:as:rt:<sha256>` (a hash: `data` JSON and a `uses` counter, expiring with the
 //! record), `<ns>:as:revoked:<grant>` (expiring when every token of the grant has). A take
 //! is one Lua script (read, count the use): of two concurrent takes exactly one is first.
@@ -10,7 +13,24 @@
 use ferromcp_dispatch::BoxFuture;
 use redis::aio::ConnectionManager;
 
-use super::store::{AuthStore, ClientRecord, GrantRecord, StoreError, Taken};
+use super::store::{
+    Admission, AuthStore, ClientLimits, ClientRecord, GrantRecord, Registration, StoreError, Taken,
+    now_secs,
+};
+
+/// Registers a self-registered client within the bounds, atomically (the same bounds as
+/// the in-memory store): 0 stored, 1 its source is full, 2 the total is reached.
+/// KEYS: client, all clients, the source's; ARGV: data, expiry, now, max total, max per
+/// source, id, the source window's end.
+const ADD_CLIENT: &str = "redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3]) \
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3]) \
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return 1 end \
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 2 end \
+redis.call('SET', KEYS[1], ARGV[1], 'EXAT', ARGV[2]) \
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[6]) \
+redis.call('ZADD', KEYS[3], ARGV[7], ARGV[6]) \
+redis.call('EXPIREAT', KEYS[3], ARGV[7]) \
+return 0";
 
 /// Reads a code or refresh token and counts this use, atomically; nil when absent.
 const TAKE: &str = "local d = redis.call('HGET', KEYS[1], 'data') \
@@ -104,12 +124,68 @@ impl AuthStore for RedisAuthStore {
         Box::pin(async move {
             let data = serde_json::to_string(&client).map_err(err)?;
             let mut c = self.conn.clone();
-            redis::cmd("SET")
+            let key = self.key("client", &client.client_id);
+            let all = format!("{}:as:clients", self.ns);
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            match client.expires_at {
+                Some(exp) => {
+                    pipe.cmd("SET")
+                        .arg(&key)
+                        .arg(data)
+                        .arg("EXAT")
+                        .arg(exp)
+                        .ignore();
+                }
+                None => {
+                    pipe.cmd("SET").arg(&key).arg(data).ignore();
+                }
+            }
+            match (client.registration, client.expires_at) {
+                (Registration::Operator, _) | (_, None) => {
+                    pipe.zrem(&all, &client.client_id).ignore();
+                }
+                (_, Some(exp)) => {
+                    pipe.zadd(&all, &client.client_id, exp).ignore();
+                }
+            }
+            pipe.query_async::<()>(&mut c).await.map_err(err)
+        })
+    }
+
+    fn add_dynamic_client(
+        &self,
+        client: ClientRecord,
+        limits: ClientLimits,
+    ) -> BoxFuture<'_, Result<Admission, StoreError>> {
+        Box::pin(async move {
+            let now = now_secs();
+            let data = serde_json::to_string(&client).map_err(err)?;
+            let source = client.source.clone().unwrap_or_default();
+            let window_end = client.issued_at.saturating_add(limits.window.as_secs());
+            let exp = client.expires_at.unwrap_or(window_end);
+            let mut c = self.conn.clone();
+            let r: i64 = redis::cmd("EVAL")
+                .arg(ADD_CLIENT)
+                .arg(3)
                 .arg(self.key("client", &client.client_id))
+                .arg(format!("{}:as:clients", self.ns))
+                .arg(self.key("src", &source))
                 .arg(data)
-                .query_async::<()>(&mut c)
+                .arg(exp)
+                .arg(now)
+                .arg(limits.max_total)
+                .arg(limits.max_per_source)
+                .arg(&client.client_id)
+                .arg(window_end)
+                .query_async(&mut c)
                 .await
-                .map_err(err)
+                .map_err(err)?;
+            Ok(match r {
+                0 => Admission::Stored,
+                1 => Admission::SourceFull,
+                _ => Admission::Full,
+            })
         })
     }
 
@@ -124,8 +200,10 @@ impl AuthStore for RedisAuthStore {
                 .query_async(&mut c)
                 .await
                 .map_err(err)?;
-            data.map(|d| serde_json::from_str(&d).map_err(err))
-                .transpose()
+            let client: Option<ClientRecord> = data
+                .map(|d| serde_json::from_str(&d).map_err(err))
+                .transpose()?;
+            Ok(client.filter(|c| !c.is_expired()))
         })
     }
 

@@ -6,20 +6,26 @@ use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use serde_json::{Value, json};
 
+use std::net::IpAddr;
+
 use super::oauth_error::{OAuthError, no_store_json, rate_limited};
-use super::request::{peer, read_limited};
-use super::store::{ClientRecord, now_secs};
+use super::request::read_limited;
+use super::store::{Admission, ClientLimits, ClientRecord, Registration, now_secs};
 use super::{AuthorizationServer, GRANT_TYPES, random_token, sha256_hex};
 use ferromcp_http_server::McpBody;
 
 /// `POST /register` (RFC 7591).
-pub(super) async fn register<B>(server: &AuthorizationServer, req: Request<B>) -> Response<McpBody>
+pub(super) async fn register<B>(
+    server: &AuthorizationServer,
+    req: Request<B>,
+    peer: IpAddr,
+) -> Response<McpBody>
 where
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    match register_inner(server, req).await {
+    match register_inner(server, req, peer).await {
         Ok(v) => no_store_json(StatusCode::CREATED, &v),
         Err(e) => e.response(),
     }
@@ -31,6 +37,7 @@ const MAX_REDIRECT_URIS: usize = 16;
 async fn register_inner<B>(
     server: &AuthorizationServer,
     req: Request<B>,
+    peer: IpAddr,
 ) -> Result<Value, OAuthError>
 where
     B: Body + Send + 'static,
@@ -46,7 +53,7 @@ where
     server
         .inner()
         .register_limiter
-        .check(peer(&req))
+        .check(peer)
         .map_err(rate_limited)?;
     let (parts, body) = req.into_parts();
     if parts.method != Method::POST {
@@ -59,6 +66,10 @@ where
     let meta: Value = serde_json::from_slice(&bytes)
         .map_err(|e| OAuthError::new("invalid_client_metadata", format!("not JSON: {e}")))?;
     let mut client = client_from_metadata(&meta, random_token(16).map_err(OAuthError::server)?)?;
+    let c = &server.inner().config;
+    client.registration = Registration::Dynamic;
+    client.source = Some(peer.to_string());
+    client.expires_at = Some(client.issued_at + c.unused_client_ttl.as_secs());
     let mut out = meta.as_object().cloned().unwrap_or_default();
     let secret = if matches!(
         client.auth_method.as_str(),
@@ -86,14 +97,23 @@ where
         out.insert("client_secret".into(), json!(s));
         out.insert("client_secret_expires_at".into(), json!(0));
     }
-    server
-        .inner()
-        .config
+    let limits = ClientLimits::new(c.max_clients, c.max_clients_per_source, c.unused_client_ttl);
+    let admission = c
         .store
-        .put_client(client)
+        .add_dynamic_client(client, limits)
         .await
         .map_err(|e| OAuthError::server(e.0))?;
-    Ok(Value::Object(out))
+    let why = match admission {
+        Admission::Stored => return Ok(Value::Object(out)),
+        Admission::SourceFull => "too many clients registered from this address; retry later",
+        _ => "too many registered clients; retry later",
+    };
+    tracing::warn!(peer = %peer, ?admission, "client registration refused");
+    Err(OAuthError {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        retry_after: Some(c.unused_client_ttl.as_secs().clamp(1, 3600)),
+        ..OAuthError::new("temporarily_unavailable", why)
+    })
 }
 
 /// Reads and checks client metadata (RFC 7591 §2; also a client ID metadata document's).
@@ -162,9 +182,11 @@ pub(super) fn client_from_metadata(
             "the authorization-code grant needs redirect_uris",
         ));
     }
-    if auth_method == "none" && grant_types.iter().any(|g| g == "client_credentials") {
+    // A client_credentials token has no user behind it: only the operator registers
+    // clients for it (AuthServerConfig::client), never a client describing itself.
+    if grant_types.iter().any(|g| g == "client_credentials") {
         return Err(bad(
-            "client_credentials needs an authenticated client, not `none`".to_owned(),
+            "client_credentials is only for clients the operator registered".to_owned(),
         ));
     }
     let jwks = meta.get("jwks").filter(|v| !v.is_null()).cloned();
@@ -204,6 +226,9 @@ pub(super) fn client_from_metadata(
             .map(str::to_owned),
         jwks,
         issued_at: now_secs(),
+        registration: Registration::Dynamic,
+        source: None,
+        expires_at: None,
     })
 }
 

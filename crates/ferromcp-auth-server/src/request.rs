@@ -88,9 +88,25 @@ where
     Ok((parts, parse_params(&bytes)?))
 }
 
-/// The peer's address, as the serving loop recorded it (a `SocketAddr` extension).
-pub(super) fn peer<B>(req: &Request<B>) -> Option<IpAddr> {
-    req.extensions().get::<SocketAddr>().map(SocketAddr::ip)
+/// The caller's address: read by the configured
+/// [`peer_address`](super::AuthServerConfig::peer_address), or from the `SocketAddr` the
+/// serving loop recorded; `None` when neither says. Normalized to a rate-limit key: an
+/// IPv4-mapped IPv6 address is its IPv4 address, any other IPv6 address its /64 (one
+/// subscriber's allocation).
+pub(super) fn peer(server: &AuthorizationServer, parts: &http::request::Parts) -> Option<IpAddr> {
+    let ip = match &server.inner().config.peer_address {
+        Some(read) => read(parts),
+        None => parts.extensions.get::<SocketAddr>().map(SocketAddr::ip),
+    }?;
+    Some(match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(
+                v6.to_bits() & !((1u128 << 64) - 1),
+            )),
+        },
+    })
 }
 
 /// A client by id: registered in the store, or (an `https` URL) its metadata document.
@@ -98,7 +114,11 @@ pub(super) async fn find_client(
     server: &AuthorizationServer,
     client_id: &str,
 ) -> Result<Option<ClientRecord>, OAuthError> {
-    let store = &server.inner().config.store;
+    let config = &server.inner().config;
+    if let Some(c) = config.clients.iter().find(|c| c.client_id == client_id) {
+        return Ok(Some(c.clone()));
+    }
+    let store = &config.store;
     if let Some(c) = store
         .client(client_id)
         .await
@@ -124,6 +144,27 @@ pub(super) async fn find_client(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipv6_callers_are_keyed_by_their_64() {
+        let server = AuthorizationServer::new(crate::AuthServerConfig::new("http://127.0.0.1:1"))
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let key = |a: &str| {
+            let mut parts = Request::new(()).into_parts().0;
+            parts.extensions.insert(
+                a.parse::<SocketAddr>()
+                    .unwrap_or_else(|e| unreachable!("{e}")),
+            );
+            peer(&server, &parts)
+        };
+        assert_eq!(
+            key("[2001:db8:1:2:3::4]:1"),
+            key("[2001:db8:1:2:ffff::9]:2")
+        );
+        assert_ne!(key("[2001:db8:1:2::4]:1"), key("[2001:db8:1:3::4]:1"));
+        assert_eq!(key("[::ffff:10.0.0.1]:1"), key("10.0.0.1:5"));
+        assert_eq!(peer(&server, &Request::new(()).into_parts().0), None);
+    }
 
     #[test]
     fn repeated_parameters_are_refused() {

@@ -1,5 +1,7 @@
 //! `/revoke` (RFC 7009).
 
+use std::net::IpAddr;
+
 use ferromcp_dispatch::BoxError;
 use http::{Request, Response, StatusCode};
 use http_body::Body;
@@ -7,13 +9,17 @@ use serde_json::{Value, json};
 
 use super::client_auth;
 use super::oauth_error::{OAuthError, no_store_json, rate_limited};
-use super::request::{peer, read_form};
+use super::request::read_form;
 use super::{AuthorizationServer, sha256_hex};
 use ferromcp_http_server::McpBody;
 
 /// `POST /revoke` (RFC 7009): the client authenticates as at the token endpoint; a token
 /// it does not own, or an unknown one, is answered 200 all the same, and nothing happens.
-pub(super) async fn revoke<B>(server: &AuthorizationServer, req: Request<B>) -> Response<McpBody>
+pub(super) async fn revoke<B>(
+    server: &AuthorizationServer,
+    req: Request<B>,
+    peer: IpAddr,
+) -> Response<McpBody>
 where
     B: Body + Send + 'static,
     B::Data: Send,
@@ -23,7 +29,7 @@ where
         server
             .inner()
             .token_limiter
-            .check(peer(&req))
+            .check(peer)
             .map_err(rate_limited)?;
         let (parts, form) = read_form(server, req).await?;
         let client = client_auth::authenticate(server, &parts, &form).await?;

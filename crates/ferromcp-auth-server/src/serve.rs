@@ -25,7 +25,10 @@ use ferromcp_server::Server;
 /// config has none), the resource (`<issuer origin><path>`, added to the authorization
 /// server's resources), the resource-server settings (when `HttpConfig::auth` is unset:
 /// [`AuthorizationServer::resource_auth`]) and, on a loopback bind, the loopback
-/// `Host`/`Origin` allowlists.
+/// `Host`/`Origin` allowlists. Binding a non-loopback address with a consent hook that
+/// approves without a user (the default [`AutoApprove`](super::AutoApprove)) fails unless
+/// [`allow_auto_approve_off_loopback`](super::AuthServerConfig::allow_auto_approve_off_loopback)
+/// is set.
 #[derive(Debug)]
 pub struct AuthHttpServer {
     listener: TcpListener,
@@ -75,6 +78,10 @@ impl AuthHttpServer {
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
+        if !local.ip().is_loopback() {
+            super::check_auto_approve(&config, &format!("the bound address {local}"))
+                .map_err(io::Error::other)?;
+        }
         let issuer = config
             .issuer
             .get_or_insert_with(|| format!("http://{local}"))

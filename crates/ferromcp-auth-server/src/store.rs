@@ -12,6 +12,25 @@ use ferromcp_dispatch::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// How a client came to be known, which decides what it may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Registration {
+    /// Registered by the operator ([`AuthServerConfig::client`](super::AuthServerConfig::client),
+    /// [`AuthorizationServer::register_client`](super::AuthorizationServer::register_client),
+    /// or a record built with [`ClientRecord::public`] / [`ClientRecord::confidential`] and
+    /// put in the store): trusted, never expires, the only kind that may use
+    /// `client_credentials`, and the only kind `/authorize` redirects errors to.
+    Operator,
+    /// Self-registered through `/register` (RFC 7591): anyone may have made it. Also what a
+    /// stored record without this field reads as.
+    #[default]
+    Dynamic,
+    /// Described by a client ID metadata document: anyone may have published it.
+    MetadataDocument,
+}
+
 /// A registered client (dynamic registration or a pre-registered one).
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -36,6 +55,17 @@ pub struct ClientRecord {
     pub jwks: Option<Value>,
     /// When it was registered (seconds since the Unix epoch).
     pub issued_at: u64,
+    /// How it was registered.
+    #[serde(default)]
+    pub registration: Registration,
+    /// The address (an IPv4 address or an IPv6 /64) a self-registered client was registered
+    /// from: the per-source registration bound counts these.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// When it expires (seconds since the Unix epoch): self-registered clients expire
+    /// unless used; `None` (operator clients): never.
+    #[serde(default)]
+    pub expires_at: Option<u64>,
 }
 
 impl ClientRecord {
@@ -51,6 +81,9 @@ impl ClientRecord {
             client_name: None,
             jwks: None,
             issued_at: now_secs(),
+            registration: Registration::Operator,
+            source: None,
+            expires_at: None,
         }
     }
 
@@ -100,6 +133,56 @@ impl ClientRecord {
     pub fn allows_grant(&self, grant: &str) -> bool {
         self.grant_types.iter().any(|g| g == grant)
     }
+
+    /// Whether it has expired.
+    pub fn is_expired(&self) -> bool {
+        self.expires_at.is_some_and(|e| e <= now_secs())
+    }
+
+    /// The record as the operator's: trusted, never expiring.
+    pub(crate) fn operator(mut self) -> Self {
+        self.registration = Registration::Operator;
+        self.source = None;
+        self.expires_at = None;
+        self
+    }
+}
+
+/// The bounds on self-registered clients (from
+/// [`AuthServerConfig`](super::AuthServerConfig)'s `max_clients`, `max_clients_per_source`
+/// and `unused_client_ttl`), for [`AuthStore::add_dynamic_client`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientLimits {
+    /// The most self-registered clients alive at once.
+    pub max_total: usize,
+    /// The most registrations from one source within `window`.
+    pub max_per_source: usize,
+    /// The window of the per-source bound (the unused-client lifetime).
+    pub window: Duration,
+}
+
+impl ClientLimits {
+    /// These bounds.
+    pub fn new(max_total: usize, max_per_source: usize, window: Duration) -> Self {
+        Self {
+            max_total,
+            max_per_source,
+            window,
+        }
+    }
+}
+
+/// Whether [`AuthStore::add_dynamic_client`] stored the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Admission {
+    /// Stored.
+    Stored,
+    /// Refused: its source registered `max_per_source` clients within the window.
+    SourceFull,
+    /// Refused: `max_total` self-registered clients are alive.
+    Full,
 }
 
 impl std::fmt::Debug for ClientRecord {
@@ -109,6 +192,8 @@ impl std::fmt::Debug for ClientRecord {
             .field("auth_method", &self.auth_method)
             .field("redirect_uris", &self.redirect_uris)
             .field("grant_types", &self.grant_types)
+            .field("registration", &self.registration)
+            .field("expires_at", &self.expires_at)
             .finish_non_exhaustive()
     }
 }
@@ -156,9 +241,18 @@ pub enum Taken {
 ///
 /// [`take_code`]: Self::take_code
 pub trait AuthStore: Send + Sync + 'static {
-    /// Stores (or replaces) a client.
+    /// Stores (or replaces) a client, until its `expires_at` when it has one.
     fn put_client(&self, client: ClientRecord) -> BoxFuture<'_, Result<(), StoreError>>;
-    /// The client with this id.
+    /// Stores a self-registered client (with `source` and `expires_at` set) unless that
+    /// would exceed `limits`: more than `max_total` unexpired self-registered clients, or
+    /// more than `max_per_source` registered from `client.source` within `window`. Check
+    /// and insert are one step (concurrent registrations cannot overshoot).
+    fn add_dynamic_client(
+        &self,
+        client: ClientRecord,
+        limits: ClientLimits,
+    ) -> BoxFuture<'_, Result<Admission, StoreError>>;
+    /// The client with this id (never an expired one).
     fn client<'a>(&'a self, id: &'a str)
     -> BoxFuture<'a, Result<Option<ClientRecord>, StoreError>>;
     /// Stores an authorization code under the hash of its text.
@@ -277,6 +371,9 @@ impl AuthStore for InMemoryAuthStore {
         let r = {
             let mut t = self.tables();
             if t.clients.len() >= self.max && !t.clients.contains_key(&client.client_id) {
+                t.clients.retain(|_, c| !c.is_expired());
+            }
+            if t.clients.len() >= self.max && !t.clients.contains_key(&client.client_id) {
                 Err(full())
             } else {
                 t.clients.insert(client.client_id.clone(), client);
@@ -286,11 +383,45 @@ impl AuthStore for InMemoryAuthStore {
         Box::pin(async move { r })
     }
 
+    fn add_dynamic_client(
+        &self,
+        client: ClientRecord,
+        limits: ClientLimits,
+    ) -> BoxFuture<'_, Result<Admission, StoreError>> {
+        let r = {
+            let mut t = self.tables();
+            t.clients.retain(|_, c| !c.is_expired());
+            let since = now_secs().saturating_sub(limits.window.as_secs());
+            let dynamic = |c: &&ClientRecord| c.registration != Registration::Operator;
+            let total = t.clients.values().filter(dynamic).count();
+            let from_source = t
+                .clients
+                .values()
+                .filter(dynamic)
+                .filter(|c| c.source.is_some() && c.source == client.source && c.issued_at > since)
+                .count();
+            if from_source >= limits.max_per_source {
+                Ok(Admission::SourceFull)
+            } else if total >= limits.max_total || t.clients.len() >= self.max {
+                Ok(Admission::Full)
+            } else {
+                t.clients.insert(client.client_id.clone(), client);
+                Ok(Admission::Stored)
+            }
+        };
+        Box::pin(async move { r })
+    }
+
     fn client<'a>(
         &'a self,
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<ClientRecord>, StoreError>> {
-        let r = self.tables().clients.get(id).cloned();
+        let r = self
+            .tables()
+            .clients
+            .get(id)
+            .filter(|c| !c.is_expired())
+            .cloned();
         Box::pin(async move { Ok(r) })
     }
 

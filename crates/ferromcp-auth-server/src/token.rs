@@ -1,5 +1,7 @@
 //! `/token`: the authorization-code, refresh-token and client-credentials grants.
 
+use std::net::IpAddr;
+
 use ferromcp_dispatch::BoxError;
 use http::{Request, Response, StatusCode};
 use http_body::Body;
@@ -8,25 +10,33 @@ use serde_json::Value;
 use super::authorize::{check_resource, check_scopes};
 use super::client_auth;
 use super::oauth_error::{OAuthError, no_store_json, rate_limited};
-use super::request::{Params, peer, read_form};
-use super::store::{ClientRecord, GrantRecord, Taken, now_secs};
+use super::request::{Params, read_form};
+use super::store::{ClientRecord, GrantRecord, Registration, Taken, now_secs};
 use super::{AuthorizationServer, GRANT_TYPES, random_token, sha256_hex};
 use ferromcp_http_server::McpBody;
 
 /// `POST /token`.
-pub(super) async fn token<B>(server: &AuthorizationServer, req: Request<B>) -> Response<McpBody>
+pub(super) async fn token<B>(
+    server: &AuthorizationServer,
+    req: Request<B>,
+    peer: IpAddr,
+) -> Response<McpBody>
 where
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    match token_inner(server, req).await {
+    match token_inner(server, req, peer).await {
         Ok(v) => no_store_json(StatusCode::OK, &v),
         Err(e) => e.response(),
     }
 }
 
-async fn token_inner<B>(server: &AuthorizationServer, req: Request<B>) -> Result<Value, OAuthError>
+async fn token_inner<B>(
+    server: &AuthorizationServer,
+    req: Request<B>,
+    peer: IpAddr,
+) -> Result<Value, OAuthError>
 where
     B: Body + Send + 'static,
     B::Data: Send,
@@ -35,7 +45,7 @@ where
     server
         .inner()
         .token_limiter
-        .check(peer(&req))
+        .check(peer)
         .map_err(rate_limited)?;
     let (parts, form) = read_form(server, req).await?;
     let grant_type = form
@@ -55,10 +65,33 @@ where
             format!("the client may not use {grant_type}"),
         ));
     }
-    match grant_type.as_str() {
-        "authorization_code" => code_grant(server, &client, &form).await,
-        "refresh_token" => refresh_grant(server, &client, &form).await,
-        _ => client_credentials(server, &client, &form).await,
+    let issued = match grant_type.as_str() {
+        "authorization_code" => code_grant(server, &client, &form).await?,
+        "refresh_token" => refresh_grant(server, &client, &form).await?,
+        _ => return client_credentials(server, &client, &form).await,
+    };
+    keep_alive(server, client).await;
+    Ok(issued)
+}
+
+/// A self-registered client just issued a token lives on: `refresh_token_ttl` (at least
+/// `unused_client_ttl`) from now, rewritten when less than half of that is left.
+async fn keep_alive(server: &AuthorizationServer, mut client: ClientRecord) {
+    let c = &server.inner().config;
+    let Some(expires) = client.expires_at else {
+        return;
+    };
+    if client.registration != Registration::Dynamic {
+        return;
+    }
+    let life = c.refresh_token_ttl.max(c.unused_client_ttl).as_secs();
+    let now = now_secs();
+    if expires.saturating_sub(now) >= life / 2 {
+        return;
+    }
+    client.expires_at = Some(now.saturating_add(life));
+    if let Err(e) = c.store.put_client(client).await {
+        tracing::warn!(error = %e, "could not extend a registered client's lifetime");
     }
 }
 
@@ -219,6 +252,14 @@ async fn client_credentials(
     client: &ClientRecord,
     form: &Params,
 ) -> Result<Value, OAuthError> {
+    // A token with no user behind it: only for clients the operator registered, never for
+    // a self-registered or metadata-document client (whatever its record says).
+    if client.registration != Registration::Operator {
+        return Err(OAuthError::new(
+            "unauthorized_client",
+            "client_credentials is only for clients the operator registered",
+        ));
+    }
     if client.auth_method == "none" {
         return Err(OAuthError::new(
             "unauthorized_client",

@@ -16,8 +16,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use bytes::Bytes;
 use ferromcp_auth_server::{
-    AuthHttpServer, AuthServerConfig, AuthStore, AuthorizationServer, ClientRecord,
-    DEFAULT_TOKEN_RATE_LIMIT, GrantRecord, InMemoryAuthStore, RateLimit, StoreError, Taken,
+    Admission, AuthHttpServer, AuthServerConfig, AuthStore, AuthorizationServer, ClientLimits,
+    ClientRecord, DEFAULT_TOKEN_RATE_LIMIT, GrantRecord, InMemoryAuthStore, RateLimit, StoreError,
+    Taken,
 };
 use ferromcp_client::oauth::{
     ClientCredentials, OAuthConfig, OAuthProvider, RedirectReadingHandler,
@@ -193,6 +194,18 @@ async fn public_client(env: &Env) -> String {
     .await;
     assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
     a.json()["client_id"].as_str().unwrap().to_owned()
+}
+
+/// A public client the operator registered for `REDIRECT` (so errors at /authorize are
+/// redirected to it): its id.
+async fn operator_client(env: &Env) -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let id = format!("op-{}", N.fetch_add(1, Ordering::SeqCst));
+    env.auth
+        .register_client(ClientRecord::public(&id, vec![REDIRECT.into()]))
+        .await
+        .unwrap();
+    id
 }
 
 /// A PKCE verifier and its S256 challenge.
@@ -428,6 +441,13 @@ struct Counting {
 impl AuthStore for Counting {
     fn put_client(&self, c: ClientRecord) -> BoxFuture<'_, Result<(), StoreError>> {
         self.inner.put_client(c)
+    }
+    fn add_dynamic_client(
+        &self,
+        c: ClientRecord,
+        l: ClientLimits,
+    ) -> BoxFuture<'_, Result<Admission, StoreError>> {
+        self.inner.add_dynamic_client(c, l)
     }
     fn client<'a>(
         &'a self,
@@ -717,12 +737,13 @@ async fn authorize_redirect_carries_state_and_iss() {
 }
 
 /// PKCE required (OAuth 2.1 §4.1.1): no challenge, or `plain`, is refused with a redirect
-/// carrying `invalid_request` (and `iss`); a wrong or missing verifier fails at /token.
+/// carrying `invalid_request` (and `iss`; an operator-registered client: a self-registered
+/// one gets an error page, AS17); a wrong or missing verifier fails at /token.
 #[tokio::test]
 async fn pkce_s256_is_required() {
     within(async {
         let env = start(AuthServerConfig::default()).await;
-        let id = public_client(&env).await;
+        let id = operator_client(&env).await;
         let (_, c) = pkce();
         for extra in [
             vec![],
@@ -780,7 +801,7 @@ async fn pkce_s256_is_required() {
 async fn no_implicit_or_password_grants() {
     within(async {
         let env = start(AuthServerConfig::default()).await;
-        let id = public_client(&env).await;
+        let id = operator_client(&env).await;
         let (_, c) = pkce();
         let a = authorize(
             &env,
@@ -973,7 +994,7 @@ async fn expired_code_is_refused() {
 async fn code_is_bound_to_client_and_resource() {
     within(async {
         let env = start(AuthServerConfig::default()).await;
-        let id = public_client(&env).await;
+        let id = operator_client(&env).await;
         let other = public_client(&env).await;
         let (code, v) = code_for(&env, &id, "mcp").await;
         let a = exchange(&env, &other, &code, &v).await;
@@ -1121,27 +1142,37 @@ async fn refresh_tokens_rotate_and_are_bound_to_their_client() {
 // Client authentication and the client-credentials grant.
 
 /// `client_secret_basic` and `client_secret_post` (RFC 6749 §2.3.1) with the
-/// client-credentials grant; a wrong secret is 401 `invalid_client` with a Basic challenge;
-/// a client uses only its registered method; a public client gets no client-credentials
-/// token.
+/// client-credentials grant, for clients the operator registered (AS15: registration asking
+/// for `client_credentials` is refused); a wrong secret is 401 `invalid_client` with a
+/// Basic challenge; a client uses only its registered method; a public client gets no
+/// client-credentials token.
 #[tokio::test]
 async fn client_secret_basic_and_post_with_client_credentials() {
     within(async {
         let env = start(AuthServerConfig::default()).await;
         let token_url = format!("{}/token", env.base);
-        for method in ["client_secret_basic", "client_secret_post"] {
+        for method in ["client_secret_basic", "client_secret_post", "none"] {
             let reg = register(
                 &env,
                 json!({"grant_types": ["client_credentials"],
                 "token_endpoint_auth_method": method, "scope": "mcp files"}),
             )
             .await;
-            assert_eq!(reg.status, StatusCode::CREATED, "{}", reg.body);
-            let r = reg.json();
-            let (id, secret) = (
-                r["client_id"].as_str().unwrap(),
-                r["client_secret"].as_str().unwrap(),
-            );
+            assert_eq!(reg.status, StatusCode::BAD_REQUEST, "{}", reg.body);
+            assert_eq!(reg.json()["error"], "invalid_client_metadata");
+        }
+        for method in ["client_secret_basic", "client_secret_post"] {
+            let (id, secret) = (format!("svc-{method}"), "a-long-operator-secret");
+            env.auth
+                .register_client(
+                    ClientRecord::confidential(&id, secret, vec![])
+                        .auth_method(method)
+                        .grant_types(["client_credentials"])
+                        .scope(["mcp", "files"]),
+                )
+                .await
+                .unwrap();
+            let id = id.as_str();
             let ok = if method == "client_secret_basic" {
                 post_form(
                     &token_url,
@@ -1219,25 +1250,25 @@ async fn client_secret_basic_and_post_with_client_credentials() {
                 assert_eq!(a.json()["error"], "invalid_scope");
             }
         }
-        let a = register(
-            &env,
-            json!({"grant_types": ["client_credentials"],
-            "token_endpoint_auth_method": "none"}),
+        // An operator's public client gets no client-credentials token either.
+        env.auth
+            .register_client(
+                ClientRecord::public("svc-public", vec![]).grant_types(["client_credentials"]),
+            )
+            .await
+            .unwrap();
+        let a = post_form(
+            &token_url,
+            &[
+                ("grant_type", "client_credentials"),
+                ("client_id", "svc-public"),
+            ],
+            None,
         )
         .await;
-        assert_eq!(a.json()["error"], "invalid_client_metadata");
+        assert_eq!(a.json()["error"], "unauthorized_client");
         // Two methods at once are refused.
-        let reg = register(
-            &env,
-            json!({"grant_types": ["client_credentials"],
-            "token_endpoint_auth_method": "client_secret_post"}),
-        )
-        .await
-        .json();
-        let (id, secret) = (
-            reg["client_id"].as_str().unwrap(),
-            reg["client_secret"].as_str().unwrap(),
-        );
+        let (id, secret) = ("svc-client_secret_post", "a-long-operator-secret");
         let a = post_form(
             &token_url,
             &[
@@ -1301,15 +1332,26 @@ async fn private_key_jwt_client_authentication() {
     within(async {
         let env = start(AuthServerConfig::default()).await;
         let (jwk, key) = client_key("k1");
+        // Registration of a private_key_jwt client: no secret issued.
         let reg = register(
             &env,
-            json!({"grant_types": ["client_credentials"],
-            "token_endpoint_auth_method": "private_key_jwt", "jwks": {"keys": [jwk]}}),
+            json!({"redirect_uris": [REDIRECT],
+            "token_endpoint_auth_method": "private_key_jwt", "jwks": {"keys": [jwk.clone()]}}),
         )
         .await;
         assert_eq!(reg.status, StatusCode::CREATED, "{}", reg.body);
         assert!(reg.json().get("client_secret").is_none());
-        let id = reg.json()["client_id"].as_str().unwrap().to_owned();
+        // The client-credentials grant needs an operator-registered client (AS15).
+        let id = "svc-jwt".to_owned();
+        env.auth
+            .register_client(
+                ClientRecord::public(&id, vec![])
+                    .auth_method("private_key_jwt")
+                    .jwks(json!({"keys": [jwk]}))
+                    .grant_types(["client_credentials"]),
+            )
+            .await
+            .unwrap();
         let token_url = env.auth.token_endpoint();
         let post = |a: String| {
             let token_url = token_url.clone();
@@ -1352,7 +1394,7 @@ async fn private_key_jwt_client_authentication() {
         assert_eq!(post(long).await.json()["error"], "invalid_client");
         let a = register(
             &env,
-            json!({"grant_types": ["client_credentials"],
+            json!({"redirect_uris": [REDIRECT],
             "token_endpoint_auth_method": "private_key_jwt"}),
         )
         .await;
@@ -1524,6 +1566,10 @@ async fn consent_hook_login_page_then_approve_or_deny() {
         let a = authorize(&env, &params).await;
         assert_eq!(a.status, StatusCode::OK);
         assert!(a.body.contains("login for"));
+        // The browser that started it: its binding cookie.
+        let cookie = a.headers["set-cookie"].to_str().unwrap();
+        let mut browser = http::HeaderMap::new();
+        browser.insert("cookie", cookie.split(';').next().unwrap().parse().unwrap());
         assert_eq!(
             a.headers["x-frame-options"], "DENY",
             "clickjacking protection"
@@ -1535,7 +1581,7 @@ async fn consent_hook_login_page_then_approve_or_deny() {
         let rid = hook.0.lock().unwrap()[0].clone();
         let r = env
             .auth
-            .approve(&rid, "alice", vec!["mcp".into(), "admin".into()])
+            .approve(&rid, &browser, "alice", vec!["mcp".into(), "admin".into()])
             .await;
         let loc = url::Url::parse(r.headers()["location"].to_str().unwrap()).unwrap();
         assert_eq!(param(&loc, "state").as_deref(), Some("s1"));
@@ -1546,11 +1592,17 @@ async fn consent_hook_login_page_then_approve_or_deny() {
         let (s, body) = call_with(&env, t["access_token"].as_str().unwrap(), "whoami").await;
         assert_eq!(s, StatusCode::OK);
         assert!(body.contains("alice"), "{body}");
-        let again = env.auth.approve(&rid, "alice", vec!["mcp".into()]).await;
+        let again = env
+            .auth
+            .approve(&rid, &browser, "alice", vec!["mcp".into()])
+            .await;
         assert_eq!(again.status(), StatusCode::BAD_REQUEST);
-        authorize(&env, &params).await;
+        let a = authorize(&env, &params).await;
+        let cookie = a.headers["set-cookie"].to_str().unwrap();
+        let mut browser = http::HeaderMap::new();
+        browser.insert("cookie", cookie.split(';').next().unwrap().parse().unwrap());
         let rid2 = hook.0.lock().unwrap()[1].clone();
-        let r = env.auth.deny(&rid2).await;
+        let r = env.auth.deny(&rid2, &browser).await;
         let loc = url::Url::parse(r.headers()["location"].to_str().unwrap()).unwrap();
         assert_eq!(param(&loc, "error").as_deref(), Some("access_denied"));
     })
@@ -1761,38 +1813,38 @@ fn client_key_pem(kid: &str) -> (Value, String) {
     (jwk, pem)
 }
 
-/// The client-credentials grant (OAuth 2.1 §4.2) through ferromcp's client, registered by
-/// a secret and by `private_key_jwt` (RFC 7523): the tools are reached as the client itself.
+/// The client-credentials grant (OAuth 2.1 §4.2) through ferromcp's client, for clients
+/// the operator registered (in the configuration) with a secret and with `private_key_jwt`
+/// (RFC 7523): the tools are reached as the client itself.
 #[tokio::test]
 async fn ferromcp_client_credentials_with_secret_and_private_key_jwt() {
     use ferromcp_client::oauth::{ClientKey, Grant, SigningAlgorithm};
     within(async {
-        let env = start(AuthServerConfig::default()).await;
-        let reg = register(
-            &env,
-            json!({"grant_types": ["client_credentials"],
-            "token_endpoint_auth_method": "client_secret_basic", "scope": "mcp"}),
+        let (jwk, pem) = client_key_pem("ck1");
+        let env = start(
+            AuthServerConfig::default()
+                .client(
+                    ClientRecord::confidential("svc-secret", "operator-secret-1", vec![])
+                        .grant_types(["client_credentials"])
+                        .scope(["mcp"]),
+                )
+                .client(
+                    ClientRecord::public("svc-key", vec![])
+                        .auth_method("private_key_jwt")
+                        .jwks(json!({"keys": [jwk]}))
+                        .grant_types(["client_credentials"]),
+                ),
         )
-        .await
-        .json();
-        let id = reg["client_id"].as_str().unwrap();
-        let cfg = OAuthConfig::with_grant(Grant::ClientCredentials).with_credentials(
-            ClientCredentials::new(id).with_secret(reg["client_secret"].as_str().unwrap()),
-        );
+        .await;
+        let id = "svc-secret";
+        let cfg = OAuthConfig::with_grant(Grant::ClientCredentials)
+            .with_credentials(ClientCredentials::new(id).with_secret("operator-secret-1"));
         let client = oauth_client(&env, cfg).await;
         let who = text_of(&client.call_tool("whoami", json!({})).await.unwrap());
         assert!(who.starts_with(&format!("{id} via {id}")), "{who}");
         client.shutdown().await;
 
-        let (jwk, pem) = client_key_pem("ck1");
-        let reg = register(
-            &env,
-            json!({"grant_types": ["client_credentials"],
-            "token_endpoint_auth_method": "private_key_jwt", "jwks": {"keys": [jwk]}}),
-        )
-        .await
-        .json();
-        let id = reg["client_id"].as_str().unwrap();
+        let id = "svc-key";
         let key = ClientKey::from_pem(&pem, SigningAlgorithm::Es256)
             .unwrap()
             .with_key_id("ck1");
@@ -1861,7 +1913,7 @@ async fn form_size_redirect_count_and_pending_limits() {
         .await;
         assert_eq!(a.json()["error"], "invalid_redirect_uri");
 
-        let id = public_client(&env).await;
+        let id = operator_client(&env).await;
         let (_, c) = pkce();
         let params = [
             ("response_type", "code"),

@@ -2,7 +2,8 @@
 //! store's single-use and revocation semantics, and two authorization servers sharing one
 //! Redis and a signing key (a code issued by one is redeemed at the other, once; each
 //! verifies the other's tokens; a refresh token rotates across them; a revocation at one is
-//! seen by the other). Needs a Redis at `FERROMCP_TEST_REDIS_URL`
+//! seen by the other), and the same bounds on self-registered clients as the in-memory
+//! store (AS22). Needs a Redis at `FERROMCP_TEST_REDIS_URL`
 //! (default `redis://127.0.0.1:6379`; `.ci/run` starts one); without one every test prints
 //! a notice and passes.
 #![cfg(feature = "redis")]
@@ -155,12 +156,27 @@ async fn call(
     let body = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(form)
         .finish();
-    let req = Request::builder()
+    let ct = "application/x-www-form-urlencoded";
+    send(auth, method, path, ct, body.into_bytes(), "127.0.0.1:50000").await
+}
+
+async fn send(
+    auth: &AuthorizationServer,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+    peer: &str,
+) -> (StatusCode, http::HeaderMap, Value) {
+    let mut req = Request::builder()
         .method(method)
         .uri(path)
-        .header("content-type", "application/x-www-form-urlencoded")
+        .header("content-type", content_type)
         .body(Full::new(Bytes::from(body)))
         .unwrap();
+    // The caller's address (rate limits); `AuthHttpServer` records it the same way.
+    req.extensions_mut()
+        .insert(peer.parse::<std::net::SocketAddr>().unwrap());
     let r = auth.handle(req).await;
     let (parts, body) = r.into_parts();
     let bytes = body.collect().await.unwrap().to_bytes();
@@ -262,6 +278,96 @@ async fn two_nodes_share_codes_refresh_tokens_and_revocations() {
         )
         .await;
         assert_eq!(e["error"], "invalid_grant");
+    })
+    .await;
+}
+
+/// AS22: the Redis store bounds self-registered clients as the in-memory store does (one
+/// Lua script checks and inserts): at most `max_clients_per_source` registrations per
+/// source within `unused_client_ttl` and `max_clients` alive in all (429 past either);
+/// an unused client expires (Redis `EXAT`), making room; a client issued a token lives on.
+#[tokio::test]
+async fn redis_store_bounds_registered_clients_like_the_memory_store() {
+    within(async {
+        let Some(s) = store("bounds").await else {
+            return;
+        };
+        let auth = AuthorizationServer::new(
+            AuthServerConfig::new(ISSUER)
+                .resource(RESOURCE)
+                .scopes_supported(["mcp"])
+                .store(s.clone())
+                .max_clients(3)
+                .max_clients_per_source(2)
+                .unused_client_ttl(Duration::from_secs(2)),
+        )
+        .unwrap();
+        let register = |peer: &'static str| {
+            let auth = auth.clone();
+            async move {
+                let meta = serde_json::json!({"redirect_uris": [REDIRECT],
+                    "token_endpoint_auth_method": "none"});
+                let body = meta.to_string().into_bytes();
+                let (status, _, v) =
+                    send(&auth, "POST", "/register", "application/json", body, peer).await;
+                (
+                    status,
+                    v["client_id"].as_str().unwrap_or_default().to_owned(),
+                )
+            }
+        };
+        let (st, used) = register("192.0.2.1:1").await;
+        assert_eq!(st, StatusCode::CREATED);
+        let (st, unused) = register("192.0.2.1:2").await;
+        assert_eq!(st, StatusCode::CREATED);
+        assert_eq!(
+            register("192.0.2.1:3").await.0,
+            StatusCode::TOO_MANY_REQUESTS
+        );
+        assert_eq!(register("192.0.2.2:1").await.0, StatusCode::CREATED);
+        assert_eq!(
+            register("192.0.2.3:1").await.0,
+            StatusCode::TOO_MANY_REQUESTS,
+            "total"
+        );
+        // `used` is issued a token.
+        let verifier = "u".repeat(50);
+        let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+        let q = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs([
+                ("response_type", "code"),
+                ("client_id", used.as_str()),
+                ("redirect_uri", REDIRECT),
+                ("code_challenge", challenge.as_str()),
+                ("code_challenge_method", "S256"),
+            ])
+            .finish();
+        let (status, headers, _) = call(&auth, "GET", &format!("/authorize?{q}"), &[]).await;
+        assert_eq!(status, StatusCode::FOUND);
+        let loc = url::Url::parse(headers["location"].to_str().unwrap()).unwrap();
+        let code = loc
+            .query_pairs()
+            .find(|(k, _)| k == "code")
+            .map(|(_, v)| v.into_owned())
+            .unwrap();
+        let (status, _, t) = call(
+            &auth,
+            "POST",
+            "/token",
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", code.as_str()),
+                ("redirect_uri", REDIRECT),
+                ("code_verifier", verifier.as_str()),
+                ("client_id", used.as_str()),
+            ],
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{t}");
+        tokio::time::sleep(Duration::from_millis(3100)).await;
+        assert!(s.client(&unused).await.unwrap().is_none(), "expired");
+        assert!(s.client(&used).await.unwrap().is_some(), "used: lives on");
+        assert_eq!(register("192.0.2.1:4").await.0, StatusCode::CREATED, "room");
     })
     .await;
 }
