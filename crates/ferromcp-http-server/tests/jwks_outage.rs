@@ -196,6 +196,7 @@ async fn s59_known_kids_are_answered_while_the_jwks_hangs() {
             r.unwrap();
             slowest = slowest.max(took);
         }
+        eprintln!("s59: slowest of 50 concurrent known-kid requests: {slowest:?}");
         assert!(
             slowest < ms(250),
             "a request queued behind the fetch: {slowest:?}"
@@ -260,6 +261,10 @@ async fn s60_unknown_kid_floods_make_one_spaced_fetch_at_a_time() {
         }
         let starts = jwks.starts.lock().unwrap().clone();
         let gaps: Vec<Duration> = starts.windows(2).skip(1).map(|w| w[1] - w[0]).collect();
+        eprintln!(
+            "s60: {} fetches, gaps between them {gaps:?}",
+            starts.len() - 1
+        );
         assert_eq!(jwks.max_active.load(Ordering::SeqCst), 1);
         // Fetches at about 0.1, 0.35, 0.7, 1.25, 1.8 s (150 ms each, then 100, 200, 400,
         // 400 ms of backoff): without backoff a fetch would start every 150 ms (13+).
@@ -287,7 +292,7 @@ async fn s61_stale_keys_serve_for_the_grace_then_fail_closed() {
             .refresh(ms(200))
             .min_refetch(ms(50))
             .max_backoff(ms(100))
-            .stale_grace(ms(600))
+            .stale_grace(ms(900))
             .timeout(Duration::from_secs(1))
             .build()
             .unwrap();
@@ -295,7 +300,7 @@ async fn s61_stale_keys_serve_for_the_grace_then_fail_closed() {
         v.verify(&token).await.unwrap();
         let t0 = Instant::now();
         jwks.set(FAIL);
-        // Stale after 200 ms, refreshes failing, but within the grace (up to 800 ms).
+        // Stale after 200 ms, refreshes failing, but within the grace (up to 1.1 s).
         while t0.elapsed() < ms(650) {
             let (r, took) = timed(&v, &token).await;
             r.unwrap();
@@ -303,8 +308,8 @@ async fn s61_stale_keys_serve_for_the_grace_then_fail_closed() {
             tokio::time::sleep(ms(40)).await;
         }
         assert!(jwks.hits() >= 3, "refreshes were tried: {}", jwks.hits());
-        tokio::time::sleep_until((t0 + ms(900)).into()).await;
-        while t0.elapsed() < ms(1300) {
+        tokio::time::sleep_until((t0 + ms(1300)).into()).await;
+        while t0.elapsed() < ms(1700) {
             let (r, took) = timed(&v, &token).await;
             assert!(matches!(r, Err(AuthError::Unavailable(_))), "{r:?}");
             assert!(took < ms(500), "{took:?}");
