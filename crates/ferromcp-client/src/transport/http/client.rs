@@ -26,7 +26,6 @@ fn tcp(cfg: &HttpConfig) -> HttpConnector {
 }
 
 /// The TCP settings of every connector: `TCP_NODELAY`, the connect timeout, keep-alive.
-#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
 pub(crate) fn configure_tcp<R>(http: &mut HttpConnector<R>, cfg: &HttpConfig) {
     // No 40 ms delayed-ACK stall on small request bodies and SSE frames.
     http.set_nodelay(true);
