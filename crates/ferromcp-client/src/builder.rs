@@ -30,6 +30,12 @@ use crate::transport::{StreamTransport, Transport};
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// The default per-request timeout (restarted by progress).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default maximum total time of one request, whatever progress arrives: 10 minutes.
+/// Progress restarts the per-request timeout, so without this bound a server reporting
+/// progress forever would hold a call forever. Longer work belongs in a task; raise it per
+/// client ([`ClientBuilder::max_total_timeout`]) or per call
+/// ([`RequestOptions::max_total_timeout`](crate::RequestOptions::max_total_timeout)).
+pub const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Builds a [`Client`].
 ///
@@ -54,6 +60,7 @@ pub struct ClientBuilder {
     lifecycle: Lifecycle,
     probe_timeout: Duration,
     request_timeout: Option<Duration>,
+    max_total_timeout: Option<Duration>,
     max_rounds: u32,
     max_pages: usize,
     cache: CacheConfig,
@@ -70,6 +77,7 @@ impl Default for ClientBuilder {
             lifecycle: Lifecycle::default(),
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+            max_total_timeout: Some(DEFAULT_MAX_TOTAL_TIMEOUT),
             max_rounds: DEFAULT_MAX_ROUNDS,
             max_pages: DEFAULT_MAX_PAGES,
             cache: CacheConfig::default(),
@@ -91,6 +99,7 @@ impl fmt::Debug for ClientBuilder {
             .field("lifecycle", &self.lifecycle)
             .field("probe_timeout", &self.probe_timeout)
             .field("request_timeout", &self.request_timeout)
+            .field("max_total_timeout", &self.max_total_timeout)
             .field("max_rounds", &self.max_rounds)
             .field("cache", &self.cache)
             .finish_non_exhaustive()
@@ -127,6 +136,14 @@ impl ClientBuilder {
     /// waits forever.
     pub fn request_timeout(mut self, d: Option<Duration>) -> Self {
         self.request_timeout = d;
+        self
+    }
+
+    /// Sets the default maximum total time of one request, whatever progress arrives
+    /// (default [`DEFAULT_MAX_TOTAL_TIMEOUT`], 10 minutes); `None` lifts it (a server that
+    /// keeps reporting progress then holds the call until it answers or is cancelled).
+    pub fn max_total_timeout(mut self, d: Option<Duration>) -> Self {
+        self.max_total_timeout = d;
         self
     }
 
@@ -290,6 +307,7 @@ impl ClientBuilder {
                 true,
             ),
             request_timeout: self.request_timeout,
+            max_total_timeout: self.max_total_timeout,
             probe_timeout: self.probe_timeout,
             max_rounds: self.max_rounds,
             max_pages: self.max_pages,

@@ -81,6 +81,8 @@ pub(crate) struct Settings {
     pub(crate) client_info: Implementation,
     pub(crate) capabilities: ClientCapabilities,
     pub(crate) request_timeout: Option<Duration>,
+    /// The default maximum total time of a request.
+    pub(crate) max_total_timeout: Option<Duration>,
     pub(crate) probe_timeout: Duration,
     pub(crate) max_rounds: u32,
     pub(crate) max_pages: usize,
@@ -183,7 +185,7 @@ impl Inner {
         let lifecycle = method == methods::INITIALIZE || method == methods::SERVER_DISCOVER;
         let mut co = CallOptions::new().cancel_on_abandon(!lifecycle);
         co.timeout = opts.timeout.or(self.settings.request_timeout);
-        co.max_total_timeout = opts.max_total_timeout;
+        co.max_total_timeout = opts.max_total_timeout.or(self.settings.max_total_timeout);
         co.on_progress = opts.on_progress.clone();
         co
     }

@@ -55,7 +55,9 @@ pub mod skills;
 pub mod tasks;
 pub mod transport;
 
-pub use builder::{ClientBuilder, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
+pub use builder::{
+    ClientBuilder, DEFAULT_MAX_TOTAL_TIMEOUT, DEFAULT_PROBE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
+};
 pub use cache::{CacheConfig, CacheMode, MAX_CACHE_TTL};
 pub use client::{Client, SessionInfo};
 pub use error::ClientError;

@@ -170,6 +170,7 @@ async fn discover(
 ) -> Result<DiscoverResult, ClientError> {
     let mut call = CallOptions::new().cancel_on_abandon(false);
     call.timeout = timeout;
+    call.max_total_timeout = inner.settings.max_total_timeout;
     let params = JsonObject::new();
     let value = inner
         .send_once(
@@ -212,6 +213,7 @@ async fn handshake(inner: &Inner) -> Result<SessionInfo, ClientError> {
     };
     let mut call = CallOptions::new().cancel_on_abandon(false);
     call.timeout = s.request_timeout;
+    call.max_total_timeout = s.max_total_timeout;
     let value = inner
         .send_once(
             methods::INITIALIZE,

@@ -28,7 +28,10 @@ pub struct RequestOptions {
     /// Fails the call with -32001 when no answer (or progress) comes within this time; the
     /// client's default applies when unset.
     pub timeout: Option<Duration>,
-    /// Fails the call with -32001 after this time, whatever progress arrives.
+    /// Fails the call with -32001 after this time, whatever progress arrives; the client's
+    /// default ([`DEFAULT_MAX_TOTAL_TIMEOUT`](crate::DEFAULT_MAX_TOTAL_TIMEOUT), 10 minutes,
+    /// set with [`ClientBuilder::max_total_timeout`](crate::ClientBuilder::max_total_timeout))
+    /// applies when unset. `Duration::MAX` lifts it for this call.
     pub max_total_timeout: Option<Duration>,
     /// Receives the server's progress reports for this call (every round of a multi-round
     /// call).
@@ -53,7 +56,8 @@ impl RequestOptions {
         self
     }
 
-    /// Sets the maximum total time.
+    /// Sets the maximum total time (overrides the client's default; `Duration::MAX` lifts
+    /// it).
     #[must_use]
     pub fn max_total_timeout(mut self, d: Duration) -> Self {
         self.max_total_timeout = Some(d);

@@ -15,7 +15,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ferromcp_client::transport::http::HttpConfig;
-use ferromcp_client::{Client, HttpTransport, Lifecycle, RequestOptions};
+use ferromcp_client::{
+    Client, DEFAULT_MAX_TOTAL_TIMEOUT, HttpTransport, Lifecycle, RequestOptions,
+};
+use ferromcp_types::jsonrpc::ErrorCode;
 use http::{HeaderName, HeaderValue};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -95,9 +98,39 @@ fn drop_with_retry(tag: &str, retry: &str) -> String {
 }
 
 /// What the server does with a `tools/call` of a given tool name (the attack).
-async fn attack(s: &mut TcpStream, tool: &str, id: &Value, other: SocketAddr) {
+async fn attack(s: &mut TcpStream, tool: &str, id: &Value, token: &Value, other: SocketAddr) {
     let real = result_for(id, "the real answer");
+    let progress = |n: usize| {
+        let note = json!({"jsonrpc":"2.0","method":"notifications/progress",
+                          "params":{"progressToken":token,"progress":n}});
+        chunk(&format!("data: {note}\n\n"))
+    };
     let out = match tool {
+        // Progress every 50 ms, forever, never an answer (C32).
+        "endless_progress" => {
+            if s.write_all(SSE_HEAD.as_bytes()).await.is_err() {
+                return;
+            }
+            let mut n = 0;
+            while s.write_all(progress(n).as_bytes()).await.is_ok() {
+                n += 1;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            return;
+        }
+        // Progress every 100 ms five times, then the answer (C33).
+        "slow_progress" => {
+            if s.write_all(SSE_HEAD.as_bytes()).await.is_err() {
+                return;
+            }
+            for n in 0..5 {
+                if s.write_all(progress(n).as_bytes()).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            format!("{}0\r\n\r\n", chunk(&format!("data: {real}\n\n")))
+        }
         // A JSON body far over the client's limit.
         "huge_json" => json_response("", &result_for(id, &"x".repeat(1 << 20))),
         // A JSON body that never ends (chunked, no length).
@@ -228,7 +261,8 @@ async fn serve_conn(mut s: TcpStream, seen: Arc<Mutex<Vec<Seen>>>, other: Socket
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        attack(&mut s, &tool, &id, other).await;
+        let token = req.body["params"]["_meta"]["progressToken"].clone();
+        attack(&mut s, &tool, &id, &token, other).await;
     }
 }
 
@@ -516,6 +550,107 @@ async fn c02_standalone_stream_reconnects_are_rate_limited() {
         assert!(in_a_second >= 1, "the stream was not reopened at all");
         assert!(in_a_second <= 12, "{in_a_second} reconnects in one second");
         still_serves(&client).await;
+    })
+    .await;
+}
+
+/// A client of `evil` whose default total timeout is `total` (per-request timeout 300 ms).
+async fn client_with_total(evil: &Evil, total: Option<Duration>) -> Client {
+    let config = HttpConfig::default()
+        .standalone_stream(false)
+        .shutdown_timeout(Duration::from_millis(200));
+    let transport = HttpTransport::new(format!("http://{}/mcp", evil.addr))
+        .unwrap()
+        .config(config);
+    Client::builder()
+        .lifecycle(Lifecycle::Handshake)
+        .request_timeout(Some(Duration::from_millis(300)))
+        .max_total_timeout(total)
+        .connect(transport)
+        .await
+        .unwrap()
+}
+
+/// C32: a server that reports progress forever (each report restarts the per-request
+/// timeout) is cut off by the client's default maximum total timeout, with -32001, without
+/// any per-call setting; the client keeps working. The default is 10 minutes.
+#[tokio::test]
+async fn c32_endless_progress_is_cut_off_by_the_default_total_timeout() {
+    within(async {
+        assert_eq!(DEFAULT_MAX_TOTAL_TIMEOUT, Duration::from_secs(600));
+        assert!(
+            format!("{:?}", Client::builder()).contains("max_total_timeout: Some(600s)"),
+            "the builder's default"
+        );
+        let evil = evil_server().await;
+        let client = client_with_total(&evil, Some(Duration::from_millis(800))).await;
+        let reports = Arc::new(Mutex::new(0usize));
+        let r2 = reports.clone();
+        let opts = RequestOptions::new().on_progress(move |_| *r2.lock().unwrap() += 1);
+        let started = Instant::now();
+        let call = client.call_tool_with("endless_progress", json!({}), opts);
+        let e = tokio::time::timeout(Duration::from_secs(5), call)
+            .await
+            .expect("endless progress held the call past the total timeout")
+            .unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(e.code(), Some(ErrorCode::REQUEST_TIMEOUT), "{e:?}");
+        assert!(e.to_string().to_lowercase().contains("time"), "{e}");
+        assert!(
+            took >= Duration::from_millis(700),
+            "cut off early: {took:?}"
+        );
+        assert!(*reports.lock().unwrap() >= 8, "progress did not flow");
+        still_serves(&client).await;
+    })
+    .await;
+}
+
+/// C33: the default total timeout is raised or lifted per call (`Duration::MAX`, no
+/// overflow) or per client (`None`): a call whose progress outlasts the client's default
+/// then completes.
+#[tokio::test]
+async fn c33_the_total_timeout_is_raised_per_call_or_lifted_per_client() {
+    within(async {
+        let evil = evil_server().await;
+        let client = client_with_total(&evil, Some(Duration::from_millis(250))).await;
+        let e = client
+            .call_tool_with(
+                "slow_progress",
+                json!({}),
+                RequestOptions::new().on_progress(|_| {}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::REQUEST_TIMEOUT), "{e:?}");
+        for opts in [
+            RequestOptions::new()
+                .on_progress(|_| {})
+                .max_total_timeout(Duration::from_secs(5)),
+            RequestOptions::new()
+                .on_progress(|_| {})
+                .max_total_timeout(Duration::MAX),
+            RequestOptions::new()
+                .on_progress(|_| {})
+                .timeout(Duration::MAX)
+                .max_total_timeout(Duration::MAX),
+        ] {
+            let r = client
+                .call_tool_with("slow_progress", json!({}), opts)
+                .await
+                .unwrap();
+            assert_eq!(r.content[0].as_text(), Some("the real answer"));
+        }
+        let unbounded = client_with_total(&evil, None).await;
+        let r = unbounded
+            .call_tool_with(
+                "slow_progress",
+                json!({}),
+                RequestOptions::new().on_progress(|_| {}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.content[0].as_text(), Some("the real answer"));
     })
     .await;
 }

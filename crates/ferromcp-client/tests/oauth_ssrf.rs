@@ -3,6 +3,12 @@
 //! hostile metadata: authorization servers at private or cloud-metadata addresses over plain
 //! http, redirects to internal addresses, and authorization endpoints with dangerous schemes.
 //!
+//! The address guard (CL-U01): when the MCP server is on a public address, the flow's own
+//! fetches refuse loopback, private and link-local addresses at connect time. The mock MCP
+//! server here is on loopback, so these tests stand a public server in with
+//! `AddressPolicy::PublicOnly` and trust its host (`with_trusted_host`); the decision from
+//! the server's own address is unit-tested in `src/oauth/guard.rs`.
+//!
 //! Spec: 2025-11-25 security best practices §SSRF (CL-U01), §OAuth Authorization URL
 //! Validation (CL-U02); the redirect rule of the advisories (CL-U05, V18).
 #![cfg(feature = "oauth")]
@@ -14,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ferromcp_client::oauth::{
-    self, AuthorizationHandler, AuthorizationResponse, OAuthConfig, OAuthError,
+    self, AddressPolicy, AuthorizationHandler, AuthorizationResponse, OAuthConfig, OAuthError,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -78,7 +84,12 @@ struct Mock {
 
 /// Starts a listener that records every request line it gets.
 async fn recorder() -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    recorder_on("127.0.0.1").await
+}
+
+/// [`recorder`] on another address.
+async fn recorder_on(ip: &str) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind((ip, 0)).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
@@ -297,6 +308,79 @@ async fn c25_dangerous_authorization_endpoints_are_never_opened() {
             );
             assert!(!err.to_string().is_empty());
         }
+    })
+    .await;
+}
+
+/// C30 (CL-U01): the MCP server is public (stood in for by a trusted loopback host under
+/// `AddressPolicy::PublicOnly`); its metadata names authorization servers on loopback by
+/// name (`localhost`, through the resolver) and by IP literal (`127.0.0.2`): both are
+/// refused at connect time with a clear error, and neither listener is ever contacted.
+#[tokio::test]
+async fn c30_a_public_servers_oauth_fetches_refuse_internal_addresses() {
+    within(async {
+        let (by_name, seen_by_name) = recorder().await;
+        let (by_ip, seen_by_ip) = recorder_on("127.0.0.2").await;
+        for target in [
+            format!("http://localhost:{}", by_name.port()),
+            format!("http://{by_ip}"),
+        ] {
+            let server = mock(Mock {
+                prm: Prm::Server(target.clone()),
+                authorization_endpoint: None,
+            })
+            .await;
+            let calls = Arc::new(AtomicUsize::new(0));
+            let cfg = config(&calls)
+                .with_address_policy(AddressPolicy::PublicOnly)
+                .with_trusted_host("127.0.0.1");
+            let err = oauth::authorize(&format!("http://{server}/mcp"), &cfg)
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(&err, OAuthError::Http(m) if m.contains("non-public address")),
+                "{target}: {err}"
+            );
+            assert_eq!(calls.load(Ordering::SeqCst), 0);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(seen_by_name.lock().unwrap().is_empty());
+        assert!(seen_by_ip.lock().unwrap().is_empty());
+        // Not trusted, the (loopback) MCP server itself is refused: nothing is sent to it.
+        let (mcp, seen) = recorder().await;
+        let calls = Arc::new(AtomicUsize::new(0));
+        let cfg = config(&calls).with_address_policy(AddressPolicy::PublicOnly);
+        let err = oauth::authorize(&format!("http://{mcp}/mcp"), &cfg)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("non-public address"), "{err}");
+        assert!(seen.lock().unwrap().is_empty());
+    })
+    .await;
+}
+
+/// C31 (CL-U01): with the default policy, an MCP server on loopback (local development) may
+/// use authorization servers on loopback: the metadata fetch reaches them.
+#[tokio::test]
+async fn c31_a_local_server_may_use_local_authorization_servers() {
+    within(async {
+        let (auth_server, seen) = recorder().await;
+        let server = mock(Mock {
+            prm: Prm::Server(format!("http://localhost:{}", auth_server.port())),
+            authorization_endpoint: None,
+        })
+        .await;
+        let calls = Arc::new(AtomicUsize::new(0));
+        let cfg = config(&calls);
+        assert_eq!(cfg.address_policy, AddressPolicy::Auto);
+        // The recorder's `{}` is no valid metadata: the flow fails after fetching it.
+        let r = oauth::authorize(&format!("http://{server}/mcp"), &cfg).await;
+        assert!(r.is_err());
+        let seen = seen.lock().unwrap().clone();
+        assert!(
+            seen.iter().any(|l| l.starts_with("GET /.well-known/")),
+            "{seen:?}"
+        );
     })
     .await;
 }

@@ -42,8 +42,9 @@ pub(crate) async fn wait_for_answer<T>(
     }
     let mut answer = std::pin::pin!(answer);
     let start = Instant::now();
-    let hard = max_total.map(|d| start + d);
-    let mut soft = timeout.map(|d| start + d);
+    // A bound past the end of time (e.g. `Duration::MAX`) is no bound, never an overflow.
+    let hard = max_total.and_then(|d| start.checked_add(d));
+    let mut soft = timeout.and_then(|d| start.checked_add(d));
     loop {
         let deadline = match (soft, hard) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -54,7 +55,7 @@ pub(crate) async fn wait_for_answer<T>(
             v = &mut answer => return Outcome::Answer(v),
             () = sleep_until(deadline) => return Outcome::TimedOut(start.elapsed()),
             () = notified(progressed) => {
-                soft = timeout.map(|d| Instant::now() + d);
+                soft = timeout.and_then(|d| Instant::now().checked_add(d));
             }
         }
     }

@@ -10,8 +10,8 @@ use url::Url;
 
 use std::time::Duration;
 
+use super::guard::HttpClient;
 use super::{OAuthConfig, OAuthError};
-use crate::transport::http::client::HttpClient;
 
 /// Parses a URL and requires `https` unless the host is loopback.
 pub(super) fn parse_url(text: &str) -> Result<Url, OAuthError> {
@@ -192,13 +192,29 @@ pub(super) async fn probe(
     let resp = tokio::time::timeout(limits.timeout, http.request(req))
         .await
         .map_err(|_| OAuthError::Http("probe timed out".into()))?
-        .map_err(|e| OAuthError::Http(e.to_string()))?;
+        .map_err(|e| OAuthError::Http(format!("{server}: {}", error_chain(&e))))?;
     let www = resp
         .headers()
         .get(header::WWW_AUTHENTICATE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     Ok((resp.status(), www))
+}
+
+/// An error and its sources (hyper's connect errors say why only in their sources, e.g. the
+/// address guard's refusal).
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
 }
 
 /// One answer: status, headers and (bounded) body.
@@ -238,7 +254,7 @@ pub(super) async fn send(
         let resp = http
             .request(req)
             .await
-            .map_err(|e| OAuthError::Http(format!("{url}: {e}")))?;
+            .map_err(|e| OAuthError::Http(format!("{url}: {}", error_chain(&e))))?;
         let status = resp.status();
         let headers = resp.headers().clone();
         let body = Limited::new(resp.into_body(), limits.max_body)

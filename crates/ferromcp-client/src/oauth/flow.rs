@@ -11,10 +11,10 @@ use super::discovery::{
     Challenge, Limits, discover_as, discover_prm, endpoint, is_loopback, legacy_as, parse_url,
     resource_matches, send, strings,
 };
+use super::guard::HttpClient;
 use super::jwt::{DpopKey, random_token};
 use super::token::{AuthMethod, TokenGrant, choose_method};
 use super::{EnterpriseGrant, Grant, OAuthConfig, OAuthError, Tokens};
-use crate::transport::http::client::HttpClient;
 
 const GRANT_JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const GRANT_TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";

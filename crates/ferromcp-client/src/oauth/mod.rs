@@ -42,10 +42,13 @@
 //! refreshes a token [`OAuthConfig::refresh_margin`] before it expires (the `refresh_token`
 //! grant, or the non-interactive grant again), and on a 401 tries the `refresh_token` grant
 //! once before running the whole flow. Every endpoint must be `https` except on loopback
-//! hosts.
+//! hosts. When the MCP server is on a public address, the flow's own fetches connect only to
+//! public addresses (checked at connect time on the resolved addresses: no loopback, private,
+//! link-local or cloud-metadata address); see [`AddressPolicy`].
 
 mod discovery;
 mod flow;
+mod guard;
 mod jwt;
 mod loopback;
 mod provider;
@@ -63,6 +66,7 @@ use http_body_util::Full;
 use crate::transport::http::HttpConfig;
 use crate::transport::http::client::build;
 
+pub use guard::AddressPolicy;
 pub use jwt::{ClientKey, SigningAlgorithm};
 pub use loopback::{DEFAULT_LOOPBACK_MAX_HEAD, DEFAULT_LOOPBACK_TIMEOUT, LoopbackHandler};
 pub use provider::OAuthProvider;
@@ -441,6 +445,13 @@ pub struct OAuthConfig {
     /// The bound on one HTTP exchange with a metadata, registration or token endpoint
     /// (default [`DEFAULT_EXCHANGE_TIMEOUT`]).
     pub exchange_timeout: Duration,
+    /// Which addresses the flow's own fetches (metadata, registration, tokens) may connect
+    /// to (default [`AddressPolicy::Auto`]: only public ones when the MCP server is on a
+    /// public address). Checked at connect time on the resolved addresses.
+    pub address_policy: AddressPolicy,
+    /// Hosts (names or IP literals, compared case-insensitively) let through whatever they
+    /// resolve to: e.g. an internal authorization server of a public MCP server.
+    pub trusted_hosts: Vec<String>,
     /// The authorization step (authorization code).
     pub handler: Box<dyn AuthorizationHandler>,
     /// Where tokens go (default [`MemoryTokenStore`]).
@@ -455,6 +466,8 @@ impl std::fmt::Debug for OAuthConfig {
             .field("client_name", &self.client_name)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("dpop", &self.dpop)
+            .field("address_policy", &self.address_policy)
+            .field("trusted_hosts", &self.trusted_hosts)
             .finish_non_exhaustive()
     }
 }
@@ -493,6 +506,8 @@ impl OAuthConfig {
             refresh_margin: DEFAULT_REFRESH_MARGIN,
             max_response_size: DEFAULT_MAX_RESPONSE_SIZE,
             exchange_timeout: DEFAULT_EXCHANGE_TIMEOUT,
+            address_policy: AddressPolicy::Auto,
+            trusted_hosts: Vec::new(),
             handler: Box::new(handler),
             store: Box::new(MemoryTokenStore::default()),
         }
@@ -561,6 +576,21 @@ impl OAuthConfig {
         self
     }
 
+    /// Sets which addresses the flow's own fetches may connect to.
+    #[must_use]
+    pub fn with_address_policy(mut self, policy: AddressPolicy) -> Self {
+        self.address_policy = policy;
+        self
+    }
+
+    /// Lets `host` (a name or an IP literal) through the address policy, whatever it
+    /// resolves to.
+    #[must_use]
+    pub fn with_trusted_host(mut self, host: impl Into<String>) -> Self {
+        self.trusted_hosts.push(host.into());
+        self
+    }
+
     /// Sets the token store.
     #[must_use]
     pub fn with_store(mut self, store: impl TokenStore + 'static) -> Self {
@@ -575,7 +605,7 @@ impl OAuthConfig {
 /// its key, which only an [`OAuthProvider`] keeps, so this function never asks for one.
 pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tokens>, OAuthError> {
     let server = discovery::parse_url(server_url)?;
-    let http = build(&HttpConfig::default(), server.scheme())
+    let http = guard::client(&server, cfg.address_policy, &cfg.trusted_hosts)
         .map_err(|e| OAuthError::Http(e.to_string()))?;
     let (status, www) = discovery::probe(&http, &server, discovery::Limits::of(cfg)).await?;
     if status != http::StatusCode::UNAUTHORIZED {

@@ -7,12 +7,11 @@ use url::Url;
 
 use super::discovery::{Challenge, challenges_of, parse_challenge, parse_url};
 use super::flow::{Obtained, flow};
+use super::guard::{self, HttpClient};
 use super::jwt::{DpopKey, NonceFor};
 use super::token::{DPOP, DPOP_NONCE, TokenGrant};
 use super::{Grant, OAuthConfig, OAuthError, Tokens};
 use crate::transport::http::AuthProvider;
-use crate::transport::http::HttpConfig;
-use crate::transport::http::client::{HttpClient, build};
 
 /// The OAuth client as the HTTP transport's [`AuthProvider`]: attach it with
 /// [`HttpTransport::auth`](crate::HttpTransport::auth).
@@ -87,7 +86,7 @@ impl OAuthProvider {
     /// the server's 401 runs the flow.
     pub fn new(server_url: &str, cfg: OAuthConfig) -> Result<Self, OAuthError> {
         let server = parse_url(server_url)?;
-        let http = build(&HttpConfig::default(), server.scheme())
+        let http = guard::client(&server, cfg.address_policy, &cfg.trusted_hosts)
             .map_err(|e| OAuthError::Http(e.to_string()))?;
         let dpop = if cfg.dpop {
             Some(DpopKey::generate()?)

@@ -8,9 +8,9 @@ use serde_json::Value;
 use url::Url;
 
 use super::discovery::{Limits, send};
+use super::guard::HttpClient;
 use super::jwt::{DpopKey, NonceFor};
 use super::{ClientKey, OAuthError, Tokens, now_secs};
-use crate::transport::http::client::HttpClient;
 
 /// `client_assertion_type` of `private_key_jwt` (RFC 7523 §2.2).
 const JWT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";

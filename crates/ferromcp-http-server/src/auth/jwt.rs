@@ -1,34 +1,46 @@
 //! [`JwtVerifier`]: JWT access tokens (RFC 9068) checked against the authorization server's
 //! JWKS.
 //!
-//! The JWKS is fetched on first use, re-fetched when older than the refresh period (key
-//! rotation; the old set stays in use if the re-fetch fails) and when a token names an
-//! unknown `kid` (at most once per [`min_refetch`](JwtVerifierBuilder::min_refetch), so a
-//! flood of made-up `kid`s does not become a flood of fetches). One fetch runs at a time.
+//! The JWKS is fetched on first use, re-fetched in the background when older than the
+//! refresh period (key rotation) and when a token names an unknown `kid` (at most once per
+//! [`min_refetch`](JwtVerifierBuilder::min_refetch), so a flood of made-up `kid`s does not
+//! become a flood of fetches). One fetch runs at a time, and a request whose key is known
+//! never waits for it. Failed fetches back off exponentially (from `min_refetch` up to
+//! [`max_backoff`](JwtVerifierBuilder::max_backoff)); the last good set stays in use for
+//! [`stale_grace`](JwtVerifierBuilder::stale_grace) past the refresh period, after which
+//! tokens are refused with 503 until a fetch succeeds.
 
 use std::fmt;
-use std::str::FromStr;
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
 use ferromcp_dispatch::BoxFuture;
 use http::Uri;
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::jwk::{Jwk, JwkSet, PublicKeyUse};
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
-use tokio::sync::{Mutex, RwLock};
 
 use super::fetch::{self, Fetcher};
+use super::jwks::{Key, KeyCache, Timing};
 use super::{AuthError, Principal, TokenVerifier};
 
 /// The default clock-skew allowance for `exp` and `nbf`: 30 seconds.
 pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
 /// The default age after which the JWKS is re-fetched: 5 minutes.
 pub const DEFAULT_JWKS_REFRESH: Duration = Duration::from_secs(300);
-/// The default shortest time between two fetches caused by unknown `kid`s: 30 seconds.
+/// The default shortest time between two fetches caused by unknown `kid`s, and the first
+/// backoff step after a failed fetch: 30 seconds.
 pub const DEFAULT_JWKS_MIN_REFETCH: Duration = Duration::from_secs(30);
+/// The default largest wait between fetches after repeated failures: 5 minutes (the backoff
+/// doubles from [`DEFAULT_JWKS_MIN_REFETCH`] up to it).
+pub const DEFAULT_JWKS_MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// The default time past the refresh period during which the last good JWKS is still used
+/// when it cannot be re-fetched: 1 hour. Long enough to ride out an authorization-server
+/// outage or redeploy; short enough that a key rotated out during an outage is not trusted
+/// for longer than an access token's usual lifetime. Past it, tokens are refused (503).
+pub const DEFAULT_JWKS_STALE_GRACE: Duration = Duration::from_secs(3600);
+/// The default JWKS request timeout, which also bounds how long a request waits for a
+/// fetch: 10 seconds.
+pub const DEFAULT_JWKS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The signature algorithms accepted by default: the asymmetric ones (never `HS*`: a JWKS
 /// names public keys).
@@ -43,18 +55,6 @@ const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
     Algorithm::ES384,
     Algorithm::EdDSA,
 ];
-
-/// One usable key of the set.
-struct Key {
-    kid: Option<String>,
-    alg: Option<Algorithm>,
-    key: DecodingKey,
-}
-
-struct KeySet {
-    keys: Vec<Key>,
-    fetched: Instant,
-}
 
 /// Verifies JWT access tokens: signature (RS*/PS*/ES256/ES384/EdDSA) against the JWKS,
 /// `exp` (required) and `nbf` with a small leeway, `iss` equal to the configured issuer,
@@ -78,12 +78,8 @@ pub struct JwtVerifier {
     jwks_url: Uri,
     algorithms: Vec<Algorithm>,
     leeway: Duration,
-    refresh: Duration,
-    min_refetch: Duration,
-    fetcher: Fetcher,
-    keys: RwLock<Option<Arc<KeySet>>>,
-    /// Held while fetching; remembers when the last fetch started.
-    fetching: Mutex<Option<Instant>>,
+    timing: Timing,
+    keys: KeyCache,
 }
 
 /// Builds a [`JwtVerifier`].
@@ -97,6 +93,8 @@ pub struct JwtVerifierBuilder {
     leeway: Duration,
     refresh: Duration,
     min_refetch: Duration,
+    max_backoff: Duration,
+    stale_grace: Duration,
     timeout: Duration,
 }
 
@@ -125,13 +123,30 @@ impl JwtVerifierBuilder {
         self
     }
 
-    /// Sets the shortest time between fetches caused by unknown `kid`s (default 30 s).
+    /// Sets the shortest time between fetches caused by unknown `kid`s, which is also the
+    /// first backoff step after a failed fetch (default 30 s).
     pub fn min_refetch(mut self, min_refetch: Duration) -> Self {
         self.min_refetch = min_refetch;
         self
     }
 
-    /// Sets the JWKS request timeout (default 10 s).
+    /// Sets the largest wait between fetches after repeated failures (default 5 minutes;
+    /// the wait doubles from [`min_refetch`](Self::min_refetch) up to it).
+    pub fn max_backoff(mut self, max_backoff: Duration) -> Self {
+        self.max_backoff = max_backoff;
+        self
+    }
+
+    /// Sets how long past the refresh period the last good JWKS is still used when it cannot
+    /// be re-fetched (default 1 hour). Past it, tokens are refused with 503 until a fetch
+    /// succeeds.
+    pub fn stale_grace(mut self, stale_grace: Duration) -> Self {
+        self.stale_grace = stale_grace;
+        self
+    }
+
+    /// Sets the JWKS request timeout, which also bounds how long a request waits for a fetch
+    /// (default 10 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -155,17 +170,22 @@ impl JwtVerifierBuilder {
         if algorithms.is_empty() {
             return Err("no asymmetric signature algorithm accepted".to_owned());
         }
+        let timing = Timing {
+            refresh: self.refresh,
+            min_refetch: self.min_refetch,
+            max_backoff: self.max_backoff,
+            stale_grace: self.stale_grace,
+            timeout: self.timeout,
+        };
+        let fetcher = Fetcher::new(self.timeout)?;
         Ok(JwtVerifier {
             issuer: self.issuer,
             audiences: self.audiences,
+            keys: KeyCache::new(jwks_url.clone(), fetcher, timing),
             jwks_url,
             algorithms,
             leeway: self.leeway,
-            refresh: self.refresh,
-            min_refetch: self.min_refetch,
-            fetcher: Fetcher::new(self.timeout)?,
-            keys: RwLock::new(None),
-            fetching: Mutex::new(None),
+            timing,
         })
     }
 }
@@ -187,58 +207,10 @@ impl JwtVerifier {
             leeway: DEFAULT_LEEWAY,
             refresh: DEFAULT_JWKS_REFRESH,
             min_refetch: DEFAULT_JWKS_MIN_REFETCH,
-            timeout: Duration::from_secs(10),
+            max_backoff: DEFAULT_JWKS_MAX_BACKOFF,
+            stale_grace: DEFAULT_JWKS_STALE_GRACE,
+            timeout: DEFAULT_JWKS_TIMEOUT,
         }
-    }
-
-    /// The key set in use, fetching it when there is none or it is older than the refresh
-    /// period (a failed periodic re-fetch keeps the old set).
-    async fn current(&self) -> Result<Arc<KeySet>, AuthError> {
-        let cached = self.keys.read().await.clone();
-        match cached {
-            Some(set) if set.fetched.elapsed() < self.refresh => Ok(set),
-            Some(set) => match self.refetch(Some(set.fetched), Duration::ZERO).await {
-                Ok(fresh) => Ok(fresh),
-                Err(e) => {
-                    tracing::warn!(error = %e, "JWKS re-fetch failed; keeping the old keys");
-                    Ok(set)
-                }
-            },
-            None => self.refetch(None, Duration::ZERO).await,
-        }
-    }
-
-    /// Fetches the set unless another task already replaced `seen` meanwhile, or a fetch
-    /// started less than `spacing` ago (then the current set is returned).
-    async fn refetch(
-        &self,
-        seen: Option<Instant>,
-        spacing: Duration,
-    ) -> Result<Arc<KeySet>, AuthError> {
-        let mut last = self.fetching.lock().await;
-        if let Some(set) = self.keys.read().await.clone() {
-            let replaced = seen.is_none_or(|s| set.fetched > s);
-            let too_soon = last.is_some_and(|l| l.elapsed() < spacing);
-            if replaced || too_soon {
-                return Ok(set);
-            }
-        }
-        *last = Some(Instant::now());
-        let body = self
-            .fetcher
-            .get(&self.jwks_url)
-            .await
-            .map_err(AuthError::Unavailable)?;
-        let set: JwkSet = serde_json::from_slice(&body)
-            .map_err(|e| AuthError::Unavailable(format!("JWKS is not a JWK set: {e}")))?;
-        let keys: Vec<Key> = set.keys.iter().filter_map(usable).collect();
-        tracing::debug!(keys = keys.len(), "JWKS fetched");
-        let set = Arc::new(KeySet {
-            keys,
-            fetched: Instant::now(),
-        });
-        *self.keys.write().await = Some(set.clone());
-        Ok(set)
     }
 
     async fn verify_token(&self, token: &str) -> Result<Principal, AuthError> {
@@ -247,11 +219,8 @@ impl JwtVerifier {
         if !self.algorithms.contains(&header.alg) {
             return Err(AuthError::invalid("signature algorithm not accepted"));
         }
-        let mut set = self.current().await?;
         let kid = header.kid.as_deref();
-        if kid.is_some() && !set.keys.iter().any(|k| k.kid.as_deref() == kid) {
-            set = self.refetch(Some(set.fetched), self.min_refetch).await?;
-        }
+        let set = self.keys.keys_for(kid).await?;
         let candidates: Vec<&Key> = set
             .keys
             .iter()
@@ -284,37 +253,6 @@ impl JwtVerifier {
         }
         Err(last)
     }
-}
-
-/// A JWK usable for signatures: not marked for encryption, not a symmetric key, parseable.
-fn usable(jwk: &Jwk) -> Option<Key> {
-    if matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption)) {
-        return None;
-    }
-    if matches!(
-        jwk.algorithm,
-        jsonwebtoken::jwk::AlgorithmParameters::OctetKey(_)
-    ) {
-        return None;
-    }
-    if let jsonwebtoken::jwk::AlgorithmParameters::OctetKeyPair(p) = &jwk.algorithm {
-        // Ed25519 only, and exactly 32 bytes: the verifier slices the key unchecked.
-        let x = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(p.x.trim_end_matches('='));
-        if p.curve != jsonwebtoken::jwk::EllipticCurve::Ed25519 || x.map_or(true, |x| x.len() != 32)
-        {
-            return None;
-        }
-    }
-    let alg = match jwk.common.key_algorithm {
-        Some(ka) => Some(Algorithm::from_str(&ka.to_string()).ok()?),
-        None => None,
-    };
-    let key = DecodingKey::from_jwk(jwk).ok()?;
-    Some(Key {
-        kid: jwk.common.key_id.clone(),
-        alg,
-        key,
-    })
 }
 
 fn describe(kind: &ErrorKind) -> &'static str {
@@ -400,6 +338,7 @@ impl fmt::Debug for JwtVerifier {
             .field("jwks_url", &self.jwks_url)
             .field("algorithms", &self.algorithms)
             .field("leeway", &self.leeway)
+            .field("timing", &self.timing)
             .finish_non_exhaustive()
     }
 }

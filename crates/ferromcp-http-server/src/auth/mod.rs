@@ -4,7 +4,8 @@
 //!
 //! - [`TokenVerifier`]: turns a bearer token into a [`Principal`] or an [`AuthError`].
 //!   [`JwtVerifier`] checks JWT access tokens against a JWKS (fetched, cached, re-fetched on
-//!   an unknown `kid` and periodically); [`StaticVerifier`] maps fixed tokens to principals
+//!   an unknown `kid` and periodically in the background, with backoff and a bounded grace
+//!   for the last good keys when the JWKS is down); [`StaticVerifier`] maps fixed tokens to principals
 //!   (tests, development).
 //! - [`AuthConfig`]: the resource's canonical URL (RFC 8707 audience), its authorization
 //!   servers, the scopes every request needs and the per-method / per-tool scope map, and the
@@ -43,6 +44,7 @@ pub(crate) mod check;
 pub use check::metadata_response;
 mod config;
 mod fetch;
+mod jwks;
 mod jwt;
 
 use std::fmt;
@@ -53,7 +55,9 @@ pub use ferromcp_server::Principal;
 
 pub use config::{AuthConfig, ProtectedResourceMetadata, ScopeImplies};
 pub use jwt::{
-    DEFAULT_JWKS_MIN_REFETCH, DEFAULT_JWKS_REFRESH, DEFAULT_LEEWAY, JwtVerifier, JwtVerifierBuilder,
+    DEFAULT_JWKS_MAX_BACKOFF, DEFAULT_JWKS_MIN_REFETCH, DEFAULT_JWKS_REFRESH,
+    DEFAULT_JWKS_STALE_GRACE, DEFAULT_JWKS_TIMEOUT, DEFAULT_LEEWAY, JwtVerifier,
+    JwtVerifierBuilder,
 };
 
 /// Why a token was not accepted. The messages never contain the token.

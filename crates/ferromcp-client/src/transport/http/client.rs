@@ -21,12 +21,39 @@ pub(crate) type HttpClient = Client<Connector, Full<Bytes>>;
 
 fn tcp(cfg: &HttpConfig) -> HttpConnector {
     let mut http = HttpConnector::new();
+    configure_tcp(&mut http, cfg);
+    http
+}
+
+/// The TCP settings of every connector: `TCP_NODELAY`, the connect timeout, keep-alive.
+pub(crate) fn configure_tcp<R>(http: &mut HttpConnector<R>, cfg: &HttpConfig) {
     // No 40 ms delayed-ACK stall on small request bodies and SSE frames.
     http.set_nodelay(true);
     http.set_connect_timeout(Some(cfg.connect_timeout));
     http.set_keepalive(Some(cfg.tcp_keepalive));
     http.enforce_http(false);
-    http
+}
+
+/// Wraps a TCP connector in rustls (ring provider, webpki roots), for `http` and `https`.
+#[cfg(all(feature = "https", feature = "oauth"))]
+pub(crate) fn tls_wrap<T>(inner: T, _scheme: &str) -> io::Result<hyper_rustls::HttpsConnector<T>> {
+    let provider = rustls::crypto::ring::default_provider();
+    let builder = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_webpki_roots(provider)
+        .map_err(|e| io::Error::other(format!("TLS configuration: {e}")))?;
+    Ok(builder.https_or_http().enable_http1().wrap_connector(inner))
+}
+
+/// Without TLS: `inner` itself, refusing an `https` server.
+#[cfg(all(not(feature = "https"), feature = "oauth"))]
+pub(crate) fn tls_wrap<T>(inner: T, scheme: &str) -> io::Result<T> {
+    if scheme == "https" {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "https URLs need ferromcp-client's `https` feature",
+        ));
+    }
+    Ok(inner)
 }
 
 /// Builds the client for `scheme` (`http` or `https`).

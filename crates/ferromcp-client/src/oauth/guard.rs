@@ -1,0 +1,311 @@
+//! The address guard of the OAuth client's own fetches (protected-resource and
+//! authorization-server metadata, registration, token requests): SSRF protection.
+//!
+//! With [`AddressPolicy::Auto`] (the default), when the MCP server's host is on a public
+//! address, every connection the OAuth client makes must go to a public address: loopback,
+//! private (RFC 1918), link-local (169.254/16, including the cloud metadata address
+//! 169.254.169.254, and fe80::/10), unique-local (fc00::/7), shared (100.64/10), unspecified,
+//! broadcast, multicast, documentation and reserved ranges, and IPv4-mapped or NAT64 IPv6
+//! forms of them, are refused. When the MCP server's host is itself loopback, private or
+//! link-local (local development), any address is allowed.
+//!
+//! The check is made at connect time on the addresses actually connected to: names are
+//! resolved by the connector's own resolver, which refuses a name if any of its addresses is
+//! refused (so a name cannot be re-bound between check and connect), and IP-literal hosts
+//! (which the connector does not resolve) are checked before connecting.
+
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::Uri;
+use http_body_util::Full;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::connect::dns::Name;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpStream;
+use url::Url;
+
+use crate::transport::http::HttpConfig;
+use crate::transport::http::client::{configure_tcp, tls_wrap};
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Which addresses the OAuth client's own fetches (metadata, registration, tokens) may
+/// connect to: [`OAuthConfig::address_policy`](super::OAuthConfig::address_policy).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AddressPolicy {
+    /// Public addresses only when the MCP server's host is on a public address; any address
+    /// when it is itself loopback, private or link-local (local development). The default.
+    #[default]
+    Auto,
+    /// Public addresses only, whatever the MCP server's address (a server-side deployment,
+    /// where nothing the OAuth client reaches should be internal).
+    PublicOnly,
+    /// No address check (the application vouches for every server it talks to).
+    Any,
+}
+
+/// Whether `ip` is a public (global unicast) address.
+pub(super) fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            !(v4.is_unspecified()
+                || v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_broadcast()
+                || v4.is_documentation()
+                || v4.is_multicast()
+                || o[0] == 0
+                || (o[0] == 100 && (o[1] & 0xc0) == 64) // 100.64.0.0/10 shared (CGNAT)
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0) // 192.0.0.0/24
+                || (o[0] == 198 && (o[1] & 0xfe) == 18) // 198.18.0.0/15 benchmarking
+                || o[0] >= 240)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let s = v6.segments();
+            !(v6.is_unspecified()
+                || v6.is_loopback()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local
+                || (s[0] & 0xffc0) == 0xfe80 // link-local
+                || (s[0] & 0xffc0) == 0xfec0 // site-local
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x64 && s[1] == 0xff9b) // NAT64 (may reach private IPv4)
+                || s[..6] == [0; 6]) // IPv4-compatible and other reserved low addresses
+        }
+    }
+}
+
+/// A URL host as the connector sees it: IPv6 without brackets, names in lower case.
+fn bare(host: &str) -> String {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
+}
+
+/// The guard of one OAuth client: the policy and the MCP server's host.
+pub(super) struct Guard {
+    policy: AddressPolicy,
+    server_host: String,
+    /// Hosts let through whatever they resolve to (lower case).
+    trusted: Vec<String>,
+    /// Whether only public addresses are allowed (decided once, from the server's host).
+    public_only: tokio::sync::OnceCell<bool>,
+}
+
+impl Guard {
+    pub(super) fn new(server: &Url, policy: AddressPolicy, trusted: &[String]) -> Self {
+        Self {
+            policy,
+            server_host: bare(server.host_str().unwrap_or_default()),
+            trusted: trusted.iter().map(|h| bare(h)).collect(),
+            public_only: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    async fn public_only(&self) -> io::Result<bool> {
+        match self.policy {
+            AddressPolicy::Any => Ok(false),
+            AddressPolicy::PublicOnly => Ok(true),
+            AddressPolicy::Auto => self
+                .public_only
+                .get_or_try_init(|| server_is_public(&self.server_host))
+                .await
+                .copied(),
+        }
+    }
+
+    /// Refuses `host` when only public addresses are allowed and any of `addrs` is not.
+    async fn check(&self, host: &str, addrs: &[IpAddr]) -> io::Result<()> {
+        if self.trusted.iter().any(|t| t == host) || !self.public_only().await? {
+            return Ok(());
+        }
+        match addrs.iter().find(|ip| !is_public(**ip)) {
+            None if !addrs.is_empty() => Ok(()),
+            found => {
+                let what = found.map_or_else(|| "no address".to_owned(), ToString::to_string);
+                Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{host} resolves to a non-public address ({what}); refused because the \
+                         MCP server is on a public address (OAuthConfig::address_policy)"
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+/// Whether the MCP server's host is public: an IP literal by its address, `localhost` is
+/// not, a name by its addresses (public unless every one is loopback, private or
+/// link-local: a name mixing both is treated as public, the stricter side).
+async fn server_is_public(host: &str) -> io::Result<bool> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(is_public(ip));
+    }
+    if host == "localhost" || host.ends_with(".localhost") {
+        return Ok(false);
+    }
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
+    Ok(addrs.is_empty() || addrs.iter().any(|a| is_public(a.ip())))
+}
+
+/// The resolver: resolves, then lets the guard refuse.
+#[derive(Clone)]
+pub(super) struct GuardedResolver(Arc<Guard>);
+
+impl tower_service::Service<Name> for GuardedResolver {
+    type Response = std::vec::IntoIter<SocketAddr>;
+    type Error = io::Error;
+    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, name: Name) -> Self::Future {
+        let guard = self.0.clone();
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let ips: Vec<IpAddr> = addrs.iter().map(SocketAddr::ip).collect();
+            guard.check(&host, &ips).await?;
+            Ok(addrs.into_iter())
+        })
+    }
+}
+
+/// The TCP connector: IP-literal hosts (which the inner connector does not resolve) are
+/// checked here; names go through [`GuardedResolver`].
+#[derive(Clone)]
+pub(super) struct GuardedTcp {
+    guard: Arc<Guard>,
+    inner: HttpConnector<GuardedResolver>,
+}
+
+impl tower_service::Service<Uri> for GuardedTcp {
+    type Response = TokioIo<TcpStream>;
+    type Error = BoxError;
+    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        let guard = self.guard.clone();
+        let mut inner = self.inner.clone();
+        Box::pin(async move {
+            let host = bare(dst.host().unwrap_or_default());
+            if let Ok(ip) = host.parse::<IpAddr>() {
+                guard.check(&host, &[ip]).await?;
+            }
+            Ok(tower_service::Service::call(&mut inner, dst).await?)
+        })
+    }
+}
+
+#[cfg(feature = "https")]
+pub(super) type Connector = hyper_rustls::HttpsConnector<GuardedTcp>;
+#[cfg(not(feature = "https"))]
+pub(super) type Connector = GuardedTcp;
+
+/// The HTTP client of the OAuth flow.
+pub(super) type HttpClient = Client<Connector, Full<Bytes>>;
+
+/// The OAuth client's HTTP client for the MCP server at `server`, guarded by `policy`.
+pub(super) fn client(
+    server: &Url,
+    policy: AddressPolicy,
+    trusted: &[String],
+) -> io::Result<HttpClient> {
+    let cfg = HttpConfig::default();
+    let guard = Arc::new(Guard::new(server, policy, trusted));
+    let mut tcp = HttpConnector::new_with_resolver(GuardedResolver(guard.clone()));
+    configure_tcp(&mut tcp, &cfg);
+    let connector = tls_wrap(GuardedTcp { guard, inner: tcp }, server.scheme())?;
+    Ok(Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(cfg.pool_idle_timeout)
+        .build(connector))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_and_non_public_addresses() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "::1",
+            "::",
+            "fe80::1",
+            "fd00::1",
+            "ff02::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "64:ff9b::a00:1",
+        ] {
+            assert!(
+                !is_public(ip.parse().unwrap_or(IpAddr::from([0, 0, 0, 0]))),
+                "{ip}"
+            );
+        }
+        for ip in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+        ] {
+            assert!(
+                is_public(ip.parse().unwrap_or(IpAddr::from([0, 0, 0, 0]))),
+                "{ip}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn the_server_address_decides_in_auto_mode() {
+        let check = |server: &str, to: &str| {
+            let server = Url::parse(server).ok();
+            let to: IpAddr = to.parse().unwrap_or(IpAddr::from([0, 0, 0, 0]));
+            async move {
+                let Some(server) = server else { return false };
+                Guard::new(&server, AddressPolicy::Auto, &[])
+                    .check("host", &[to])
+                    .await
+                    .is_ok()
+            }
+        };
+        // A public server: only public addresses.
+        assert!(!check("https://93.184.216.34/mcp", "169.254.169.254").await);
+        assert!(!check("https://[2606:4700::1111]/mcp", "10.0.0.1").await);
+        assert!(check("https://93.184.216.34/mcp", "8.8.8.8").await);
+        // A local server: anything.
+        assert!(check("http://127.0.0.1:8080/mcp", "10.0.0.1").await);
+        assert!(check("http://localhost:8080/mcp", "169.254.169.254").await);
+        assert!(check("https://192.168.1.20/mcp", "127.0.0.1").await);
+    }
+}
