@@ -73,6 +73,7 @@ pub(crate) async fn intercept(
             return None;
         }
         local.touch();
+        local.mark_used();
         let owner = store.node.id.clone();
         return Some(resume(shared, store, sid, &owner, last).await);
     }
