@@ -332,7 +332,10 @@ impl fmt::Debug for HttpConfig {
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_size", &self.max_body_size)
             .field("max_sessions", &self.max_sessions)
-            .field("max_sessions_per_principal", &self.max_sessions_per_principal)
+            .field(
+                "max_sessions_per_principal",
+                &self.max_sessions_per_principal,
+            )
             .field("max_sessions_per_peer", &self.max_sessions_per_peer)
             .field("idle_timeout", &self.idle_timeout)
             .field("init_timeout", &self.init_timeout)

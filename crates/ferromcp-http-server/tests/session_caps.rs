@@ -97,15 +97,17 @@ async fn s53_one_peer_cannot_take_every_session_slot() {
         let resp = post_from(
             other,
             addr,
-            &[("mcp-session-id", &sid), ("mcp-protocol-version", "2025-11-25")],
+            &[
+                ("mcp-session-id", &sid),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
             &call(2, "echo", json!({"text": "still served"})),
         )
         .await;
         assert_eq!(resp.status(), 200);
         let events = Sse::new(resp).rest().await;
         assert_eq!(
-            events[0]["result"]["content"][0]["text"],
-            "still served",
+            events[0]["result"]["content"][0]["text"], "still served",
             "{events:?}"
         );
     })
@@ -126,7 +128,10 @@ async fn s53_a_deleted_session_frees_its_peers_slot() {
         let resp = send(
             addr,
             http::Method::DELETE,
-            &[("mcp-session-id", &sid), ("mcp-protocol-version", "2025-11-25")],
+            &[
+                ("mcp-session-id", &sid),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
             "",
         )
         .await;
@@ -224,15 +229,28 @@ async fn s55_a_session_never_used_after_initialize_expires_quickly() {
                 ("mcp-protocol-version", "2025-11-25".to_owned()),
             ]
         };
-        let resp = post(addr, &hdrs(&h(&used)), &call(2, "echo", json!({"text":"x"}))).await;
+        let resp = post(
+            addr,
+            &hdrs(&h(&used)),
+            &call(2, "echo", json!({"text":"x"})),
+        )
+        .await;
         assert_eq!(resp.status(), 200);
         Sse::new(resp).rest().await;
         // The peer is at its cap.
-        assert_eq!(post(addr, &[], &initialize(1, "2025-11-25")).await.status(), 429);
+        assert_eq!(
+            post(addr, &[], &initialize(1, "2025-11-25")).await.status(),
+            429
+        );
         tokio::time::sleep(Duration::from_millis(900)).await;
         let resp = post(addr, &hdrs(&h(&unused)), &call(3, "echo", json!({}))).await;
         assert_eq!(resp.status(), 404);
-        let resp = post(addr, &hdrs(&h(&used)), &call(4, "echo", json!({"text":"y"}))).await;
+        let resp = post(
+            addr,
+            &hdrs(&h(&used)),
+            &call(4, "echo", json!({"text":"y"})),
+        )
+        .await;
         assert_eq!(resp.status(), 200);
         // The expired session's slot is free again.
         open_session(addr, "2025-11-25").await;

@@ -305,3 +305,46 @@ async fn cap_across_nodes_and_ttl_expiry() {
     })
     .await;
 }
+
+/// TL08 in Redis: an owner's finished tasks count against its retention cap on every node:
+/// beyond it the one that expires first (the oldest) is dropped; when the rest are all
+/// unfinished, one more is refused with -32600.
+#[tokio::test]
+async fn tl08_redis_store_drops_the_owners_oldest_finished_task() {
+    if !redis_up("tl08_redis_store_drops_the_owners_oldest_finished_task").await {
+        return;
+    }
+    within(async {
+        let ns = namespace("retained");
+        let settings = TaskSettings::new()
+            .max_active_per_principal(5)
+            .max_retained_per_owner(2);
+        let a = node(&ns, settings.clone(), Arc::default()).await;
+        let b = node(&ns, settings, Arc::default()).await;
+        let (on_a, on_b) = (Client::connect(&a), Client::connect(&b));
+        let first = on_a.create("work", json!({"ms": 1})).await;
+        on_a.until(&first, "completed").await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let second = on_b.create("work", json!({"ms": 1})).await;
+        on_b.until(&second, "completed").await;
+        let third = on_b.create("work", json!({"ms": 60_000})).await;
+        assert_eq!(on_a.get(&first).await.unwrap_err().code.0, -32602);
+        assert_eq!(on_a.get(&second).await.unwrap()["status"], "completed");
+        assert_eq!(on_a.get(&third).await.unwrap()["status"], "working");
+        // The second (finished) makes room for a fourth; then only unfinished tasks are
+        // left: refused.
+        let fourth = on_a.create("work", json!({"ms": 60_000})).await;
+        assert_eq!(on_b.get(&second).await.unwrap_err().code.0, -32602);
+        assert_eq!(on_b.get(&fourth).await.unwrap()["status"], "working");
+        let e = on_b
+            .request(
+                "tools/call",
+                json!({"name": "work", "arguments": {"ms": 60_000}}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code.0, -32600, "{}", e.message);
+        assert!(e.message.contains("at most 2"), "{}", e.message);
+    })
+    .await;
+}

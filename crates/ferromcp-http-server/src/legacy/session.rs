@@ -127,8 +127,7 @@ impl Session {
         if !self.connection.is_initialized() && age > t.init {
             return true;
         }
-        if !self.used.load(Ordering::Relaxed) && age > t.first_request && self.streams.is_quiet()
-        {
+        if !self.used.load(Ordering::Relaxed) && age > t.first_request && self.streams.is_quiet() {
             return true;
         }
         let last = Duration::from_millis(self.last_seen.load(Ordering::Relaxed));
