@@ -485,9 +485,9 @@ async fn tl07_each_connection_owns_its_tasks() {
                 .unwrap(),
         );
         let listed = a.request("tasks/list", json!({})).await.unwrap();
-        assert_eq!(listed_ids(&listed), [mine.clone()]);
+        assert_eq!(listed_ids(&listed), std::slice::from_ref(&mine));
         let listed = b.request("tasks/list", json!({})).await.unwrap();
-        assert_eq!(listed_ids(&listed), [theirs.clone()]);
+        assert_eq!(listed_ids(&listed), std::slice::from_ref(&theirs));
         for method in ["tasks/get", "tasks/cancel"] {
             let e = b
                 .request(method, json!({"taskId": mine}))
