@@ -11,9 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use ferromcp_http_server::{
-    DEFAULT_MAX_SESSIONS_PER_PEER, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, HttpConfig, McpHttpService,
-};
+use ferromcp_http_server::{DEFAULT_MAX_SESSIONS_PER_PEER, HttpConfig, McpHttpService};
 use http_body_util::Full;
 use http_support::*;
 use hyper::body::Incoming;
@@ -173,8 +171,8 @@ async fn s53_without_a_peer_address_every_caller_shares_one_cap() {
 #[cfg(feature = "auth")]
 #[tokio::test]
 async fn s54_one_principal_is_capped_another_is_served() {
-    use ferromcp_http_server::HttpServer;
     use ferromcp_http_server::auth::{AuthConfig, Principal, StaticVerifier};
+    use ferromcp_http_server::{DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, HttpServer};
     within(async {
         assert_eq!(DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, 64);
         let verifier = StaticVerifier::new()
