@@ -5,7 +5,7 @@
 //! seen by the other), and the same bounds on self-registered clients as the in-memory
 //! store (AS22). Needs a Redis at `FERROMCP_TEST_REDIS_URL`
 //! (default `redis://127.0.0.1:6379`; `.ci/run` starts one); without one every test prints
-//! a notice and passes.
+//! a notice and passes, or fails when `FERROMCP_REQUIRE_REDIS=1` (as `.ci/run` sets).
 #![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
@@ -53,6 +53,12 @@ async fn store(test: &str) -> Option<Arc<RedisAuthStore>> {
     if s.is_none() {
         eprintln!(
             "SKIPPED {test}: no Redis at {} (set FERROMCP_TEST_REDIS_URL or start redis-server)",
+            redis_url()
+        );
+        // `.ci/run` sets FERROMCP_REQUIRE_REDIS=1: there a missing Redis fails the suite.
+        assert!(
+            std::env::var("FERROMCP_REQUIRE_REDIS").as_deref() != Ok("1"),
+            "{test}: no Redis at {} and FERROMCP_REQUIRE_REDIS=1",
             redis_url()
         );
     }

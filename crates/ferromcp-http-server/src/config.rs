@@ -17,6 +17,33 @@ pub const DEFAULT_MAX_SESSIONS: usize = 4096;
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// The default time a session may stay uninitialized after `initialize` was answered.
 pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default time a session may go without a request (or a GET) after the `initialize`
+/// that created it.
+pub const DEFAULT_FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default bound on live handshake-era sessions of one principal (with a
+/// [`CallerId`](ferromcp_server::CallerId), e.g. a verified token).
+pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 64;
+/// The default bound on live handshake-era sessions of one peer address (requests without a
+/// [`CallerId`](ferromcp_server::CallerId)).
+pub const DEFAULT_MAX_SESSIONS_PER_PEER: usize = 64;
+
+/// The address of the TCP peer a request came from, in the request's extensions.
+///
+/// [`HttpServer`](super::HttpServer) records it on every request; a service mounted elsewhere
+/// (axum, hyper) gets it only if the application inserts it, e.g. from axum's `ConnectInfo`.
+/// It keys [`HttpConfig::max_sessions_per_peer`] for requests without a
+/// [`CallerId`](ferromcp_server::CallerId): IPv4 addresses one by one, IPv6 addresses by
+/// their /64 prefix (one host usually holds a whole /64). Requests without it all count as
+/// one peer (so an unknown peer cannot escape the cap by being unknown).
+///
+/// ```
+/// use ferromcp_http_server::PeerAddr;
+///
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(PeerAddr("192.0.2.7:4711".parse().unwrap()));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub std::net::SocketAddr);
 /// The default bound on requests in flight in one session.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 /// The default bound on inbound messages queued for one session's dispatcher.
@@ -67,11 +94,25 @@ pub struct HttpConfig {
     pub max_json_depth: usize,
     /// The most live handshake-era sessions (default 4096; 503 above it).
     pub max_sessions: usize,
+    /// The most live handshake-era sessions of one principal, the request's
+    /// [`CallerId`](ferromcp_server::CallerId) (with `auth`: the verified token's issuer,
+    /// subject and client) (default [`DEFAULT_MAX_SESSIONS_PER_PRINCIPAL`]; 429 above it).
+    pub max_sessions_per_principal: usize,
+    /// The most live handshake-era sessions of one peer, for requests without a
+    /// [`CallerId`](ferromcp_server::CallerId): keyed by [`PeerAddr`] (requests without one
+    /// share one count) (default [`DEFAULT_MAX_SESSIONS_PER_PEER`]; 429 above it). Behind a
+    /// reverse proxy every client has the proxy's address: raise it, or authenticate.
+    pub max_sessions_per_peer: usize,
     /// A session nobody used for this long is ended (default 30 minutes).
     pub idle_timeout: Duration,
     /// A session that is still not initialized this long after creation is ended (default
     /// 30 seconds).
     pub init_timeout: Duration,
+    /// A session that got no request (other than its `initialize`; notifications do not
+    /// count) and no GET this long after creation is ended (default
+    /// [`DEFAULT_FIRST_REQUEST_TIMEOUT`]), so sessions opened and left unused do not hold
+    /// their slot for the whole idle timeout.
+    pub first_request_timeout: Duration,
     /// The most requests in flight in one session (default 64; 429 above it).
     pub max_in_flight: usize,
     /// The most inbound messages queued for one session (default 256; 503 above it).
@@ -111,8 +152,11 @@ impl Default for HttpConfig {
             max_body_size: DEFAULT_MAX_BODY_SIZE,
             max_json_depth: ferromcp_types::jsonrpc::DEFAULT_MAX_DEPTH,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+            max_sessions_per_peer: DEFAULT_MAX_SESSIONS_PER_PEER,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             init_timeout: DEFAULT_INIT_TIMEOUT,
+            first_request_timeout: DEFAULT_FIRST_REQUEST_TIMEOUT,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             inbound_queue: DEFAULT_INBOUND_QUEUE,
             stream_queue: DEFAULT_STREAM_QUEUE,
@@ -206,10 +250,16 @@ impl HttpConfig {
         max_json_depth: usize,
         /// Sets the session cap.
         max_sessions: usize,
+        /// Sets the session cap per principal.
+        max_sessions_per_principal: usize,
+        /// Sets the session cap per peer address (requests without a principal).
+        max_sessions_per_peer: usize,
         /// Sets the idle timeout of sessions.
         idle_timeout: Duration,
         /// Sets the pre-initialize timeout of sessions.
         init_timeout: Duration,
+        /// Sets the time a session may go unused after its `initialize`.
+        first_request_timeout: Duration,
         /// Sets the per-session in-flight cap.
         max_in_flight: usize,
         /// Sets the per-session inbound queue bound.
@@ -282,8 +332,14 @@ impl fmt::Debug for HttpConfig {
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_size", &self.max_body_size)
             .field("max_sessions", &self.max_sessions)
+            .field(
+                "max_sessions_per_principal",
+                &self.max_sessions_per_principal,
+            )
+            .field("max_sessions_per_peer", &self.max_sessions_per_peer)
             .field("idle_timeout", &self.idle_timeout)
             .field("init_timeout", &self.init_timeout)
+            .field("first_request_timeout", &self.first_request_timeout)
             .field("max_in_flight", &self.max_in_flight)
             .field("event_store", &self.event_store.is_some())
             .field("auth", &self.auth_debug())

@@ -45,9 +45,11 @@ use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
 pub use body::McpBody;
 pub use config::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_INBOUND_QUEUE, DEFAULT_INIT_TIMEOUT, DEFAULT_KEEP_ALIVE,
-    DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS, DEFAULT_PATH,
-    DEFAULT_RETRY_MS, DEFAULT_SSE_DEFERRAL, DEFAULT_STREAM_QUEUE, HttpConfig,
+    DEFAULT_FIRST_REQUEST_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_INBOUND_QUEUE,
+    DEFAULT_INIT_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PEER, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    DEFAULT_PATH, DEFAULT_RETRY_MS, DEFAULT_SSE_DEFERRAL, DEFAULT_STREAM_QUEUE, HttpConfig,
+    PeerAddr,
 };
 pub use event_store::{
     DEFAULT_EVENTS_PER_SESSION, EventStore, InMemoryEventStore, Replay, StoredEvent,
@@ -137,7 +139,7 @@ impl HttpServer {
                 () = &mut shutdown => return Ok(()),
                 a = self.listener.accept() => a,
             };
-            let (stream, _peer) = match accepted {
+            let (stream, peer) = match accepted {
                 Ok(c) => c,
                 Err(e) if is_transient(&e) => {
                     tracing::debug!(error = %e, "accept failed; continuing");
@@ -148,7 +150,7 @@ impl HttpServer {
             };
             tune(&stream);
             let service = self.service.clone();
-            tokio::spawn(serve_connection(stream, service));
+            tokio::spawn(serve_connection(stream, peer, service));
         }
     }
 }
@@ -176,10 +178,11 @@ fn tune(stream: &TcpStream) {
     }
 }
 
-async fn serve_connection(stream: TcpStream, service: McpHttpService) {
+async fn serve_connection(stream: TcpStream, peer: SocketAddr, service: McpHttpService) {
     let path = service.config().path.clone();
-    let svc = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+    let svc = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
         let service = service.clone();
+        req.extensions_mut().insert(PeerAddr(peer));
         let on_path = req.uri().path() == path;
         async move {
             #[cfg(feature = "auth")]

@@ -37,6 +37,8 @@ pub(crate) struct Shared {
     pub(crate) modern_runner: Arc<ferromcp_server::ServerRunner>,
     /// Timers reused across requests.
     pub(crate) timers: Timers,
+    /// Live handshake-era sessions per principal or peer.
+    pub(crate) session_slots: Arc<legacy::session::SessionSlots>,
 }
 
 /// The Streamable HTTP endpoint as a tower [`Service`](tower_service::Service): serves both
@@ -80,6 +82,7 @@ impl McpHttpService {
                 lifespan: OnceCell::new(),
                 sweeper: AtomicBool::new(false),
                 timers: Timers::default(),
+                session_slots: Arc::default(),
             }),
         }
     }
@@ -262,6 +265,7 @@ fn start_sweeper(shared: &Arc<Shared>) {
     let period = shared
         .config
         .init_timeout
+        .min(shared.config.first_request_timeout)
         .min(shared.config.idle_timeout)
         .clamp(
             std::time::Duration::from_millis(50),

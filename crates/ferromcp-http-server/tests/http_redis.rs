@@ -1,7 +1,7 @@
 //! Scale-out (feature `redis`): two ferromcp nodes sharing one Redis serve the same
 //! handshake-era session. Needs a Redis at `FERROMCP_TEST_REDIS_URL` (default
 //! `redis://127.0.0.1:6379`; `.ci/run` starts one); without one every test prints a notice
-//! and passes.
+//! and passes, or fails when `FERROMCP_REQUIRE_REDIS=1` (as `.ci/run` sets).
 #![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
@@ -51,6 +51,12 @@ async fn redis_up(test: &str) -> bool {
     if !up {
         eprintln!(
             "SKIPPED {test}: no Redis at {} (set FERROMCP_TEST_REDIS_URL or start redis-server)",
+            redis_url()
+        );
+        // `.ci/run` sets FERROMCP_REQUIRE_REDIS=1: there a missing Redis fails the suite.
+        assert!(
+            std::env::var("FERROMCP_REQUIRE_REDIS").as_deref() != Ok("1"),
+            "{test}: no Redis at {} and FERROMCP_REQUIRE_REDIS=1",
             redis_url()
         );
     }

@@ -151,7 +151,8 @@ async fn s05_s39_origin_and_host_checks_come_first_and_allocate_nothing() {
 #[tokio::test]
 async fn s30_s31_session_ids_are_random_visible_ascii_and_unguessable() {
     within(async {
-        let (addr, _) = start(HttpConfig::default()).await;
+        // 300 sessions from one address: above the default per-peer cap (S53).
+        let (addr, _) = start(HttpConfig::default().max_sessions_per_peer(300)).await;
         let mut ids = HashSet::new();
         for i in 0..300 {
             let resp = post(addr, &[], &initialize(i, "2025-11-25")).await;

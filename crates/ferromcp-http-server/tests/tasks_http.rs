@@ -254,3 +254,57 @@ async fn input_request_travels_on_the_tasks_result_stream() {
     })
     .await;
 }
+
+/// TL07: anonymous callers (no principal, stateless HTTP, so no session) share no identity:
+/// `tasks/list` shows none of them anybody's tasks, while each reaches its own task by its id
+/// (128 random bits) with tasks/get and tasks/result.
+#[tokio::test]
+async fn tl07_anonymous_callers_do_not_see_each_others_tasks() {
+    within(async {
+        let srv = ferromcp_http_server::HttpServer::bind(
+            "127.0.0.1:0",
+            server().server().clone(),
+            HttpConfig::default().stateless(true).json_response(true),
+        )
+        .await
+        .unwrap();
+        let addr = srv.local_addr();
+        tokio::spawn(srv.run());
+        let h = [("mcp-protocol-version", "2025-11-25")];
+        let rpc = |id: i64, method: &str, params: Value| {
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        };
+        let created = json_body(
+            post(
+                addr,
+                &h,
+                &rpc(
+                    1,
+                    "tools/call",
+                    json!({"name": "work", "arguments": {"seconds": 0}, "task": {}}),
+                ),
+            )
+            .await,
+        )
+        .await;
+        let id = created["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{created}"))
+            .to_owned();
+        assert_eq!(id.len(), 32);
+        let listed = json_body(post(addr, &h, &rpc(2, "tasks/list", json!({}))).await).await;
+        assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
+        let result = json_body(
+            post(addr, &h, &rpc(3, "tasks/result", json!({"taskId": id}))).await,
+        )
+        .await;
+        assert_eq!(
+            result["result"]["content"][0]["text"],
+            "worked 0s",
+            "{result}"
+        );
+        let got = json_body(post(addr, &h, &rpc(4, "tasks/get", json!({"taskId": id}))).await).await;
+        assert_eq!(got["result"]["status"], "completed", "{got}");
+    })
+    .await;
+}

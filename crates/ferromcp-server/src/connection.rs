@@ -4,7 +4,7 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -34,6 +34,10 @@ struct Inner {
     outbound: Arc<dyn Outbound>,
     can_send_requests: bool,
     session_id: Option<String>,
+    /// A number unique in this process for a long-lived (handshake-built) connection: what
+    /// state is bound to where there is no principal and no session id (stdio, in-memory).
+    /// `None` for a connection born from one request's envelope.
+    lasting: Option<u64>,
     negotiated: Mutex<Negotiated>,
     initialized: AtomicBool,
     /// An `initialize` is staged (see `stage_initialize`): the one request in a connection's
@@ -55,6 +59,9 @@ struct Negotiated {
     staged_initialize: Option<serde_json::Value>,
 }
 
+/// The next [`Connection::lasting_key`].
+static NEXT_LASTING: AtomicU64 = AtomicU64::new(1);
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -67,7 +74,11 @@ impl Connection {
         can_send_requests: bool,
         seed: ProtocolVersion,
     ) -> Self {
-        Self::build(outbound, can_send_requests, seed, None, None, false)
+        let mut c = Self::build(outbound, can_send_requests, seed, None, None, false);
+        if let Some(inner) = Arc::get_mut(&mut c.inner) {
+            inner.lasting = Some(NEXT_LASTING.fetch_add(1, Ordering::Relaxed));
+        }
+        c
     }
 
     /// A modern-era connection, born ready from one request's envelope. It can never send
@@ -101,6 +112,7 @@ impl Connection {
                 outbound,
                 can_send_requests,
                 session_id: None,
+                lasting: None,
                 negotiated: Mutex::new(Negotiated {
                     version,
                     client_info,
@@ -130,6 +142,13 @@ impl Connection {
     /// The transport session id, if the transport has sessions.
     pub fn session_id(&self) -> Option<&str> {
         self.inner.session_id.as_deref()
+    }
+
+    /// For a long-lived connection (built by [`for_handshake`](Self::for_handshake)), a
+    /// number no other connection of this process has; `None` for one born from a request's
+    /// envelope (it lives for that request only).
+    pub(crate) fn lasting_key(&self) -> Option<u64> {
+        self.inner.lasting
     }
 
     /// The protocol version in force: negotiated, from the envelope, or the seed.

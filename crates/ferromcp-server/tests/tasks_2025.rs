@@ -451,3 +451,162 @@ async fn invalid_arguments_in_a_requested_task_fail_it_with_the_tool_error() {
     })
     .await;
 }
+
+fn task_id(created: &Value) -> String {
+    created["task"]["taskId"].as_str().unwrap().to_owned()
+}
+
+fn listed_ids(listed: &Value) -> Vec<String> {
+    listed["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["taskId"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// TL07: without a principal and a session id, a long-lived connection (stdio, in-memory)
+/// owns its tasks: another connection to the same server neither lists nor reads them
+/// (-32602, as for an unknown task), and lists only its own.
+#[tokio::test(start_paused = true)]
+async fn tl07_each_connection_owns_its_tasks() {
+    within(async {
+        let s = server(TaskSettings::new());
+        let a = Client::connect(&s).await;
+        let b = Client::connect(&s).await;
+        let mine = task_id(
+            &a.task_call("work", json!({"seconds": 100}), json!({}))
+                .await
+                .unwrap(),
+        );
+        let theirs = task_id(
+            &b.task_call("work", json!({"seconds": 100}), json!({}))
+                .await
+                .unwrap(),
+        );
+        let listed = a.request("tasks/list", json!({})).await.unwrap();
+        assert_eq!(listed_ids(&listed), std::slice::from_ref(&mine));
+        let listed = b.request("tasks/list", json!({})).await.unwrap();
+        assert_eq!(listed_ids(&listed), std::slice::from_ref(&theirs));
+        for method in ["tasks/get", "tasks/cancel"] {
+            let e = b
+                .request(method, json!({"taskId": mine}))
+                .await
+                .unwrap_err();
+            assert_eq!(code(&e), -32602, "{method}");
+        }
+        let got = a
+            .request("tasks/get", json!({"taskId": mine}))
+            .await
+            .unwrap();
+        assert_eq!(got["status"], "working");
+    })
+    .await;
+}
+
+/// TL08: finished tasks count against their owner's retention cap: beyond it the owner's
+/// oldest finished task is dropped (gone from tasks/list and tasks/get); when every task it
+/// holds is unfinished, one more is refused with -32600; another owner is unaffected.
+#[tokio::test(start_paused = true)]
+async fn tl08_finished_tasks_count_against_the_owners_retention_cap() {
+    within(async {
+        let s = server(
+            TaskSettings::new()
+                .max_retained_per_owner(3)
+                .max_active_per_principal(10),
+        );
+        let a = Client::connect(&s).await;
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            let id = task_id(
+                &a.task_call("work", json!({"seconds": 0}), json!({}))
+                    .await
+                    .unwrap(),
+            );
+            a.request("tasks/result", json!({"taskId": id}))
+                .await
+                .unwrap();
+            // Distinct expiry instants (the oldest finished task goes first).
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            ids.push(id);
+        }
+        let fourth = task_id(
+            &a.task_call("work", json!({"seconds": 100}), json!({}))
+                .await
+                .unwrap(),
+        );
+        let listed = a.request("tasks/list", json!({})).await.unwrap();
+        let mut got = listed_ids(&listed);
+        got.sort_unstable();
+        let mut want = vec![ids[1].clone(), ids[2].clone(), fourth.clone()];
+        want.sort_unstable();
+        assert_eq!(got, want);
+        let e = a
+            .request("tasks/get", json!({"taskId": ids[0]}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32602);
+        // Two more unfinished: the finished ones go first, then nothing is left to drop.
+        for _ in 0..2 {
+            a.task_call("work", json!({"seconds": 100}), json!({}))
+                .await
+                .unwrap();
+        }
+        let e = a
+            .task_call("work", json!({"seconds": 100}), json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32600);
+        assert!(e.message.contains("at most 3"), "{}", e.message);
+        // Another connection has its own cap.
+        let b = Client::connect(&s).await;
+        b.task_call("work", json!({"seconds": 100}), json!({}))
+            .await
+            .unwrap();
+    })
+    .await;
+}
+
+/// TL09: the store's total cap counts finished tasks too, and one owner's finished tasks
+/// cannot fill it: with a retention cap per owner below the store's capacity, an owner that
+/// keeps creating tasks recycles its own slots and another owner is still served; once the
+/// store is full of several owners' tasks, one more is refused with -32600.
+#[tokio::test(start_paused = true)]
+async fn tl09_one_owner_cannot_fill_the_store_with_finished_tasks() {
+    within(async {
+        let s = server(
+            TaskSettings::new()
+                .store(ferromcp_server::tasks::MemoryTaskStore::with_capacity(4))
+                .max_retained_per_owner(2),
+        );
+        let a = Client::connect(&s).await;
+        for _ in 0..20 {
+            let id = task_id(
+                &a.task_call("work", json!({"seconds": 0}), json!({}))
+                    .await
+                    .unwrap(),
+            );
+            a.request("tasks/result", json!({"taskId": id}))
+                .await
+                .unwrap();
+        }
+        let listed = a.request("tasks/list", json!({})).await.unwrap();
+        assert_eq!(listed_ids(&listed).len(), 2);
+        let b = Client::connect(&s).await;
+        b.task_call("work", json!({"seconds": 0}), json!({}))
+            .await
+            .unwrap();
+        b.task_call("work", json!({"seconds": 0}), json!({}))
+            .await
+            .unwrap();
+        // The store holds 4 tasks (2 of each owner): a third owner is refused.
+        let c = Client::connect(&s).await;
+        let e = c
+            .task_call("work", json!({"seconds": 0}), json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32600);
+        assert!(e.message.contains("full"), "{}", e.message);
+    })
+    .await;
+}

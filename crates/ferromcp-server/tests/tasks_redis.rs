@@ -3,7 +3,7 @@
 //! answered (`tasks/update`) and cancelled on the other, the per-principal cap holds across
 //! nodes, and Redis drops a task at its TTL. Needs a Redis at `FERROMCP_TEST_REDIS_URL`
 //! (default `redis://127.0.0.1:6379`; `.ci/run` starts one); without one every test prints a
-//! notice and passes.
+//! notice and passes, or fails when `FERROMCP_REQUIRE_REDIS=1` (as `.ci/run` sets).
 #![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
@@ -50,6 +50,12 @@ async fn redis_up(test: &str) -> bool {
     if !up {
         eprintln!(
             "SKIPPED {test}: no Redis at {} (set FERROMCP_TEST_REDIS_URL or start redis-server)",
+            redis_url()
+        );
+        // `.ci/run` sets FERROMCP_REQUIRE_REDIS=1: there a missing Redis fails the suite.
+        assert!(
+            std::env::var("FERROMCP_REQUIRE_REDIS").as_deref() != Ok("1"),
+            "{test}: no Redis at {} and FERROMCP_REQUIRE_REDIS=1",
             redis_url()
         );
     }
@@ -296,6 +302,49 @@ async fn cap_across_nodes_and_ttl_expiry() {
         assert_eq!(on_a.get(&id).await.unwrap()["status"], "completed");
         tokio::time::sleep(Duration::from_millis(1600)).await;
         assert_eq!(on_a.get(&id).await.unwrap_err().code.0, -32602);
+    })
+    .await;
+}
+
+/// TL08 in Redis: an owner's finished tasks count against its retention cap on every node:
+/// beyond it the one that expires first (the oldest) is dropped; when the rest are all
+/// unfinished, one more is refused with -32600.
+#[tokio::test]
+async fn tl08_redis_store_drops_the_owners_oldest_finished_task() {
+    if !redis_up("tl08_redis_store_drops_the_owners_oldest_finished_task").await {
+        return;
+    }
+    within(async {
+        let ns = namespace("retained");
+        let settings = TaskSettings::new()
+            .max_active_per_principal(5)
+            .max_retained_per_owner(2);
+        let a = node(&ns, settings.clone(), Arc::default()).await;
+        let b = node(&ns, settings, Arc::default()).await;
+        let (on_a, on_b) = (Client::connect(&a), Client::connect(&b));
+        let first = on_a.create("work", json!({"ms": 1})).await;
+        on_a.until(&first, "completed").await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let second = on_b.create("work", json!({"ms": 1})).await;
+        on_b.until(&second, "completed").await;
+        let third = on_b.create("work", json!({"ms": 60_000})).await;
+        assert_eq!(on_a.get(&first).await.unwrap_err().code.0, -32602);
+        assert_eq!(on_a.get(&second).await.unwrap()["status"], "completed");
+        assert_eq!(on_a.get(&third).await.unwrap()["status"], "working");
+        // The second (finished) makes room for a fourth; then only unfinished tasks are
+        // left: refused.
+        let fourth = on_a.create("work", json!({"ms": 60_000})).await;
+        assert_eq!(on_b.get(&second).await.unwrap_err().code.0, -32602);
+        assert_eq!(on_b.get(&fourth).await.unwrap()["status"], "working");
+        let e = on_b
+            .request(
+                "tools/call",
+                json!({"name": "work", "arguments": {"ms": 60_000}}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code.0, -32600, "{}", e.message);
+        assert!(e.message.contains("at most 2"), "{}", e.message);
     })
     .await;
 }

@@ -27,7 +27,7 @@ use super::service::Shared;
 use ferromcp_server::CallerId;
 use ferromcp_server::Connection;
 use ferromcp_server::ServerRunner;
-use session::{Session, new_session_id};
+use session::{Session, SessionSlot, Timeouts, new_session_id};
 use streams::{OpenError, Streams};
 use transport::{Inbox, InboxSource, PushError, SessionSink};
 
@@ -76,12 +76,12 @@ fn lookup(
     }
     if session.principal.as_ref() != parts.extensions.get::<CallerId>() {
         // A foreign principal neither ends nor refreshes the session.
-        if session.expired(shared.config.init_timeout, shared.config.idle_timeout) {
+        if session.expired(Timeouts::of(&shared.config)) {
             end(shared, &session);
         }
         return Err(not_found());
     }
-    if !session.admit(shared.config.init_timeout, shared.config.idle_timeout) {
+    if !session.admit(Timeouts::of(&shared.config)) {
         end(shared, &session);
         return Err(not_found());
     }
@@ -97,8 +97,9 @@ fn end(shared: &Shared, session: &Session) {
 /// Ends expired sessions (the sweeper calls this).
 pub(crate) fn sweep(shared: &Shared) {
     let c = &shared.config;
+    let t = Timeouts::of(c);
     for s in c.session_store.all() {
-        if s.is_terminated() || s.expired(c.init_timeout, c.idle_timeout) {
+        if s.is_terminated() || s.expired(t) {
             tracing::debug!(session = %s.id, "session expired");
             end(shared, &s);
         }
@@ -109,7 +110,8 @@ pub(crate) fn sweep(shared: &Shared) {
     clippy::result_large_err,
     reason = "the error is the HTTP response itself, built once on a cold path"
 )]
-/// Creates a session for an `initialize` POST (503 at the session cap).
+/// Creates a session for an `initialize` POST (503 at the session cap, 429 at the cap of
+/// its principal or peer).
 fn create(
     shared: &Arc<Shared>,
     parts: &http::request::Parts,
@@ -127,6 +129,7 @@ fn create(
             ));
         }
     }
+    let slot = take_slot(shared, parts)?;
     let Some(id) = new_session_id() else {
         return Err(http_error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -164,6 +167,7 @@ fn create(
         dispatcher.clone(),
         inbox,
         streams.clone(),
+        Some(slot),
     ));
     session.touch();
     c.session_store.insert(session.clone());
@@ -185,6 +189,55 @@ fn create(
         }
     });
     Ok(session)
+}
+
+/// Who a new session counts against: its principal (the request's [`CallerId`]) or, without
+/// one, its peer ([`PeerAddr`](crate::PeerAddr): an IPv4 address, an IPv6 /64; requests
+/// without one count as one peer). With the cap for that kind of client.
+fn client_of(c: &crate::HttpConfig, parts: &http::request::Parts) -> (String, usize, &'static str) {
+    if let Some(p) = parts.extensions.get::<CallerId>() {
+        return (
+            format!("principal:{}", p.0),
+            c.max_sessions_per_principal,
+            "principal",
+        );
+    }
+    let peer = match parts.extensions.get::<crate::PeerAddr>().map(|p| p.0.ip()) {
+        None => "unknown".to_owned(),
+        Some(ip) => match ip.to_canonical() {
+            std::net::IpAddr::V4(v4) => v4.to_string(),
+            std::net::IpAddr::V6(v6) => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+    };
+    (format!("peer:{peer}"), c.max_sessions_per_peer, "peer")
+}
+
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the HTTP response itself, built once on a cold path"
+)]
+/// A place under the cap of the new session's principal or peer (429 when it holds its cap
+/// even after expired sessions are swept).
+fn take_slot(
+    shared: &Shared,
+    parts: &http::request::Parts,
+) -> Result<SessionSlot, Response<McpBody>> {
+    let (client, limit, kind) = client_of(&shared.config, parts);
+    if let Some(slot) = shared.session_slots.take(client.clone(), limit) {
+        return Ok(slot);
+    }
+    sweep(shared);
+    shared.session_slots.take(client, limit).ok_or_else(|| {
+        http_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "Too many sessions for this {kind} (limit {limit}); end one (DELETE) or try again later"
+            ),
+        )
+    })
 }
 
 /// A POST on the handshake-era wire.
@@ -224,7 +277,12 @@ pub(crate) async fn post(
     let mut created = false;
     let session = match lookup(shared, &parts) {
         Err(r) => return r,
-        Ok(Some(s)) => s,
+        Ok(Some(s)) => {
+            if matches!(message, Message::Request(_)) {
+                s.mark_used();
+            }
+            s
+        }
         Ok(None) if is_init => match create(shared, &parts) {
             Ok(s) => {
                 created = true;
@@ -435,6 +493,7 @@ pub(crate) async fn get(
         Ok(Some(s)) => s,
         Ok(None) => return http_error(StatusCode::BAD_REQUEST, "Bad Request: Missing session ID"),
     };
+    session.mark_used();
     let opened = match headers::first(&parts.headers, &LAST_EVENT_ID) {
         Some(last) => {
             let Some(store) = &c.event_store else {

@@ -29,6 +29,31 @@ pub struct Session {
     pub(crate) inbox: Arc<Inbox>,
     pub(crate) streams: Arc<Streams>,
     terminated: AtomicBool,
+    /// Whether a request (or a GET) came after the one that created the session.
+    used: AtomicBool,
+    /// The session's place under its client's cap, given back when it ends.
+    slot: Mutex<Option<SessionSlot>>,
+}
+
+/// The timeouts that end a session (from [`HttpConfig`](crate::HttpConfig)).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    /// Not initialized this long after creation.
+    pub(crate) init: Duration,
+    /// No request (nor GET) after the `initialize` that created it for this long.
+    pub(crate) first_request: Duration,
+    /// No request for this long, nothing in flight, no GET stream.
+    pub(crate) idle: Duration,
+}
+
+impl Timeouts {
+    pub(crate) fn of(c: &crate::HttpConfig) -> Self {
+        Self {
+            init: c.init_timeout,
+            first_request: c.first_request_timeout,
+            idle: c.idle_timeout,
+        }
+    }
 }
 
 impl Session {
@@ -39,6 +64,7 @@ impl Session {
         dispatcher: JsonRpcDispatcher,
         inbox: Arc<Inbox>,
         streams: Arc<Streams>,
+        slot: Option<SessionSlot>,
     ) -> Self {
         Self {
             id_header: http::HeaderValue::from_str(&id).ok(),
@@ -51,6 +77,8 @@ impl Session {
             inbox,
             streams,
             terminated: AtomicBool::new(false),
+            used: AtomicBool::new(false),
+            slot: Mutex::new(slot),
         }
     }
 
@@ -79,26 +107,38 @@ impl Session {
         self.last_seen.store(ms, Ordering::Relaxed);
     }
 
-    /// Whether the session should be ended: not initialized within `init_timeout`, or idle
-    /// (no request, nothing in flight, no GET stream) for `idle_timeout`.
-    pub(crate) fn expired(&self, init_timeout: Duration, idle_timeout: Duration) -> bool {
-        self.expired_at(self.created.elapsed(), init_timeout, idle_timeout)
+    /// Records that the client used the session after creating it: a request other than
+    /// its `initialize`, or a GET. Until then the session ends after
+    /// [`Timeouts::first_request`].
+    pub(crate) fn mark_used(&self) {
+        self.used.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the session should be ended: not initialized within the init timeout, never
+    /// used (no request after `initialize`, nothing in flight, no GET stream) within the
+    /// first-request timeout, or idle (no request, nothing in flight, no GET stream) for the
+    /// idle timeout.
+    pub(crate) fn expired(&self, t: Timeouts) -> bool {
+        self.expired_at(self.created.elapsed(), t)
     }
 
     /// [`expired`](Self::expired) at `age` after the session was created.
-    fn expired_at(&self, age: Duration, init_timeout: Duration, idle_timeout: Duration) -> bool {
-        if !self.connection.is_initialized() && age > init_timeout {
+    fn expired_at(&self, age: Duration, t: Timeouts) -> bool {
+        if !self.connection.is_initialized() && age > t.init {
+            return true;
+        }
+        if !self.used.load(Ordering::Relaxed) && age > t.first_request && self.streams.is_quiet() {
             return true;
         }
         let last = Duration::from_millis(self.last_seen.load(Ordering::Relaxed));
-        age.saturating_sub(last) > idle_timeout && self.streams.is_quiet()
+        age.saturating_sub(last) > t.idle && self.streams.is_quiet()
     }
 
     /// For a request on the session: `true` (and the session's idle time restarts) when it
     /// has not expired. One clock read for both.
-    pub(crate) fn admit(&self, init_timeout: Duration, idle_timeout: Duration) -> bool {
+    pub(crate) fn admit(&self, t: Timeouts) -> bool {
         let age = self.created.elapsed();
-        if self.expired_at(age, init_timeout, idle_timeout) {
+        if self.expired_at(age, t) {
             return false;
         }
         self.touch_at(age);
@@ -114,6 +154,13 @@ impl Session {
         self.dispatcher.close();
         self.inbox.close();
         self.streams.close_standalone();
+        // Its client may open another session at once.
+        drop(
+            self.slot
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
     }
 }
 
@@ -196,6 +243,63 @@ impl SessionStore for InMemorySessionStore {
     }
 }
 
+/// Live sessions per client (principal, or peer address without one), for the per-client
+/// caps ([`HttpConfig::max_sessions_per_principal`](crate::HttpConfig::max_sessions_per_principal),
+/// [`HttpConfig::max_sessions_per_peer`](crate::HttpConfig::max_sessions_per_peer)). Counted
+/// on this node.
+#[derive(Debug, Default)]
+pub(crate) struct SessionSlots {
+    counts: Mutex<HashMap<String, usize>>,
+}
+
+impl SessionSlots {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+        self.counts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A place for one more session of `client`, or `None` when it holds `limit` already.
+    pub(crate) fn take(self: &Arc<Self>, client: String, limit: usize) -> Option<SessionSlot> {
+        let mut counts = self.lock();
+        let n = counts.entry(client.clone()).or_insert(0);
+        if *n >= limit {
+            if *n == 0 {
+                counts.remove(&client);
+            }
+            return None;
+        }
+        *n += 1;
+        Some(SessionSlot {
+            slots: self.clone(),
+            client,
+        })
+    }
+
+    /// How many sessions `client` holds.
+    #[cfg(test)]
+    fn held(&self, client: &str) -> usize {
+        self.lock().get(client).copied().unwrap_or(0)
+    }
+}
+
+/// One session's place under its client's cap; given back when dropped (the session ended).
+#[derive(Debug)]
+pub(crate) struct SessionSlot {
+    slots: Arc<SessionSlots>,
+    client: String,
+}
+
+impl Drop for SessionSlot {
+    fn drop(&mut self) {
+        let mut counts = self.slots.lock();
+        if let Some(n) = counts.get_mut(&self.client) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                counts.remove(&self.client);
+            }
+        }
+    }
+}
+
 /// The hasher of maps keyed by session id (the in-memory session and event stores).
 ///
 /// Those keys are made by the server from 128 random bits, so no client can choose keys
@@ -239,4 +343,24 @@ pub(crate) fn new_session_id() -> Option<String> {
         s.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
     }
     Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_counted_per_client_and_given_back() {
+        let slots = Arc::new(SessionSlots::default());
+        let a1 = slots.take("a".into(), 2);
+        let a2 = slots.take("a".into(), 2);
+        assert!(a1.is_some() && a2.is_some());
+        assert!(slots.take("a".into(), 2).is_none());
+        assert!(slots.take("b".into(), 2).is_some());
+        drop(a1);
+        assert_eq!(slots.held("a"), 1);
+        assert!(slots.take("a".into(), 2).is_some());
+        assert!(slots.take("z".into(), 0).is_none());
+        assert_eq!(slots.held("z"), 0);
+    }
 }

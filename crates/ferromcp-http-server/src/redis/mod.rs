@@ -31,7 +31,10 @@
 //!   included), replays the stored events after that id (`XRANGE`) and then tails the
 //!   stream (`XREAD BLOCK` from the last entry replayed) until the request's response
 //!   event: a stream dropped on one node resumes on another with every event exactly once,
-//!   even while the request is still running on the owner.
+//!   even while the request is still running on the owner. Every tail of a node reads
+//!   through one shared blocking connection (one `XREAD BLOCK` over all its tailed streams,
+//!   fanned out in the process): a node holds three Redis connections (commands, its inbox
+//!   reader, the tail reader) however many streams it serves.
 //! - **Requests on another node are forwarded.** A POST reaching a node that does not own
 //!   the session is appended to the owner's inbox stream `{ns}:n:{node}:in`; the owner feeds
 //!   it to the session's dispatcher exactly as if it had been posted there. For a request,
@@ -57,8 +60,10 @@
 //!   they cannot close their SSE stream early (`SseStreamControl::close` returns false).
 //!   The standalone stream is not exclusive across nodes (no 409 for a second GET on
 //!   another node), and a GET stream held open on a node that does not own the session does
-//!   not keep the session alive (requests on any node do). JSON-response mode is answered from the tail as one JSON body. Redis
-//!   Cluster (multi-slot keys) is not supported; use one Redis (with replicas as you wish).
+//!   not keep the session alive nor counts as its first use
+//!   ([`HttpConfig::first_request_timeout`]; requests on any node do). JSON-response mode is
+//!   answered from the tail as one JSON body. Redis Cluster (multi-slot keys) is not
+//!   supported; use one Redis (with replicas as you wish).
 //!
 //!
 //! # Deployment
@@ -73,6 +78,7 @@
 mod events;
 mod remote;
 mod sessions;
+mod tails;
 
 use std::fmt;
 use std::sync::Arc;
@@ -195,6 +201,8 @@ pub(crate) struct Node {
     idle: Duration,
     per_stream: usize,
     pub(crate) heartbeat: Duration,
+    /// The one blocking reader every live tail of this node shares.
+    pub(crate) tails: tails::Tails,
 }
 
 impl Node {
@@ -223,7 +231,7 @@ impl Node {
         u64::try_from(self.heartbeat.as_millis().saturating_mul(3)).unwrap_or(u64::MAX)
     }
     /// A connection of its own, for blocking reads (`XREAD BLOCK` would stall every command
-    /// multiplexed behind it on the shared one).
+    /// multiplexed behind it on the shared one): the node's inbox reader's.
     pub(crate) async fn blocking_conn(&self) -> redis::RedisResult<MultiplexedConnection> {
         let cfg = redis::AsyncConnectionConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(2)))
@@ -276,7 +284,11 @@ impl RedisStores {
         }
         let client = redis::Client::open(config.url.as_str())?;
         let conn = ConnectionManager::new(client.clone()).await?;
+        let block_ms = u64::try_from(config.heartbeat.as_millis())
+            .unwrap_or(1000)
+            .clamp(10, 1000);
         let node = Arc::new(Node {
+            tails: tails::Tails::new(client.clone(), conn.clone(), block_ms),
             client,
             conn,
             ns: config.namespace,

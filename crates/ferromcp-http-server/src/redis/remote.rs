@@ -12,12 +12,12 @@ use ferromcp_types::jsonrpc::{ErrorObject, Message};
 use http::header::HeaderValue;
 use http::{Method, Response, StatusCode};
 use redis::AsyncCommands;
-use redis::aio::MultiplexedConnection;
 use tokio::sync::mpsc;
 
 use super::Node;
-use super::events::{ReadReply, entry_data};
+use super::events::entry_data;
 use super::sessions::{Record, RedisSessionStore};
+use super::tails::Subscription;
 use crate::body::{McpBody, http_error, json_message, sse_response, status_only};
 use crate::headers::{self, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::legacy::session::{Session, new_session_id};
@@ -73,6 +73,7 @@ pub(crate) async fn intercept(
             return None;
         }
         local.touch();
+        local.mark_used();
         let owner = store.node.id.clone();
         return Some(resume(shared, store, sid, &owner, last).await);
     }
@@ -315,7 +316,8 @@ pub(crate) fn decode(data: &[u8]) -> Option<Message> {
         .ok()
 }
 
-/// Reads one SSE stream of a session from Redis, live (`XREAD BLOCK`), from an entry on.
+/// Reads one SSE stream of a session from Redis, live, from an entry on, through the node's
+/// shared reader ([`Tails`](super::tails::Tails)).
 struct Tail {
     node: Arc<Node>,
     key: String,
@@ -323,7 +325,7 @@ struct Tail {
     alive: String,
     stream: String,
     after: String,
-    conn: Option<MultiplexedConnection>,
+    sub: Option<Subscription>,
     checked: tokio::time::Instant,
     ended: bool,
 }
@@ -336,7 +338,7 @@ impl Tail {
             alive: node.alive_key(owner),
             stream: stream.to_owned(),
             after: after.to_owned(),
-            conn: None,
+            sub: None,
             checked: tokio::time::Instant::now(),
             ended: false,
             node,
@@ -368,61 +370,38 @@ impl Tail {
         if self.ended {
             return None;
         }
-        let mut failures = 0u32;
         let block_ms = self.block_ms();
-        loop {
-            let conn = match self.conn.as_mut() {
-                Some(c) => c,
-                None => match self.node.blocking_conn().await {
-                    Ok(c) => self.conn.insert(c),
-                    Err(e) => {
-                        failures += 1;
-                        if failures > 5 {
-                            tracing::warn!(error = %e, "Redis tail: giving up");
-                            return None;
-                        }
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
-                    }
-                },
-            };
-            let read: redis::RedisResult<ReadReply> = redis::cmd("XREAD")
-                .arg("COUNT")
-                .arg(256)
-                .arg("BLOCK")
-                .arg(block_ms)
-                .arg("STREAMS")
-                .arg(&self.key)
-                .arg(&self.after)
-                .query_async(conn)
-                .await;
-            match read {
-                Ok(Some(keys)) => {
-                    // A busy stream is checked as often as a quiet one; what was read is
-                    // still delivered.
-                    if self.checked.elapsed() >= Duration::from_millis(block_ms) {
-                        self.ended = !self.live().await;
-                    }
-                    let mut out = Vec::new();
-                    for (_, entries) in keys {
-                        for (id, fields) in entries {
-                            out.push((format!("{}:{id}", self.stream), entry_data(fields)));
-                            self.after = id;
-                        }
-                    }
-                    return Some(out);
-                }
-                Ok(None) => return self.live().await.then(Vec::new),
-                Err(e) => {
-                    failures += 1;
-                    self.conn = None;
-                    if failures > 5 {
-                        tracing::warn!(error = %e, "Redis tail: giving up");
-                        return None;
-                    }
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
+        let sub = match self.sub.as_mut() {
+            Some(s) => s,
+            None => {
+                let s = self
+                    .node
+                    .tails
+                    .subscribe(self.key.clone(), &self.after)
+                    .await?;
+                self.sub.insert(s)
             }
+        };
+        match tokio::time::timeout(Duration::from_millis(block_ms), sub.rx.recv()).await {
+            Ok(Some(entries)) => {
+                // A busy stream is checked as often as a quiet one; what was read is still
+                // delivered.
+                if self.checked.elapsed() >= Duration::from_millis(block_ms) {
+                    self.ended = !self.live().await;
+                }
+                let mut out = Vec::with_capacity(entries.len());
+                for (id, fields) in entries {
+                    out.push((format!("{}:{id}", self.stream), entry_data(fields)));
+                    self.after = id;
+                }
+                Some(out)
+            }
+            // The shared reader stopped (it does not while subscribed): follow again.
+            Ok(None) => {
+                self.sub = None;
+                self.live().await.then(Vec::new)
+            }
+            Err(_) => self.live().await.then(Vec::new),
         }
     }
 

@@ -215,6 +215,9 @@ impl RedisSessionStore {
         }
         let Some(message) = message else { return };
         session.touch();
+        if matches!(message, Message::Request(_)) {
+            session.mark_used();
+        }
         let mut meta = MessageMeta::default();
         meta.http = Some(Arc::new(forwarded_parts(&session, &version)));
         match message {

@@ -24,11 +24,15 @@
 //! [`TaskSettings::cancel_grace`] to stop before it is dropped).
 //!
 //! Tasks are bound to the authorization context that created them: the HTTP
-//! [`CallerId`](crate::CallerId) when there is one, else the handshake-era session,
-//! else nobody in particular (then the task id, 128 random bits, is the only secret). Another
-//! owner gets the same -32602 as for an unknown task. Each owner may have at most
-//! [`TaskSettings::max_active_per_principal`] unfinished tasks. Finished tasks are kept until
-//! their TTL (from creation) runs out. Tasks live in a [`TaskStore`]: in memory by default,
+//! [`CallerId`](crate::CallerId) when there is one, else the handshake-era session, else the
+//! long-lived connection (stdio, in-memory), else nobody in particular (stateless HTTP
+//! without authentication: then the task id, 128 random bits from the OS, is the only
+//! secret, and `tasks/list` shows such an anonymous caller nothing). Another owner gets the
+//! same -32602 as for an unknown task. Each owner may have at most
+//! [`TaskSettings::max_active_per_principal`] unfinished tasks and
+//! [`TaskSettings::max_retained_per_owner`] tasks in the store, finished ones included (its
+//! oldest finished task is dropped to make room); anonymous callers share these caps.
+//! Finished tasks are otherwise kept until their TTL (from creation) runs out. Tasks live in a [`TaskStore`]: in memory by default,
 //! or in Redis (feature `redis`) so that any node can serve a task's polls.
 //!
 //! The other direction of 2025-11-25 tasks, a *client* running the server's elicitation or
@@ -92,13 +96,14 @@ pub(crate) use self::requests::register;
 use self::requests::{gate, object};
 pub(crate) use self::scope::TaskScope;
 pub use self::settings::{
-    DEFAULT_CANCEL_GRACE, DEFAULT_MAX_ACTIVE_TASKS_PER_PRINCIPAL, DEFAULT_MAX_TASK_TTL,
-    DEFAULT_POLL_INTERVAL, DEFAULT_STORE_CHECK_INTERVAL, DEFAULT_TASK_LIST_PAGE_SIZE,
-    DEFAULT_TASK_TTL, TASK_LIST_PAGE_SIZE, TaskSettings,
+    DEFAULT_CANCEL_GRACE, DEFAULT_MAX_ACTIVE_TASKS_PER_PRINCIPAL,
+    DEFAULT_MAX_RETAINED_TASKS_PER_OWNER, DEFAULT_MAX_TASK_TTL, DEFAULT_POLL_INTERVAL,
+    DEFAULT_STORE_CHECK_INTERVAL, DEFAULT_TASK_LIST_PAGE_SIZE, DEFAULT_TASK_TTL,
+    TASK_LIST_PAGE_SIZE, TaskSettings,
 };
 use self::wire::{core_task, detailed, ext_task, status_name};
 pub use store::{
-    DEFAULT_MEMORY_TASK_CAPACITY, MemoryTaskStore, TaskChange, TaskRecord, TaskStore,
+    DEFAULT_MEMORY_TASK_CAPACITY, MemoryTaskStore, OwnerCaps, TaskChange, TaskRecord, TaskStore,
     TaskStoreError,
 };
 
@@ -206,7 +211,7 @@ fn internal() -> ErrorObject {
 
 fn store_error(e: &TaskStoreError) -> ErrorObject {
     match e {
-        TaskStoreError::OwnerLimit(_) | TaskStoreError::Full(_) => {
+        TaskStoreError::OwnerLimit(_) | TaskStoreError::OwnerFull(_) | TaskStoreError::Full(_) => {
             ErrorObject::invalid_request(e.to_string())
         }
         TaskStoreError::Backend(_) => {
@@ -224,15 +229,42 @@ fn unknown_task(id: &str) -> ErrorObject {
     ))
 }
 
-/// The authorization context a task is bound to.
+/// The owner of tasks created without any identity: no principal, no session, no lasting
+/// connection (stateless HTTP, 2026-07-28 without authentication). Such tasks are reached by
+/// their id alone; `tasks/list` shows an anonymous caller nothing.
+const ANONYMOUS: &str = "anonymous";
+
+/// The authorization context a task is bound to: the principal, else the handshake-era
+/// session, else the long-lived connection (stdio, in-memory), else [`ANONYMOUS`].
 fn owner_of(ctx: &RequestContext) -> String {
     if let Some(caller) = ctx.caller_id() {
         return format!("principal:{}", caller.0);
     }
-    match ctx.connection().session_id() {
-        Some(sid) => format!("session:{sid}"),
-        None => "anonymous".to_owned(),
+    let connection = ctx.connection();
+    if let Some(sid) = connection.session_id() {
+        return format!("session:{sid}");
     }
+    match connection.lasting_key() {
+        Some(n) => format!("connection:{}:{n}", process_nonce()),
+        None => ANONYMOUS.to_owned(),
+    }
+}
+
+/// 64 random bits drawn once per process: connection owners of two processes sharing a task
+/// store (Redis) never collide.
+fn process_nonce() -> &'static str {
+    static NONCE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NONCE.get_or_init(|| {
+        use rand_core::TryRngCore;
+        let mut bytes = [0u8; 8];
+        if rand_core::OsRng.try_fill_bytes(&mut bytes).is_err() {
+            let t = SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            bytes = (u64::from(std::process::id()) << 32 | u64::from(t)).to_le_bytes();
+        }
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    })
 }
 
 /// 128 random bits from the OS, as 32 hex digits.
@@ -385,7 +417,10 @@ impl Tasks {
             duration_ms(self.settings.poll_interval),
         );
         self.store()
-            .create(record.clone(), self.settings.max_active)
+            .create(
+                record.clone(),
+                OwnerCaps::new(self.settings.max_active, self.settings.max_retained),
+            )
             .await
             .map_err(|e| store_error(&e))?;
         let running = Arc::new(Running {

@@ -8,6 +8,9 @@
 //!   since the epoch), for `tasks/list`;
 //! - `{ns}:task-active:{owner}`: the same for the owner's unfinished tasks, for the cap.
 //!
+//! An owner's tasks beyond [`OwnerCaps::max_retained`] drop its finished tasks that expire
+//! first (about the oldest: a task's expiry is its creation plus its TTL).
+//!
 //! Creation is one Lua script (`EVAL`: cap check and writes together); changes are
 //! compare-and-set (a script that writes only if the record is unchanged), retried on a lost
 //! race.
@@ -17,7 +20,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use ferromcp_dispatch::BoxFuture;
 use redis::aio::ConnectionManager;
 
-use super::store::{TaskChange, TaskRecord, TaskStore, TaskStoreError};
+use super::store::{OwnerCaps, TaskChange, TaskRecord, TaskStore, TaskStoreError};
 
 /// The default key namespace.
 pub const DEFAULT_TASK_NAMESPACE: &str = "ferromcp";
@@ -30,6 +33,23 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[2]) then
   return 0
+end
+local excess = redis.call('ZCARD', KEYS[2]) + 1 - tonumber(ARGV[7])
+if excess > 0 then
+  local finished = {}
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    if not redis.call('ZSCORE', KEYS[3], id) then
+      finished[#finished + 1] = id
+      if #finished == excess then break end
+    end
+  end
+  if #finished < excess then
+    return -1
+  end
+  for _, id in ipairs(finished) do
+    redis.call('DEL', ARGV[8] .. id)
+    redis.call('ZREM', KEYS[2], id)
+  end
 end
 redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
@@ -133,7 +153,7 @@ impl TaskStore for RedisTaskStore {
     fn create(
         &self,
         record: TaskRecord,
-        max_active: usize,
+        caps: OwnerCaps,
     ) -> BoxFuture<'_, Result<(), TaskStoreError>> {
         Box::pin(async move {
             let json = serde_json::to_string(&record).map_err(backend)?;
@@ -147,18 +167,20 @@ impl TaskStore for RedisTaskStore {
                 .arg(self.owner_key(&record.owner))
                 .arg(self.active_key(&record.owner))
                 .arg(now)
-                .arg(max_active)
+                .arg(caps.max_active)
                 .arg(json)
                 .arg(ttl)
                 .arg(now.saturating_add(ttl))
                 .arg(&record.task_id)
+                .arg(caps.max_retained.max(1))
+                .arg(self.task_key(""))
                 .query_async(&mut c)
                 .await
                 .map_err(backend)?;
-            if created == 1 {
-                Ok(())
-            } else {
-                Err(TaskStoreError::OwnerLimit(max_active))
+            match created {
+                1 => Ok(()),
+                -1 => Err(TaskStoreError::OwnerFull(caps.max_retained)),
+                _ => Err(TaskStoreError::OwnerLimit(caps.max_active)),
             }
         })
     }

@@ -139,11 +139,17 @@ impl Tasks {
                 .and_then(|n| n.parse::<usize>().ok())
                 .ok_or_else(|| ErrorObject::invalid_params("Invalid cursor"))?,
         };
-        let all = self
-            .store()
-            .list(&owner_of(&ctx))
-            .await
-            .map_err(|e| store_error(&e))?;
+        let owner = owner_of(&ctx);
+        // Anonymous callers share no identity: none of them sees the others' tasks (each
+        // reaches its own by id).
+        let all = if owner == ANONYMOUS {
+            Vec::new()
+        } else {
+            self.store()
+                .list(&owner)
+                .await
+                .map_err(|e| store_error(&e))?
+        };
         if offset > all.len() {
             return Err(ErrorObject::invalid_params("Invalid cursor"));
         }

@@ -14,6 +14,9 @@ pub const DEFAULT_MAX_TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// The default bound on one principal's unfinished tasks.
 pub const DEFAULT_MAX_ACTIVE_TASKS_PER_PRINCIPAL: usize = 32;
+/// The default bound on the tasks one owner has in the store, finished ones (kept until their
+/// TTL) included: beyond it the owner's oldest finished task is dropped.
+pub const DEFAULT_MAX_RETAINED_TASKS_PER_OWNER: usize = 256;
 /// The default time a cancelled handler has to stop before it is dropped.
 pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// How often a waiting task (or `tasks/result`) looks at the store for changes made on
@@ -46,6 +49,7 @@ pub struct TaskSettings {
     pub(super) max_ttl: Duration,
     pub(super) poll_interval: Duration,
     pub(super) max_active: usize,
+    pub(super) max_retained: usize,
     pub(super) cancel_grace: Duration,
     pub(super) check_interval: Duration,
     pub(super) page_size: usize,
@@ -54,6 +58,7 @@ pub struct TaskSettings {
 impl TaskSettings {
     /// The defaults: an in-memory store, [`DEFAULT_TASK_TTL`], [`DEFAULT_MAX_TASK_TTL`],
     /// [`DEFAULT_POLL_INTERVAL`], [`DEFAULT_MAX_ACTIVE_TASKS_PER_PRINCIPAL`],
+    /// [`DEFAULT_MAX_RETAINED_TASKS_PER_OWNER`],
     /// [`DEFAULT_CANCEL_GRACE`], [`DEFAULT_STORE_CHECK_INTERVAL`] and
     /// [`DEFAULT_TASK_LIST_PAGE_SIZE`].
     pub fn new() -> Self {
@@ -63,6 +68,7 @@ impl TaskSettings {
             max_ttl: DEFAULT_MAX_TASK_TTL,
             poll_interval: DEFAULT_POLL_INTERVAL,
             max_active: DEFAULT_MAX_ACTIVE_TASKS_PER_PRINCIPAL,
+            max_retained: DEFAULT_MAX_RETAINED_TASKS_PER_OWNER,
             cancel_grace: DEFAULT_CANCEL_GRACE,
             check_interval: DEFAULT_STORE_CHECK_INTERVAL,
             page_size: DEFAULT_TASK_LIST_PAGE_SIZE,
@@ -113,6 +119,14 @@ impl TaskSettings {
         self
     }
 
+    /// How many tasks one owner may have in the store, finished ones included (at least 1):
+    /// a new task beyond it drops the owner's oldest finished task, or is refused with
+    /// -32600 when none of them is finished.
+    pub fn max_retained_per_owner(mut self, n: usize) -> Self {
+        self.max_retained = n.max(1);
+        self
+    }
+
     /// How long a cancelled handler may run on before it is dropped.
     pub fn cancel_grace(mut self, grace: Duration) -> Self {
         self.cancel_grace = grace;
@@ -129,6 +143,11 @@ impl TaskSettings {
     /// The per-principal bound on unfinished tasks.
     pub fn max_active(&self) -> usize {
         self.max_active
+    }
+
+    /// The per-owner bound on stored tasks, finished ones included.
+    pub fn max_retained(&self) -> usize {
+        self.max_retained
     }
 
     /// The store.
@@ -150,6 +169,7 @@ impl std::fmt::Debug for TaskSettings {
             .field("max_ttl", &self.max_ttl)
             .field("poll_interval", &self.poll_interval)
             .field("max_active", &self.max_active)
+            .field("max_retained", &self.max_retained)
             .field("cancel_grace", &self.cancel_grace)
             .finish_non_exhaustive()
     }

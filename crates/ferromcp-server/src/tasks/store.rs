@@ -82,12 +82,37 @@ pub enum TaskStoreError {
     /// The owner already has this many tasks that are not finished (the per-principal cap).
     #[error("too many active tasks for this principal (at most {0})")]
     OwnerLimit(usize),
+    /// The owner already has this many tasks in the store and none of them is finished (the
+    /// per-owner retention cap).
+    #[error("too many tasks kept for this principal (at most {0}), none of them finished")]
+    OwnerFull(usize),
     /// The store holds as many tasks as it may.
     #[error("the task store is full (at most {0} tasks)")]
     Full(usize),
     /// The backend failed.
     #[error("task store: {0}")]
     Backend(String),
+}
+
+/// The per-owner bounds a [`TaskStore`] enforces when it creates a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OwnerCaps {
+    /// Unfinished tasks of one owner ([`TaskStoreError::OwnerLimit`] beyond).
+    pub max_active: usize,
+    /// Tasks of one owner in the store, finished ones included: beyond it the owner's oldest
+    /// finished task is dropped ([`TaskStoreError::OwnerFull`] when none is finished).
+    pub max_retained: usize,
+}
+
+impl OwnerCaps {
+    /// The bounds `max_active` and `max_retained`.
+    pub fn new(max_active: usize, max_retained: usize) -> Self {
+        Self {
+            max_active,
+            max_retained,
+        }
+    }
 }
 
 /// A change applied to a stored task, atomically with respect to other changes (a store may
@@ -98,12 +123,14 @@ pub type TaskChange = Box<dyn Fn(&mut TaskRecord) + Send + Sync>;
 /// (the `redis` feature's `RedisTaskStore`) lets a task created on one node be polled,
 /// answered and cancelled on another. A task is kept until `ttl_ms` after its creation.
 pub trait TaskStore: Send + Sync + 'static {
-    /// Stores a new task, unless its owner already has `max_active` unfinished tasks
-    /// ([`TaskStoreError::OwnerLimit`]).
+    /// Stores a new task, unless its owner already has `caps.max_active` unfinished tasks
+    /// ([`TaskStoreError::OwnerLimit`]). When the owner has `caps.max_retained` tasks
+    /// (finished ones included), its oldest finished tasks are dropped to make room
+    /// ([`TaskStoreError::OwnerFull`] when none is finished).
     fn create(
         &self,
         record: TaskRecord,
-        max_active: usize,
+        caps: OwnerCaps,
     ) -> BoxFuture<'_, Result<(), TaskStoreError>>;
 
     /// The task, if it exists and has not expired.
@@ -125,7 +152,7 @@ pub trait TaskStore: Send + Sync + 'static {
 }
 
 /// The default bound on the tasks one [`MemoryTaskStore`] holds (finished ones included,
-/// until their TTL).
+/// until their TTL; a new task beyond it is refused, whoever owns the tasks held).
 pub const DEFAULT_MEMORY_TASK_CAPACITY: usize = 10_000;
 
 /// Tasks in this process's memory, each dropped `ttl_ms` after its creation (measured on
@@ -180,6 +207,51 @@ impl MemoryInner {
         self.tasks.retain(|_, (_, deadline)| *deadline > now);
     }
 
+    fn create(
+        &mut self,
+        record: TaskRecord,
+        caps: OwnerCaps,
+        now: Instant,
+    ) -> Result<(), TaskStoreError> {
+        let mut active = 0;
+        let mut held: usize = 0;
+        let mut finished: Vec<(&str, Instant, &str)> = Vec::new();
+        for (r, deadline) in self.tasks.values() {
+            if r.owner != record.owner {
+                continue;
+            }
+            held += 1;
+            if r.status.is_terminal() {
+                finished.push((&r.created_at, *deadline, &r.task_id));
+            } else {
+                active += 1;
+            }
+        }
+        if active >= caps.max_active {
+            return Err(TaskStoreError::OwnerLimit(caps.max_active));
+        }
+        // Room under the owner's retention cap: its oldest finished tasks go.
+        let excess = (held + 1).saturating_sub(caps.max_retained.max(1));
+        if excess > finished.len() {
+            return Err(TaskStoreError::OwnerFull(caps.max_retained));
+        }
+        if self.tasks.len() - excess >= self.capacity {
+            return Err(TaskStoreError::Full(self.capacity));
+        }
+        finished.sort_unstable();
+        let evicted: Vec<String> = finished[..excess]
+            .iter()
+            .map(|(_, _, id)| (*id).to_owned())
+            .collect();
+        for id in evicted {
+            self.tasks.remove(&id);
+        }
+        let deadline = now + Duration::from_millis(record.ttl_ms);
+        self.tasks
+            .insert(record.task_id.clone(), (record, deadline));
+        Ok(())
+    }
+
     fn live(&mut self, task_id: &str, now: Instant) -> Option<&mut TaskRecord> {
         let expired = self.tasks.get(task_id).is_some_and(|(_, d)| *d <= now);
         if expired {
@@ -194,28 +266,12 @@ impl TaskStore for MemoryTaskStore {
     fn create(
         &self,
         record: TaskRecord,
-        max_active: usize,
+        caps: OwnerCaps,
     ) -> BoxFuture<'_, Result<(), TaskStoreError>> {
         let now = Instant::now();
         let mut inner = self.lock();
         inner.sweep(now);
-        let active = inner
-            .tasks
-            .values()
-            .filter(|(r, _)| r.owner == record.owner && !r.status.is_terminal())
-            .count();
-        let outcome = if active >= max_active {
-            Err(TaskStoreError::OwnerLimit(max_active))
-        } else if inner.tasks.len() >= inner.capacity {
-            Err(TaskStoreError::Full(inner.capacity))
-        } else {
-            let deadline = now + Duration::from_millis(record.ttl_ms);
-            inner
-                .tasks
-                .insert(record.task_id.clone(), (record, deadline));
-            Ok(())
-        };
-        Box::pin(std::future::ready(outcome))
+        Box::pin(std::future::ready(inner.create(record, caps, now)))
     }
 
     fn get<'a>(
