@@ -1,5 +1,6 @@
 //! [`JsonRpcDispatcher`]: JSON-RPC 2.0 over the message-stream contract.
 
+mod admission;
 mod inbound;
 mod pending;
 
@@ -23,6 +24,8 @@ use crate::options::{CallOptions, ProgressCallback};
 use crate::transport::{MessageMeta, MessageSink, MessageSource, TransportMessage};
 use crate::utility::{CANCELLED, parse_cancelled};
 
+pub use admission::InboundLoad;
+use admission::Load;
 use inbound::InFlight;
 pub(crate) use inbound::RequestState;
 use pending::PendingEntry;
@@ -39,7 +42,35 @@ pub enum CancelMode {
     Signal,
 }
 
+/// The default of [`DispatcherConfig::max_concurrent_requests`]: 64 handlers at once.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
+
+/// The default of [`DispatcherConfig::max_queued_requests`]: 256 requests waiting for a
+/// handler slot.
+pub const DEFAULT_MAX_QUEUED_REQUESTS: usize = 256;
+
 /// Settings for a [`JsonRpcDispatcher`].
+///
+/// # Backpressure
+///
+/// The read loop never stops reading to wait for a handler: responses to this side's requests,
+/// cancellations, progress and every other notification are read and acted on whatever the
+/// handlers are doing. A request is *accepted* when it is read, and counts until its answer
+/// has been handed to the transport (or it is cancelled). At most
+/// `max_concurrent_requests + max_queued_requests` requests are accepted at once; one more is
+/// refused at once with the [`Overloaded`](crate::Overloaded) error (-32600, `data.overloaded`)
+/// and the connection goes on serving. A `notifications/cancelled` for a request still
+/// waiting for a slot takes it out of the queue, unanswered.
+///
+/// Notifications wait for a slot in the same queue (so handlers start in arrival order), at
+/// most `max_queued_requests` of them; one more is dropped with a warning, after the
+/// dispatcher has acted on it itself (cancellation, progress,
+/// [`Handler::intercept_notification`](crate::Handler::intercept_notification)).
+///
+/// The only thing the read loop ever waits for is the transport: when the peer stops reading
+/// what this side writes, the loop's own refusals (and decode-error answers) wait for room
+/// once `max_queued_requests` of them are already waiting, and reading resumes as soon as the
+/// peer reads again. Handlers' answers never hold up the read loop.
 ///
 /// ```
 /// use std::time::Duration;
@@ -47,18 +78,26 @@ pub enum CancelMode {
 ///
 /// let config = DispatcherConfig::default()
 ///     .max_concurrent_requests(16)
+///     .max_queued_requests(32)
 ///     .cancel_mode(CancelMode::Signal)
 ///     .shutdown_grace(Duration::from_millis(100))
 ///     .transport(TransportInfo::new(TransportKind::Stdio, true));
 /// assert_eq!(config.max_concurrent_requests, 16);
+/// assert_eq!(config.max_queued_requests, 32);
+/// assert_eq!(DispatcherConfig::default().max_queued_requests, 256);
 /// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DispatcherConfig {
-    /// How many inbound requests and notification handlers run at once (default 64, at least
-    /// 1). When all are busy the read loop keeps reading responses and cancellations, holds up
-    /// to this many more requests, and then stops reading until a handler finishes.
+    /// How many inbound requests and notification handlers run at once (default
+    /// [`DEFAULT_MAX_CONCURRENT_REQUESTS`] = 64, at least 1).
     pub max_concurrent_requests: usize,
+    /// How many more requests may be accepted while every handler slot is busy (default
+    /// [`DEFAULT_MAX_QUEUED_REQUESTS`] = 256). They wait for a slot in arrival order; a
+    /// request beyond this is refused at once with the [`Overloaded`](crate::Overloaded)
+    /// error. Also bounds the notifications waiting for a slot, and the refusals waiting to be
+    /// written (see [Backpressure](DispatcherConfig#backpressure)).
+    pub max_queued_requests: usize,
     /// What a peer's cancellation does to its handler.
     pub cancel_mode: CancelMode,
     /// How long in-flight handlers may run on at shutdown before they are cancelled (default 0).
@@ -71,7 +110,8 @@ pub struct DispatcherConfig {
 impl Default for DispatcherConfig {
     fn default() -> Self {
         Self {
-            max_concurrent_requests: 64,
+            max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+            max_queued_requests: DEFAULT_MAX_QUEUED_REQUESTS,
             cancel_mode: CancelMode::Abort,
             shutdown_grace: Duration::ZERO,
             transport: TransportInfo::new(TransportKind::InMemory, true),
@@ -84,6 +124,13 @@ impl DispatcherConfig {
     #[must_use]
     pub fn max_concurrent_requests(mut self, n: usize) -> Self {
         self.max_concurrent_requests = n;
+        self
+    }
+
+    /// Sets how many requests may wait for a handler slot before more are refused.
+    #[must_use]
+    pub fn max_queued_requests(mut self, n: usize) -> Self {
+        self.max_queued_requests = n;
         self
     }
 
@@ -189,6 +236,8 @@ pub(crate) struct Shared {
     kept: Arc<Mutex<IdMap<(u64, ProgressCallback)>>>,
     next_keep: AtomicU64,
     in_flight: Mutex<IdMap<InFlight>>,
+    /// Counts of accepted and waiting inbound messages (the backpressure bounds).
+    load: Load,
     /// Set once the connection is closed: no more requests, notifications are dropped.
     closed: AtomicBool,
     /// Raised with `halt` when the connection closes: the cancellation signal of
@@ -343,6 +392,7 @@ impl JsonRpcDispatcher {
                 kept: Arc::new(Mutex::new(IdMap::default())),
                 next_keep: AtomicU64::new(0),
                 in_flight: Mutex::new(IdMap::default()),
+                load: Load::default(),
                 closed: AtomicBool::new(false),
                 stop: CancellationToken::new(),
                 halt: Halt::default(),
@@ -355,6 +405,14 @@ impl JsonRpcDispatcher {
     /// Whether the connection is closed.
     pub fn is_closed(&self) -> bool {
         self.shared.is_closed()
+    }
+
+    /// How many of the peer's requests this side holds right now: accepted and not yet
+    /// answered, and waiting for a handler slot. Bounded by
+    /// [`DispatcherConfig::max_concurrent_requests`] and
+    /// [`DispatcherConfig::max_queued_requests`] whatever the peer sends.
+    pub fn inbound_load(&self) -> InboundLoad {
+        self.shared.load.snapshot()
     }
 }
 

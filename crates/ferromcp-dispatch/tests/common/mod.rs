@@ -34,6 +34,7 @@ pub fn ms(n: u64) -> Duration {
 pub struct Setup {
     pub server_can_send_requests: Option<bool>,
     pub server_config: Option<DispatcherConfig>,
+    pub client_config: Option<DispatcherConfig>,
 }
 
 impl Setup {
@@ -74,7 +75,7 @@ impl Conn {
                     Arc::new(JsonRpcDispatcher::new(
                         a.source,
                         a.sink,
-                        DispatcherConfig::default(),
+                        setup.client_config.unwrap_or_default(),
                     )),
                     Arc::new(JsonRpcDispatcher::new(b.source, b.sink, server_config)),
                 )
