@@ -186,7 +186,12 @@ impl Overloaded {
         if e.code != ErrorCode::INVALID_REQUEST {
             return None;
         }
-        let limit = e.data.as_ref()?.get(Self::DATA_KEY)?.get("limit")?.as_u64()?;
+        let limit = e
+            .data
+            .as_ref()?
+            .get(Self::DATA_KEY)?
+            .get("limit")?
+            .as_u64()?;
         Some(Self::new(usize::try_from(limit).ok()?))
     }
 }

@@ -42,8 +42,8 @@ pub use error::{BoxError, HandlerError, Overloaded, RunError, SendRefused, Trans
 pub use exchange::SingleExchange;
 pub use handler::{FnHandler, Handler, handler_fn};
 pub use jsonrpc::{
-    CancelMode, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_QUEUED_REQUESTS, DispatcherConfig,
-    InboundLoad, JsonRpcDispatcher,
+    CancelMode, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_QUEUED_REQUESTS,
+    DEFAULT_MAX_UNWRITTEN_ANSWERS, DispatcherConfig, InboundLoad, JsonRpcDispatcher,
 };
 pub use options::{CallOptions, KeepProgress, Progress, ProgressCallback, ResumptionHooks};
 pub use stream::{

@@ -770,16 +770,9 @@ async fn panicking_handler_gives_32603_and_serving_continues(kind: Kind) {
 }
 
 /// JSON-RPC 2.0 §5 correlation under load: 1,000 concurrent requests in each direction all
-/// complete with their own answers (with a wait queue that holds them all: by default a
-/// connection refuses what it cannot hold, see `backpressure.rs`).
+/// complete with their own answers.
 async fn thousand_concurrent_requests_both_ways(kind: Kind) {
-    let roomy = DispatcherConfig::default().max_queued_requests(1000);
-    let setup = Setup {
-        server_config: Some(roomy.clone()),
-        client_config: Some(roomy),
-        ..Setup::default()
-    };
-    let conn = Conn::with(kind, echo_handler(), echo_handler(), setup);
+    let conn = Conn::new(kind, echo_handler(), echo_handler());
     let mut calls = Vec::new();
     for n in 0..1000 {
         for side in [&conn.client, &conn.server] {

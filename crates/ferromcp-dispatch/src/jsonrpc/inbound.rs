@@ -164,6 +164,9 @@ enum Deferred {
     Answer(Message, MessageMeta),
     /// Run this request on the read loop ([`Handler::runs_inline`]).
     Inline(Request, MessageMeta),
+    /// Take this request in once fewer answers wait for the transport (the peer reads slower
+    /// than this side answers).
+    Admit(Request, MessageMeta),
 }
 
 /// Everything the loop needs besides the source.
@@ -176,8 +179,11 @@ struct Loop {
     /// How many requests may wait for a slot (also the notifications that may, and the loop's
     /// own answers that may wait for the transport without holding up the loop).
     queue_cap: usize,
-    /// How many requests may be accepted at once: the slots plus `queue_cap`.
+    /// How many requests the handlers may hold at once: the slots plus `queue_cap`.
     limit: usize,
+    /// How many answers may wait for the transport before the loop waits for the peer to
+    /// read.
+    answer_cap: usize,
     /// Whether a request's handler is first polled right here (see `start_request`).
     poll_first: bool,
 }
@@ -210,6 +216,7 @@ pub(super) async fn run_loop<S: MessageSource>(
 ) {
     let max = shared.config.max_concurrent_requests.max(1);
     let queue_cap = shared.config.max_queued_requests;
+    let answer_cap = shared.config.max_unwritten_answers.max(1);
     let lp = Loop {
         plain: Arc::new(JsonRpcDispatcher {
             shared: shared.clone(),
@@ -219,6 +226,7 @@ pub(super) async fn run_loop<S: MessageSource>(
         slots: Arc::new(Semaphore::new(max)),
         queue_cap,
         limit: max.saturating_add(queue_cap),
+        answer_cap,
         poll_first: tokio::runtime::Handle::try_current()
             .is_ok_and(|rt| rt.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread),
     };
@@ -267,7 +275,7 @@ pub(super) async fn run_loop<S: MessageSource>(
             Event::Item(source, Some(item)) => {
                 recv.set(recv_owned(source));
                 if let Some(deferred) = lp.dispatch(item, &mut queue) {
-                    lp.finish(deferred).await;
+                    lp.finish(deferred, &mut queue).await;
                 }
             }
         }
@@ -303,21 +311,14 @@ impl Loop {
                 if self.handler.runs_inline(&req.method) {
                     return Some(Deferred::Inline(req, meta));
                 }
-                if self.shared.load.accepted() >= self.limit {
+                let load = &self.shared.load;
+                if load.held_by_handlers() >= self.limit {
                     return Some(self.refuse(req.id));
                 }
-                if queue.is_empty() {
-                    if let Ok(slot) = self.slots.clone().try_acquire_owned() {
-                        let held = Held::new(&self.shared, Kind::Request);
-                        self.start_request(req, meta, Some(held), slot);
-                        return None;
-                    }
+                if load.unwritten() >= self.answer_cap {
+                    return Some(Deferred::Admit(req, meta));
                 }
-                if queue.requests >= self.queue_cap {
-                    return Some(self.refuse(req.id));
-                }
-                let held = Held::new(&self.shared, Kind::Request);
-                queue.push(Queued::Request(req, meta, held), &self.shared);
+                return self.accept(req, meta, queue);
             }
             Message::Notification(n) => {
                 if n.method == CANCELLED {
@@ -349,6 +350,24 @@ impl Loop {
         None
     }
 
+    /// Accepts a request (below the bound): starts it, or queues it while every slot is busy;
+    /// refuses it when the queue is full.
+    fn accept(&self, req: Request, meta: MessageMeta, queue: &mut Queue) -> Option<Deferred> {
+        if queue.is_empty() {
+            if let Ok(slot) = self.slots.clone().try_acquire_owned() {
+                let held = Held::new(&self.shared, Kind::Request);
+                self.start_request(req, meta, Some(held), slot);
+                return None;
+            }
+        }
+        if queue.requests >= self.queue_cap {
+            return Some(self.refuse(req.id));
+        }
+        let held = Held::new(&self.shared, Kind::Request);
+        queue.push(Queued::Request(req, meta, held), &self.shared);
+        None
+    }
+
     /// The overload refusal of a request beyond the bound.
     fn refuse(&self, id: RequestId) -> Deferred {
         tracing::debug!(%id, limit = self.limit, "request refused: overloaded");
@@ -358,17 +377,39 @@ impl Loop {
     }
 
     /// Does what [`dispatch`](Self::dispatch) left for the loop to wait on.
-    async fn finish(&self, deferred: Deferred) {
+    async fn finish(&self, deferred: Deferred, queue: &mut Queue) {
         match deferred {
             Deferred::Answer(answer, meta) => self.answer(answer, meta).await,
             Deferred::Inline(req, meta) => self.run_inline(req, meta).await,
+            Deferred::Admit(req, meta) => {
+                self.wait_for_room().await;
+                let refused = if self.shared.load.held_by_handlers() >= self.limit {
+                    Some(self.refuse(req.id))
+                } else {
+                    self.accept(req, meta, queue)
+                };
+                if let Some(Deferred::Answer(answer, meta)) = refused {
+                    self.answer(answer, meta).await;
+                }
+            }
         }
     }
 
-    /// Writes an answer of the loop's own. When the transport has no room for it right away it
-    /// is written by a task of its own, so that the loop reads on; once `queue_cap` of those
-    /// wait, the loop waits too (the peer has stopped reading what this side writes).
+    /// Waits until fewer than `answer_cap` answers wait for the transport (or the connection
+    /// closes): the one wait of the read loop, which only a peer that does not read what it
+    /// is sent can make long.
+    async fn wait_for_room(&self) {
+        let halt = std::future::poll_fn(|cx| self.shared.halt.poll_raised(cx));
+        self.shared.load.wait_for_room(self.answer_cap, halt).await;
+    }
+
+    /// Writes an answer of the loop's own. When the transport has no room for it right away
+    /// it is written by a task of its own, so that the loop reads on; while `answer_cap`
+    /// answers already wait for the transport, the loop first waits for one to get through.
     async fn answer(&self, answer: Message, meta: MessageMeta) {
+        if self.shared.load.unwritten() >= self.answer_cap {
+            self.wait_for_room().await;
+        }
         let held = Held::new(&self.shared, Kind::Refusal);
         let shared = self.shared.clone();
         let mut write = Box::pin(async move {
@@ -380,14 +421,9 @@ impl Loop {
         if write
             .as_mut()
             .poll(&mut Context::from_waker(Waker::noop()))
-            .is_ready()
+            .is_pending()
         {
-            return;
-        }
-        if self.shared.load.refusals() <= self.queue_cap.max(1) {
             tokio::spawn(write);
-        } else {
-            write.await;
         }
     }
 
@@ -576,9 +612,11 @@ impl Loop {
         for (id, held) in answers {
             let meta = MessageMeta::related_to(id.clone());
             let answer = Message::error(Some(id), ErrorObject::connection_closed());
-            let written =
-                tokio::time::timeout(admission::DRAIN_STALL_BOUND, self.shared.write(answer, meta))
-                    .await;
+            let written = tokio::time::timeout(
+                admission::DRAIN_STALL_BOUND,
+                self.shared.write(answer, meta),
+            )
+            .await;
             drop(held);
             if !matches!(written, Ok(true)) {
                 break;
@@ -601,11 +639,14 @@ async fn serve(
     req: Request,
     state: InFlight,
     slot: Option<OwnedSemaphorePermit>,
-    held: Option<Held>,
+    mut held: Option<Held>,
 ) {
     let Request { id, method, params } = req;
     let outcome = boundary::call_request(handler, ctx, method, params).await;
     drop(slot);
+    if let Some(held) = held.as_mut() {
+        held.writing();
+    }
     {
         let mut in_flight = lock(&shared.in_flight);
         // Remove first (one hash); put back the rare entry that is not this request's (a later

@@ -34,7 +34,6 @@ pub fn ms(n: u64) -> Duration {
 pub struct Setup {
     pub server_can_send_requests: Option<bool>,
     pub server_config: Option<DispatcherConfig>,
-    pub client_config: Option<DispatcherConfig>,
 }
 
 impl Setup {
@@ -75,7 +74,7 @@ impl Conn {
                     Arc::new(JsonRpcDispatcher::new(
                         a.source,
                         a.sink,
-                        setup.client_config.unwrap_or_default(),
+                        DispatcherConfig::default(),
                     )),
                     Arc::new(JsonRpcDispatcher::new(b.source, b.sink, server_config)),
                 )
