@@ -289,8 +289,7 @@ async fn session_post(
                     {
                         session.streams.cancel(&id).await;
                     }
-                } else if session.dispatcher.inbound_load().queued_notifications
-                    >= c.inbound_queue
+                } else if session.dispatcher.inbound_load().queued_notifications >= c.inbound_queue
                 {
                     // Every handler slot is busy and as many notifications already wait for
                     // one: tell the client to come back rather than drop it. (Responses and
