@@ -397,3 +397,110 @@ async fn stdin_eof_ends_in_flight_work_within_the_grace_period() {
     })
     .await;
 }
+
+/// S44 (nothing already accepted is lost), over a real stdio child: a client pipelines 20,000
+/// `ping`s, closes stdin right after the last one and reads stdout as it comes. Every request
+/// is answered exactly once before the process exits. Before, the server returned at end of
+/// input while answers still waited for room in its output queue, and about 530 were lost.
+#[tokio::test]
+async fn s44_twenty_thousand_pipelined_requests_are_all_answered_after_stdin_eof() {
+    run(async {
+        let mut p = Peer::spawn();
+        p.handshake("2025-11-25").await;
+        let n = 20_000;
+        let mut stdin = p.stdin;
+        let writer = tokio::spawn(async move {
+            let mut lines = String::new();
+            for id in 2..2 + n {
+                lines.push_str(&format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"
+                ));
+            }
+            stdin.write_all(lines.as_bytes()).await.unwrap();
+            // Dropping stdin closes it: end of input right after the last request.
+        });
+        let by_id = read_all_until_exit(&mut p.lines).await;
+        writer.await.unwrap();
+        assert!(p.child.wait().await.unwrap().success());
+        let missing: Vec<i64> = (2..2 + n).filter(|id| !by_id.contains_key(id)).collect();
+        assert!(
+            missing.is_empty(),
+            "{} of {n} unanswered, from id {:?}",
+            missing.len(),
+            missing.first()
+        );
+        for (id, answers) in &by_id {
+            assert_eq!(answers.len(), 1, "{id} answered twice: {answers:?}");
+            assert_eq!(answers[0]["result"], json!({}), "{id}: {answers:?}");
+        }
+    })
+    .await;
+}
+
+/// Reads every line until stdout closes, by id.
+async fn read_all_until_exit(
+    lines: &mut Lines<BufReader<ChildStdout>>,
+) -> std::collections::HashMap<i64, Vec<Value>> {
+    let mut by_id: std::collections::HashMap<i64, Vec<Value>> = std::collections::HashMap::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        if let Some(id) = v["id"].as_i64() {
+            by_id.entry(id).or_default().push(v);
+        }
+    }
+    by_id
+}
+
+/// S43 over a real stdio child: 1,000 pipelined slow `tools/call`s (a 60 s countdown), then
+/// a `notifications/cancelled` for each, then a `ping`: the ping is answered within 5 s. The
+/// calls beyond the dispatcher's bound (64 running + 256 waiting) are refused at once with the
+/// overload error; the cancelled ones are never answered. Before, the server stopped reading
+/// behind the first 128 calls, so the cancellations and the ping waited for the calls to
+/// finish (a minute).
+#[tokio::test]
+async fn s43_cancelled_pipelined_calls_do_not_hold_up_the_next_request() {
+    run(async {
+        let mut p = Peer::spawn();
+        p.handshake("2025-11-25").await;
+        let mut lines = String::new();
+        for id in 10..1010 {
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                              "params": {"name": "countdown", "arguments": {"seconds": 60}}});
+            lines.push_str(&format!("{call}\n"));
+        }
+        for id in 10..1010 {
+            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                "params": {"requestId": id, "reason": "user"}});
+            lines.push_str(&format!("{cancel}\n"));
+        }
+        lines.push_str("{\"jsonrpc\":\"2.0\",\"id\":5000,\"method\":\"ping\"}\n");
+        let started = std::time::Instant::now();
+        let mut stdin = p.stdin;
+        let writer = tokio::spawn(async move {
+            stdin.write_all(lines.as_bytes()).await.unwrap();
+            stdin
+        });
+        let mut refused = 0;
+        loop {
+            let line = p.lines.next_line().await.unwrap().expect("stdout closed");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == 5000 {
+                assert_eq!(v["result"], json!({}));
+                break;
+            }
+            if v.get("id").is_some() {
+                assert_eq!(v["error"]["data"]["overloaded"]["limit"], 320, "{v}");
+                refused += 1;
+            }
+        }
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(5), "the ping took {took:?}");
+        assert_eq!(refused, 1000 - 320);
+        drop(writer.await.unwrap());
+        // Nothing more: the cancelled calls are never answered.
+        let rest = read_all_until_exit(&mut p.lines).await;
+        assert!(rest.is_empty(), "{rest:?}");
+        assert!(p.child.wait().await.unwrap().success());
+    })
+    .await;
+}

@@ -135,6 +135,67 @@ impl SendRefused {
     }
 }
 
+/// The refusal of a request that arrived while its connection already held as many of the
+/// peer's requests as it may (running plus waiting; see
+/// [`DispatcherConfig`](crate::DispatcherConfig#backpressure)).
+///
+/// It travels as a -32600 error, as the Streamable HTTP server's per-session "too many
+/// requests in flight" refusal (HTTP 429) does, with the message "Server overloaded: ..." and
+/// `data` `{"overloaded": {"limit": <requests held>}}`, so that callers can tell it from a
+/// malformed request ([`Overloaded::of`]) and retry later. Nothing of the request ran.
+///
+/// ```
+/// use ferromcp_dispatch::Overloaded;
+/// use ferromcp_jsonrpc::{ErrorCode, ErrorObject};
+///
+/// let e = Overloaded::new(320).error();
+/// assert_eq!(e.code, ErrorCode::INVALID_REQUEST);
+/// assert!(e.message.starts_with("Server overloaded"));
+/// assert_eq!(Overloaded::of(&e), Some(Overloaded::new(320)));
+/// assert_eq!(Overloaded::of(&ErrorObject::invalid_request("other")), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Overloaded {
+    /// How many requests the connection holds at most (running plus waiting).
+    pub limit: usize,
+}
+
+impl Overloaded {
+    /// The `data` key that carries the marker.
+    pub const DATA_KEY: &'static str = "overloaded";
+
+    /// The refusal for a connection that holds at most `limit` requests.
+    pub const fn new(limit: usize) -> Self {
+        Self { limit }
+    }
+
+    /// The -32600 error that reports this refusal.
+    pub fn error(self) -> ErrorObject {
+        let message = format!(
+            "Server overloaded: {} requests already in flight or waiting on this connection; \
+             try again later",
+            self.limit
+        );
+        ErrorObject::invalid_request(message)
+            .with_data(serde_json::json!({ Self::DATA_KEY: { "limit": self.limit } }))
+    }
+
+    /// The refusal `e` reports, if it is one (a -32600 carrying the marker).
+    pub fn of(e: &ErrorObject) -> Option<Self> {
+        if e.code != ErrorCode::INVALID_REQUEST {
+            return None;
+        }
+        let limit = e
+            .data
+            .as_ref()?
+            .get(Self::DATA_KEY)?
+            .get("limit")?
+            .as_u64()?;
+        Some(Self::new(usize::try_from(limit).ok()?))
+    }
+}
+
 /// The transport can carry no more messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("transport closed")]

@@ -38,10 +38,13 @@ mod wait;
 pub use context::{DispatchContext, DispatchContextBuilder, TransportInfo, TransportKind};
 pub use direct::DirectDispatcher;
 pub use dispatcher::{BoxFuture, Dispatcher, Outbound};
-pub use error::{BoxError, HandlerError, RunError, SendRefused, TransportClosed};
+pub use error::{BoxError, HandlerError, Overloaded, RunError, SendRefused, TransportClosed};
 pub use exchange::SingleExchange;
 pub use handler::{FnHandler, Handler, handler_fn};
-pub use jsonrpc::{CancelMode, DispatcherConfig, JsonRpcDispatcher};
+pub use jsonrpc::{
+    CancelMode, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_QUEUED_REQUESTS,
+    DEFAULT_MAX_UNWRITTEN_ANSWERS, DispatcherConfig, InboundLoad, JsonRpcDispatcher,
+};
 pub use options::{CallOptions, KeepProgress, Progress, ProgressCallback, ResumptionHooks};
 pub use stream::{
     DEFAULT_OUTBOUND_CAPACITY, LineSink, LineSource, LineTransportConfig, line_transport,

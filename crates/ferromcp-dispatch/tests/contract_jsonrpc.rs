@@ -270,29 +270,6 @@ async fn concurrent_handlers_are_bounded() {
     .await;
 }
 
-/// The concurrency bound applies backpressure to the reader: with every slot busy and the
-/// wait queue full, the dispatcher stops reading and the transport fills up.
-#[tokio::test]
-async fn a_saturated_dispatcher_stops_reading() {
-    timed(async {
-        let (gate, started) = common::Gate::new();
-        let (raw, end) = memory_pair(1);
-        let config = DispatcherConfig::default().max_concurrent_requests(1);
-        let d = JsonRpcDispatcher::new(end.source, end.sink, config);
-        let h = gate.handler();
-        tokio::spawn(async move { d.run(h).await });
-        // 1 running + 1 queued + 1 in the channel; the next send must wait.
-        for i in 0..3 {
-            send(&raw, req(i, "hold", json!({}))).await;
-        }
-        started.wait(1).await;
-        let blocked = tokio::time::timeout(ms(50), send(&raw, req(3, "hold", json!({})))).await;
-        assert!(blocked.is_err(), "the reader kept reading");
-        gate.open();
-    })
-    .await;
-}
-
 /// Utilities › Cancellation, signal mode: the handler only sees its signal, runs to the end,
 /// and the cancelled request is never answered.
 #[tokio::test]

@@ -215,7 +215,10 @@ async fn in_flight_cap_429() {
         )
         .await;
         assert_eq!(second.status(), 429);
-        assert_eq!(json_body(second).await["error"]["code"], -32600);
+        let body = json_body(second).await;
+        assert_eq!(body["error"]["code"], -32600);
+        // Marked as the dispatcher's overload refusal is (`ferromcp_dispatch::Overloaded`).
+        assert_eq!(body["error"]["data"]["overloaded"]["limit"], 1, "{body}");
         Sse::new(first).rest().await;
         let third = post(
             addr,

@@ -285,3 +285,70 @@ async fn handshake_context_methods_in_sequence() {
     })
     .await;
 }
+
+/// S42 (backpressure never deadlocks), as a client pipelining over a stream would: 200
+/// `tools/call`s of a tool that elicits, sent back to back on one 2025-11-25 stream while the
+/// client answers every elicitation as it reads it. All 200 complete: the answers reach their
+/// handlers though the calls beyond the 64 running ones wait behind them. Before, the
+/// dispatcher stopped reading behind 64 waiting calls, the answers sat unread and all 200
+/// hung.
+#[tokio::test]
+async fn s42_two_hundred_pipelined_eliciting_calls_on_a_stream_all_complete() {
+    use ferromcp_dispatch::{MessageSink, MessageSource, memory_pair};
+    use ferromcp_types::jsonrpc::{Message, Notification, Payload, Request};
+
+    run(async {
+        let server = server();
+        let (client, end) = memory_pair(64);
+        let serving = tokio::spawn(async move {
+            let config = ferromcp_server::StreamConfig::default();
+            ferromcp_server::serve_stream(server.server(), end.source, end.sink, config).await
+        });
+        let (sink, mut source) = (client.sink, client.source);
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": all_caps(),
+                          "clientInfo": {"name": "pipeliner", "version": "1"}});
+        let init = Request::new(0, "initialize", Some(Payload::from(init)));
+        sink.send(Message::Request(init).into()).await.unwrap();
+        let first = source.recv().await.unwrap().unwrap().message;
+        assert!(matches!(first, Message::Response(_)), "{first:?}");
+        let initialized = Notification::new("notifications/initialized", None);
+        sink.send(Message::Notification(initialized).into())
+            .await
+            .unwrap();
+
+        let writer = {
+            let sink = sink.clone();
+            tokio::spawn(async move {
+                for i in 1..=200 {
+                    let params = json!({"name": "signup", "arguments": {}});
+                    let call = Request::new(i, "tools/call", Some(Payload::from(params)));
+                    sink.send(Message::Request(call).into()).await.unwrap();
+                }
+            })
+        };
+        let mut done = std::collections::HashSet::new();
+        while done.len() < 200 {
+            match source.recv().await.unwrap().unwrap().message {
+                Message::Request(r) => {
+                    let params: serde_json::Value = r.params.unwrap().parse().unwrap();
+                    let answer = match user(&r.method, &params) {
+                        Ok(v) => Message::response(r.id, v),
+                        Err(e) => Message::error(Some(r.id), e),
+                    };
+                    sink.send(answer.into()).await.unwrap();
+                }
+                Message::Response(r) => {
+                    let v: serde_json::Value = r.result.parse().unwrap();
+                    assert_eq!(text(&v), "welcome alice <alice@example.com>", "{v}");
+                    assert!(done.insert(r.id));
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        writer.await.unwrap();
+        drop(sink);
+        drop(source);
+        let _ = serving.await;
+    })
+    .await;
+}

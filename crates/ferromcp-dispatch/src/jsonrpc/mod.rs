@@ -1,5 +1,6 @@
 //! [`JsonRpcDispatcher`]: JSON-RPC 2.0 over the message-stream contract.
 
+mod admission;
 mod inbound;
 mod pending;
 
@@ -23,6 +24,8 @@ use crate::options::{CallOptions, ProgressCallback};
 use crate::transport::{MessageMeta, MessageSink, MessageSource, TransportMessage};
 use crate::utility::{CANCELLED, parse_cancelled};
 
+pub use admission::InboundLoad;
+use admission::Load;
 use inbound::InFlight;
 pub(crate) use inbound::RequestState;
 use pending::PendingEntry;
@@ -39,7 +42,51 @@ pub enum CancelMode {
     Signal,
 }
 
+/// The default of [`DispatcherConfig::max_concurrent_requests`]: 64 handlers at once.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
+
+/// The default of [`DispatcherConfig::max_queued_requests`]: 256 requests waiting for a
+/// handler slot.
+pub const DEFAULT_MAX_QUEUED_REQUESTS: usize = 256;
+
+/// The default of [`DispatcherConfig::max_unwritten_answers`]: 1024 answers waiting for the
+/// peer to read.
+pub const DEFAULT_MAX_UNWRITTEN_ANSWERS: usize = 1024;
+
 /// Settings for a [`JsonRpcDispatcher`].
+///
+/// # Backpressure
+///
+/// The read loop never waits for a handler: responses to this side's requests, cancellations,
+/// progress and every other notification are read and acted on whatever the handlers are
+/// doing, so a handler that waits for the peer (an elicitation, say) always gets its answer.
+///
+/// - A request counts from when it is read until its answer has been handed to the
+///   transport (or it is cancelled). While the handlers hold `max_concurrent_requests +
+///   max_queued_requests` requests (running, or waiting for a slot), one more is refused at
+///   once with the [`Overloaded`](crate::Overloaded) error (-32600, `data.overloaded`), and
+///   the connection goes on serving.
+/// - A `notifications/cancelled` for a request still waiting for a slot takes it out of the
+///   queue, unanswered.
+/// - Notifications wait for a slot in the same queue (so handlers start in arrival order), at
+///   most `max_queued_requests` of them; one more is dropped with a warning, after the
+///   dispatcher has acted on it itself (cancellation, progress,
+///   [`Handler::intercept_notification`](crate::Handler::intercept_notification)).
+///
+/// The only thing the read loop ever waits for is the peer reading what this side writes:
+/// answers (handlers' results, and the loop's own refusals and decode-error answers) wait for
+/// the transport in tasks of their own, at most `max_unwritten_answers` of them; while that
+/// many wait, the loop takes no new request in until one gets through. A peer that reads what
+/// it is sent therefore always has its requests read, however far it pipelines; one that
+/// stops reading holds at most that many answers here (and the transport's own buffer). Two
+/// dispatchers flooding each other can stall each other only when each has more than
+/// `max_unwritten_answers` answers unread by the other. Handlers wait for the transport after
+/// giving their slot back, so they never hold up the read loop.
+///
+/// At the end of the connection (end of input, or [`Dispatcher::close`]) every accepted
+/// request is answered (by its handler within `shutdown_grace`, else with -32000) and `run`
+/// returns only once those answers have reached the transport, or once none has got through
+/// for 2 s (the peer stopped reading).
 ///
 /// ```
 /// use std::time::Duration;
@@ -47,18 +94,30 @@ pub enum CancelMode {
 ///
 /// let config = DispatcherConfig::default()
 ///     .max_concurrent_requests(16)
+///     .max_queued_requests(32)
+///     .max_unwritten_answers(128)
 ///     .cancel_mode(CancelMode::Signal)
 ///     .shutdown_grace(Duration::from_millis(100))
 ///     .transport(TransportInfo::new(TransportKind::Stdio, true));
 /// assert_eq!(config.max_concurrent_requests, 16);
+/// assert_eq!(config.max_queued_requests, 32);
+/// assert_eq!(DispatcherConfig::default().max_queued_requests, 256);
 /// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DispatcherConfig {
-    /// How many inbound requests and notification handlers run at once (default 64, at least
-    /// 1). When all are busy the read loop keeps reading responses and cancellations, holds up
-    /// to this many more requests, and then stops reading until a handler finishes.
+    /// How many inbound requests and notification handlers run at once (default
+    /// [`DEFAULT_MAX_CONCURRENT_REQUESTS`] = 64, at least 1).
     pub max_concurrent_requests: usize,
+    /// How many more requests may be accepted while every handler slot is busy (default
+    /// [`DEFAULT_MAX_QUEUED_REQUESTS`] = 256). They wait for a slot in arrival order; a
+    /// request beyond this is refused at once with the [`Overloaded`](crate::Overloaded)
+    /// error. Also bounds the notifications waiting for a slot (see
+    /// [Backpressure](DispatcherConfig#backpressure)).
+    pub max_queued_requests: usize,
+    /// How many answers may wait for the peer to read them before the read loop waits too
+    /// (default [`DEFAULT_MAX_UNWRITTEN_ANSWERS`] = 1024, at least 1).
+    pub max_unwritten_answers: usize,
     /// What a peer's cancellation does to its handler.
     pub cancel_mode: CancelMode,
     /// How long in-flight handlers may run on at shutdown before they are cancelled (default 0).
@@ -71,7 +130,9 @@ pub struct DispatcherConfig {
 impl Default for DispatcherConfig {
     fn default() -> Self {
         Self {
-            max_concurrent_requests: 64,
+            max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+            max_queued_requests: DEFAULT_MAX_QUEUED_REQUESTS,
+            max_unwritten_answers: DEFAULT_MAX_UNWRITTEN_ANSWERS,
             cancel_mode: CancelMode::Abort,
             shutdown_grace: Duration::ZERO,
             transport: TransportInfo::new(TransportKind::InMemory, true),
@@ -84,6 +145,20 @@ impl DispatcherConfig {
     #[must_use]
     pub fn max_concurrent_requests(mut self, n: usize) -> Self {
         self.max_concurrent_requests = n;
+        self
+    }
+
+    /// Sets how many requests may wait for a handler slot before more are refused.
+    #[must_use]
+    pub fn max_queued_requests(mut self, n: usize) -> Self {
+        self.max_queued_requests = n;
+        self
+    }
+
+    /// Sets how many answers may wait for the peer to read them.
+    #[must_use]
+    pub fn max_unwritten_answers(mut self, n: usize) -> Self {
+        self.max_unwritten_answers = n;
         self
     }
 
@@ -189,6 +264,8 @@ pub(crate) struct Shared {
     kept: Arc<Mutex<IdMap<(u64, ProgressCallback)>>>,
     next_keep: AtomicU64,
     in_flight: Mutex<IdMap<InFlight>>,
+    /// Counts of accepted and waiting inbound messages (the backpressure bounds).
+    load: Load,
     /// Set once the connection is closed: no more requests, notifications are dropped.
     closed: AtomicBool,
     /// Raised with `halt` when the connection closes: the cancellation signal of
@@ -343,6 +420,7 @@ impl JsonRpcDispatcher {
                 kept: Arc::new(Mutex::new(IdMap::default())),
                 next_keep: AtomicU64::new(0),
                 in_flight: Mutex::new(IdMap::default()),
+                load: Load::default(),
                 closed: AtomicBool::new(false),
                 stop: CancellationToken::new(),
                 halt: Halt::default(),
@@ -355,6 +433,14 @@ impl JsonRpcDispatcher {
     /// Whether the connection is closed.
     pub fn is_closed(&self) -> bool {
         self.shared.is_closed()
+    }
+
+    /// How many of the peer's requests this side holds right now: accepted and not yet
+    /// answered, and waiting for a handler slot. Bounded by
+    /// [`DispatcherConfig::max_concurrent_requests`] and
+    /// [`DispatcherConfig::max_queued_requests`] whatever the peer sends.
+    pub fn inbound_load(&self) -> InboundLoad {
+        self.shared.load.snapshot()
     }
 }
 

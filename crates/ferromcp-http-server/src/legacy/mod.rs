@@ -146,8 +146,11 @@ fn create(
     let dispatcher = JsonRpcDispatcher::new(
         InboxSource(inbox.clone()),
         SessionSink(streams.clone()),
+        // At most `max_in_flight` requests reach the dispatcher (429 beyond), and at most
+        // `inbound_queue` notifications wait in it for a slot (503 beyond).
         DispatcherConfig::default()
             .max_concurrent_requests(c.max_in_flight)
+            .max_queued_requests(c.inbound_queue)
             .transport(TransportInfo::new(
                 TransportKind::StreamableHttp,
                 !c.json_response,
@@ -344,6 +347,12 @@ async fn session_post(
                     {
                         session.streams.cancel(&id).await;
                     }
+                } else if session.dispatcher.inbound_load().queued_notifications >= c.inbound_queue
+                {
+                    // Every handler slot is busy and as many notifications already wait for
+                    // one: tell the client to come back rather than drop it. (Responses and
+                    // cancellations are always taken: the dispatcher acts on them at once.)
+                    return push_failed(PushError::Full);
                 }
             }
             return match session.inbox.push(TransportMessage::new(other, meta)) {
@@ -353,14 +362,16 @@ async fn session_post(
         }
     };
     if session.streams.in_flight() >= c.max_in_flight {
-        return error(
-            StatusCode::TOO_MANY_REQUESTS,
-            Some(request.id),
-            ErrorObject::invalid_request(format!(
-                "Too many requests in flight in this session (limit {})",
-                c.max_in_flight
-            )),
-        );
+        // The same -32600 a stream connection's dispatcher refuses with, marked
+        // `data.overloaded` (`ferromcp_dispatch::Overloaded`).
+        let refusal = ErrorObject::invalid_request(format!(
+            "Too many requests in flight in this session (limit {})",
+            c.max_in_flight
+        ))
+        .with_data(serde_json::json!({
+            ferromcp_dispatch::Overloaded::DATA_KEY: { "limit": c.max_in_flight }
+        }));
+        return error(StatusCode::TOO_MANY_REQUESTS, Some(request.id), refusal);
     }
     let id = request.id.clone();
     if c.json_response {
