@@ -238,17 +238,21 @@ where
         }
         Err(BodyError::Read) => return http_error(StatusCode::BAD_REQUEST, "Bad Request: body"),
     };
+    // Decoded once: the scope check decides on the very message the wire dispatches.
+    let decoded = ferromcp_types::jsonrpc::Decoder::new()
+        .max_depth(shared.config.max_json_depth)
+        .decode_message(&bytes);
     #[cfg(feature = "auth")]
     if let Some(auth) = &shared.config.auth {
-        if let Err(r) = crate::auth::check::check_scopes(auth, &parts, &bytes) {
+        if let Err(r) = crate::auth::check::check_scopes(auth, &parts, decoded.as_ref().ok()) {
             return r;
         }
     }
     let parts = Arc::new(parts);
     if modern {
-        modern::post(&shared, parts, &bytes).await
+        modern::post(&shared, parts, decoded).await
     } else {
-        legacy::post(&shared, parts, &bytes).await
+        legacy::post(&shared, parts, decoded).await
     }
 }
 
