@@ -24,8 +24,8 @@ use ferromcp_server::Server;
 /// Binding fills in what the address decides: the issuer (`http://<bound address>` when the
 /// config has none), the resource (`<issuer origin><path>`, added to the authorization
 /// server's resources), the resource-server settings (when `HttpConfig::auth` is unset:
-/// [`AuthorizationServer::resource_auth`]) and, on a loopback bind, the loopback
-/// `Host`/`Origin` allowlists.
+/// [`AuthorizationServer::resource_auth`]) and the `Host`/`Origin` allowlists left unset
+/// (the loopback names on the bound port, [`HttpConfig::bound_to`]).
 #[derive(Debug)]
 pub struct AuthHttpServer {
     listener: TcpListener,
@@ -93,23 +93,8 @@ impl AuthHttpServer {
             None => Arc::new(customize(auth.resource_auth(resource))),
         };
         http.auth = Some(rs.clone());
-        if local.ip().is_loopback() {
-            if http.allowed_hosts.is_none() {
-                let port = local.port();
-                http = http.allowed_hosts([
-                    format!("127.0.0.1:{port}"),
-                    format!("localhost:{port}"),
-                    format!("[::1]:{port}"),
-                ]);
-            }
-            if http.allowed_origins.is_none() {
-                http = http.allowed_origins([
-                    "http://127.0.0.1:*",
-                    "http://localhost:*",
-                    "http://[::1]:*",
-                ]);
-            }
-        }
+        // Unset Host/Origin allowlists: the loopback names on the bound port.
+        let http = http.bound_to(local);
         Ok(Self {
             listener,
             service: McpHttpService::new(server, http),

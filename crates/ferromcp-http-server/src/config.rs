@@ -55,12 +55,22 @@ pub struct HttpConfig {
     pub stateless: bool,
     /// Answer requests with one JSON object, never an SSE stream (default `false`).
     pub json_response: bool,
-    /// Allowed `Host` header values; `None` turns the check off. `host:*` matches any port.
-    /// [`serve_http`](super::serve_http) fills in loopback names for loopback binds.
+    /// Allowed `Host` header values (DNS-rebinding protection; 421 otherwise). `host:*`
+    /// matches any port. `None` (the default) means the loopback names: `localhost`,
+    /// `127.0.0.1` and `[::1]` on the bound port for [`HttpServer`](super::HttpServer) and
+    /// [`serve_http`](super::serve_http) (whatever address they bind), on any port for a
+    /// mounted [`McpHttpService`](super::McpHttpService), which does not know its port. A
+    /// public deployment names its hosts, or calls [`disable_host_checks`](Self::disable_host_checks).
     pub allowed_hosts: Option<Vec<String>>,
-    /// Allowed `Origin` header values (a missing `Origin` is always allowed); `None` turns
-    /// the check off. `scheme://host:*` matches any port.
+    /// Allowed `Origin` header values (403 otherwise; a missing `Origin` is always allowed).
+    /// `scheme://host:*` matches any port. `None` (the default) means the loopback origins
+    /// (`http://localhost`, `http://127.0.0.1`, `http://[::1]`), on the bound port or, for a
+    /// mounted service, any port.
     pub allowed_origins: Option<Vec<String>>,
+    /// DNS-rebinding protection for the lists left unset (default `true`): `false` (set by
+    /// [`disable_host_checks`](Self::disable_host_checks)) accepts any `Host` or `Origin` a
+    /// list does not name, and the service logs a warning when it is made.
+    pub host_checks: bool,
     /// The largest request body, in bytes (default 4 MiB; 413 above it).
     pub max_body_size: usize,
     /// The deepest JSON nesting accepted in a body (default 128).
@@ -108,6 +118,7 @@ impl Default for HttpConfig {
             json_response: false,
             allowed_hosts: None,
             allowed_origins: None,
+            host_checks: true,
             max_body_size: DEFAULT_MAX_BODY_SIZE,
             max_json_depth: ferromcp_types::jsonrpc::DEFAULT_MAX_DEPTH,
             max_sessions: DEFAULT_MAX_SESSIONS,
@@ -164,11 +175,14 @@ impl HttpConfig {
         self
     }
 
-    /// Turns DNS-rebinding protection (the `Host` and `Origin` checks) off.
+    /// Turns DNS-rebinding protection (the `Host` and `Origin` checks) off: for a server
+    /// behind a proxy that checks them. Clears both allowlists (a list set afterwards is
+    /// checked again); the service logs a warning when it is made with the checks off.
     #[must_use]
     pub fn disable_host_checks(mut self) -> Self {
         self.allowed_hosts = None;
         self.allowed_origins = None;
+        self.host_checks = false;
         self
     }
 
@@ -226,37 +240,13 @@ impl HttpConfig {
         check_param_headers: bool,
     }
 
-    /// Fills in the loopback allowlists (DNS-rebinding protection) when none are set.
-    pub(crate) fn with_loopback_defaults(mut self) -> Self {
-        if self.allowed_hosts.is_none() {
-            self.allowed_hosts = Some(
-                [
-                    "127.0.0.1:*",
-                    "localhost:*",
-                    "[::1]:*",
-                    "127.0.0.1",
-                    "localhost",
-                    "[::1]",
-                ]
-                .map(str::to_owned)
-                .to_vec(),
-            );
-        }
-        if self.allowed_origins.is_none() {
-            self.allowed_origins = Some(
-                [
-                    "http://127.0.0.1:*",
-                    "http://localhost:*",
-                    "http://[::1]:*",
-                    "http://127.0.0.1",
-                    "http://localhost",
-                    "http://[::1]",
-                ]
-                .map(str::to_owned)
-                .to_vec(),
-            );
-        }
-        self
+    /// The settings a server bound to `addr` uses: the `Host`/`Origin` allowlists left unset
+    /// become the loopback names on `addr`'s port (a wider address without lists logs a
+    /// warning: it answers loopback names only). For an application with its own listener
+    /// that serves an [`McpHttpService`](super::McpHttpService).
+    #[must_use]
+    pub fn bound_to(self, addr: std::net::SocketAddr) -> Self {
+        super::security::secure_for_bind(self, addr)
     }
 }
 
@@ -280,6 +270,7 @@ impl fmt::Debug for HttpConfig {
             .field("json_response", &self.json_response)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
+            .field("host_checks", &self.host_checks)
             .field("max_body_size", &self.max_body_size)
             .field("max_sessions", &self.max_sessions)
             .field("idle_timeout", &self.idle_timeout)

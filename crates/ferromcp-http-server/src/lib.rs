@@ -5,8 +5,8 @@
 //!   (`Router::new().route_service("/mcp", service)`) or any tower/hyper stack.
 //! - [`serve_http`]: the one-liner; [`HttpServer`] binds first (port 0 in tests) and tells the
 //!   local address. Every accepted connection gets `TCP_NODELAY` and keep-alive.
-//! - [`HttpConfig`]: path, stateless and JSON-response modes, Host/Origin allowlists (on by
-//!   default for loopback binds), and every limit.
+//! - [`HttpConfig`]: path, stateless and JSON-response modes, Host/Origin allowlists (loopback
+//!   names only by default, bound or mounted), and every limit.
 //! - Era routing: a POST whose `MCP-Protocol-Version` header names 2026-07-28, or a version
 //!   ferromcp does not serve, takes the 2026-07-28 entry (one POST, one exchange, routing
 //!   headers checked, a disconnect cancels); everything else takes the handshake-era wire
@@ -86,9 +86,9 @@ pub async fn serve_http_with(
 /// A bound Streamable HTTP server: bind (port 0 picks a free port), read the local address,
 /// then [`run`](HttpServer::run).
 ///
-/// Binding a loopback address fills in the loopback `Host`/`Origin` allowlists when the
-/// config has none (DNS-rebinding protection); binding a wider address without allowlists
-/// logs a warning.
+/// Binding fills in the `Host`/`Origin` allowlists the config leaves unset with the loopback
+/// names on the bound port (DNS-rebinding protection, [`HttpConfig::bound_to`]): binding a
+/// wider address without allowlists answers loopback names only and logs a warning.
 #[derive(Debug)]
 pub struct HttpServer {
     listener: TcpListener,

@@ -66,10 +66,13 @@ impl fmt::Debug for McpHttpService {
 }
 
 impl McpHttpService {
-    /// A service serving `server` with `config` (the `Host`/`Origin` allowlists are used as
-    /// given: [`serve_http`](super::serve_http) adds loopback defaults, a mounted service
-    /// does not know its bind address).
+    /// A service serving `server` with `config`. Mounted as it is, it does not know its
+    /// port: unset `Host`/`Origin` allowlists accept the loopback names on any port
+    /// ([`HttpConfig::bound_to`] names the port; [`serve_http`](super::serve_http) does that).
+    /// Logs a warning when DNS-rebinding protection is off
+    /// ([`HttpConfig::disable_host_checks`]).
     pub fn new(server: Server, config: HttpConfig) -> Self {
+        security::warn_if_off(&config);
         Self {
             shared: Arc::new(Shared {
                 modern_runner: Arc::new(ferromcp_server::ServerRunner::modern_exchange(
