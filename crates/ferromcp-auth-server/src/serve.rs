@@ -13,7 +13,9 @@ use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
 use super::{AuthServerConfig, AuthorizationServer};
 use ferromcp_http_server::auth::AuthConfig;
-use ferromcp_http_server::{HttpConfig, McpBody, McpHttpService};
+use ferromcp_http_server::{
+    ConnectionLimits, HttpConfig, McpBody, McpHttpService, refuse_connection,
+};
 use ferromcp_server::Server;
 
 /// A Streamable HTTP server whose MCP endpoint is protected by an embedded
@@ -133,6 +135,8 @@ impl AuthHttpServer {
     /// end) or accepting fails.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         let mut shutdown = std::pin::pin!(shutdown);
+        let http = self.service.config();
+        let limits = ConnectionLimits::new(http.max_connections, http.max_connections_per_peer);
         let routes = Arc::new(Routes {
             service: self.service,
             auth: self.auth,
@@ -151,8 +155,17 @@ impl AuthHttpServer {
                 }
                 Err(e) => return Err(e),
             };
+            // The MCP endpoint's connection caps hold for the whole listener.
+            let Some(permit) = limits.try_acquire(peer.ip()) else {
+                refuse_connection(stream);
+                continue;
+            };
             let _ = stream.set_nodelay(true);
-            tokio::spawn(serve_connection(stream, peer, routes.clone()));
+            let routes = routes.clone();
+            tokio::spawn(async move {
+                serve_connection(stream, peer, routes).await;
+                drop(permit);
+            });
         }
     }
 }
@@ -164,6 +177,7 @@ struct Routes {
 }
 
 async fn serve_connection(stream: TcpStream, peer: SocketAddr, routes: Arc<Routes>) {
+    let header_read_timeout = routes.service.config().header_read_timeout;
     let svc = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
         let routes = routes.clone();
         async move {
@@ -191,6 +205,7 @@ async fn serve_connection(stream: TcpStream, peer: SocketAddr, routes: Arc<Route
     let conn = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
         .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
         .serve_connection(TokioIo::new(stream), svc);
     if let Err(e) = conn.await {
         tracing::debug!(error = %e, "HTTP connection ended with an error");

@@ -31,6 +31,12 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub const DEFAULT_SSE_DEFERRAL: Duration = Duration::from_secs(1);
 /// The `retry` (milliseconds) sent in priming events.
 pub const DEFAULT_RETRY_MS: u64 = 1000;
+/// The default time a request body may take to arrive in full: 30 seconds.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default time a request head may take to arrive, counted from the connection's opening
+/// or the end of its previous exchange (so an idle kept-alive connection is closed too): 30
+/// seconds.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The settings of the Streamable HTTP server.
 ///
@@ -95,6 +101,20 @@ pub struct HttpConfig {
     pub sse_deferral: Duration,
     /// The `retry` field of priming events, in milliseconds (default 1000).
     pub retry_ms: u64,
+    /// The longest a request body may take to arrive in full (default 30 s): a body that
+    /// stalls is cut off with 408 and the connection closed.
+    pub body_timeout: Duration,
+    /// The longest a request head may take to arrive, the wait for the next request on an
+    /// idle kept-alive connection included (default 30 s; the connection is closed).
+    /// Applied by [`HttpServer`](super::HttpServer); a mounted service's server sets its own.
+    pub header_read_timeout: Duration,
+    /// The most connections open at once (default 1024; one more is answered 503 and
+    /// closed). Applied by [`HttpServer`](super::HttpServer) as it accepts.
+    pub max_connections: usize,
+    /// The most connections open at once from one peer address (default 64; IPv6 by /64).
+    /// Behind a reverse proxy every connection comes from the proxy: raise it to
+    /// [`max_connections`](Self::max_connections) there.
+    pub max_connections_per_peer: usize,
     /// Where handshake-era SSE events are kept for resumption (`None`: not resumable).
     /// Default: an [`InMemoryEventStore`].
     pub event_store: Option<Arc<dyn EventStore>>,
@@ -130,6 +150,10 @@ impl Default for HttpConfig {
             keep_alive: DEFAULT_KEEP_ALIVE,
             sse_deferral: DEFAULT_SSE_DEFERRAL,
             retry_ms: DEFAULT_RETRY_MS,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            max_connections: super::conn_limit::DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_peer: super::conn_limit::DEFAULT_MAX_CONNECTIONS_PER_PEER,
             event_store: Some(Arc::new(InMemoryEventStore::default())),
             session_store: Arc::new(InMemorySessionStore::default()),
             check_param_headers: true,
@@ -238,6 +262,14 @@ impl HttpConfig {
         retry_ms: u64,
         /// Sets whether `Mcp-Param-*` headers are checked.
         check_param_headers: bool,
+        /// Sets the time a request body may take to arrive.
+        body_timeout: Duration,
+        /// Sets the time a request head may take to arrive.
+        header_read_timeout: Duration,
+        /// Sets the cap on open connections.
+        max_connections: usize,
+        /// Sets the cap on open connections per peer address.
+        max_connections_per_peer: usize,
     }
 
     /// The settings a server bound to `addr` uses: the `Host`/`Origin` allowlists left unset
@@ -276,6 +308,9 @@ impl fmt::Debug for HttpConfig {
             .field("idle_timeout", &self.idle_timeout)
             .field("init_timeout", &self.init_timeout)
             .field("max_in_flight", &self.max_in_flight)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_connections", &self.max_connections)
+            .field("max_connections_per_peer", &self.max_connections_per_peer)
             .field("event_store", &self.event_store.is_some())
             .field("auth", &self.auth_debug())
             .finish_non_exhaustive()

@@ -4,7 +4,9 @@
 //! - [`McpHttpService`]: a tower service; mount it in axum
 //!   (`Router::new().route_service("/mcp", service)`) or any tower/hyper stack.
 //! - [`serve_http`]: the one-liner; [`HttpServer`] binds first (port 0 in tests) and tells the
-//!   local address. Every accepted connection gets `TCP_NODELAY` and keep-alive.
+//!   local address. Every accepted connection gets `TCP_NODELAY` and keep-alive; connections
+//!   are capped per peer and in total ([`ConnectionLimits`]), and a request head or body that
+//!   stalls is cut off.
 //! - [`HttpConfig`]: path, stateless and JSON-response modes, Host/Origin allowlists (loopback
 //!   names only by default, bound or mounted), and every limit.
 //! - Era routing: a POST whose `MCP-Protocol-Version` header names 2026-07-28, or a version
@@ -22,6 +24,7 @@
 pub mod auth;
 mod body;
 mod config;
+mod conn_limit;
 mod event_store;
 mod exchange;
 mod frames;
@@ -45,9 +48,14 @@ use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
 pub use body::McpBody;
 pub use config::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_INBOUND_QUEUE, DEFAULT_INIT_TIMEOUT, DEFAULT_KEEP_ALIVE,
-    DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS, DEFAULT_PATH,
-    DEFAULT_RETRY_MS, DEFAULT_SSE_DEFERRAL, DEFAULT_STREAM_QUEUE, HttpConfig,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_INBOUND_QUEUE,
+    DEFAULT_INIT_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_SESSIONS, DEFAULT_PATH, DEFAULT_RETRY_MS, DEFAULT_SSE_DEFERRAL,
+    DEFAULT_STREAM_QUEUE, HttpConfig,
+};
+pub use conn_limit::{
+    ConnectionLimits, ConnectionPermit, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
+    refuse_connection,
 };
 pub use event_store::{
     DEFAULT_EVENTS_PER_SESSION, EventStore, InMemoryEventStore, Replay, StoredEvent,
@@ -132,12 +140,14 @@ impl HttpServer {
     /// connections already accepted are served to their end) or accepting fails.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         let mut shutdown = std::pin::pin!(shutdown);
+        let config = self.service.config();
+        let limits = ConnectionLimits::new(config.max_connections, config.max_connections_per_peer);
         loop {
             let accepted = tokio::select! {
                 () = &mut shutdown => return Ok(()),
                 a = self.listener.accept() => a,
             };
-            let (stream, _peer) = match accepted {
+            let (stream, peer) = match accepted {
                 Ok(c) => c,
                 Err(e) if is_transient(&e) => {
                     tracing::debug!(error = %e, "accept failed; continuing");
@@ -146,9 +156,17 @@ impl HttpServer {
                 }
                 Err(e) => return Err(e),
             };
+            let Some(permit) = limits.try_acquire(peer.ip()) else {
+                tracing::debug!(%peer, "connection refused: at the connection cap");
+                refuse_connection(stream);
+                continue;
+            };
             tune(&stream);
             let service = self.service.clone();
-            tokio::spawn(serve_connection(stream, service));
+            tokio::spawn(async move {
+                serve_connection(stream, service).await;
+                drop(permit);
+            });
         }
     }
 }
@@ -178,6 +196,7 @@ fn tune(stream: &TcpStream) {
 
 async fn serve_connection(stream: TcpStream, service: McpHttpService) {
     let path = service.config().path.clone();
+    let header_read_timeout = service.config().header_read_timeout;
     let svc = hyper::service::service_fn(move |req: http::Request<Incoming>| {
         let service = service.clone();
         let on_path = req.uri().path() == path;
@@ -197,11 +216,12 @@ async fn serve_connection(stream: TcpStream, service: McpHttpService) {
             Ok(service.handle(req).await)
         }
     });
-    // The timer arms hyper's header-read timeout (30 s): a client that never finishes its
-    // request head does not hold the connection forever.
+    // The timer arms hyper's header-read timeout: a client that never finishes its request
+    // head, or leaves a kept-alive connection idle, does not hold the connection forever.
     let conn = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
         .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
         .serve_connection(TokioIo::new(stream), svc);
     if let Err(e) = conn.await {
         tracing::debug!(error = %e, "HTTP connection ended with an error");

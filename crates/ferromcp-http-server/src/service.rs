@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 
 use ferromcp_dispatch::{BoxError, BoxFuture};
 use ferromcp_types::ProtocolVersion;
-use http::header::{ALLOW, CONTENT_LENGTH, HeaderValue};
+use http::header::{ALLOW, CONNECTION, CONTENT_LENGTH, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use tokio::sync::OnceCell;
@@ -185,7 +185,13 @@ where
                 .and_then(|v| v.parse::<u64>().ok());
             // Bounded far below the body limit: an unauthenticated caller gets no large reads.
             let drain = shared.config.max_body_size.min(UNAUTHENTICATED_DRAIN_LIMIT);
-            let _ = read_body(body, declared, drain).await;
+            let mut r = r;
+            if let Err(BodyError::TimedOut) =
+                read_body(body, declared, drain, shared.config.body_timeout).await
+            {
+                r.headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+            }
             return r;
         }
     }
@@ -228,7 +234,8 @@ where
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let bytes = match read_body(body, declared, shared.config.max_body_size).await {
+    let limit = shared.config.max_body_size;
+    let bytes = match read_body(body, declared, limit, shared.config.body_timeout).await {
         Ok(b) => b,
         Err(BodyError::TooLarge) => {
             return http_error(
@@ -240,6 +247,16 @@ where
             );
         }
         Err(BodyError::Read) => return http_error(StatusCode::BAD_REQUEST, "Bad Request: body"),
+        Err(BodyError::TimedOut) => {
+            // The rest of the body may still come: the connection is not reused.
+            let mut r = http_error(
+                StatusCode::REQUEST_TIMEOUT,
+                "Request Timeout: the body did not arrive in time",
+            );
+            r.headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+            return r;
+        }
     };
     // Decoded once: the scope check decides on the very message the wire dispatches.
     let decoded = ferromcp_types::jsonrpc::Decoder::new()
