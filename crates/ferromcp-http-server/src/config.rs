@@ -111,7 +111,7 @@ pub struct HttpConfig {
     /// The most connections open at once (default 1024; one more is answered 503 and
     /// closed). Applied by [`HttpServer`](super::HttpServer) as it accepts.
     pub max_connections: usize,
-    /// The most connections open at once from one peer address (default 64; IPv6 by /64).
+    /// The most connections open at once from one peer address (default 256; IPv6 by /64).
     /// Behind a reverse proxy every connection comes from the proxy: raise it to
     /// [`max_connections`](Self::max_connections) there.
     pub max_connections_per_peer: usize,

@@ -10,8 +10,9 @@ use tokio::net::TcpStream;
 
 /// The default bound on connections open at once, in total: 1024.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
-/// The default bound on connections open at once from one peer address: 64.
-pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 64;
+/// The default bound on connections open at once from one peer address: 256 (a quarter of
+/// the total; one client may hold a GET stream and up to 64 request streams per session).
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 256;
 
 /// Counts open connections per peer and in total, and refuses one more beyond either cap.
 ///
