@@ -161,7 +161,7 @@ where
     let params = match parts.method {
         // Not HEAD: an authorization request has effects (a code, a pending request).
         Method::GET => parse_params(parts.uri.query().unwrap_or("").as_bytes()),
-        Method::POST => match read_limited(body, server.inner().config.max_form_size).await {
+        Method::POST => match read_limited(body, &server.inner().config).await {
             Ok(b) => parse_params(&b),
             Err(e) => Err(e),
         },

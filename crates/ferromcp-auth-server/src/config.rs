@@ -106,6 +106,9 @@ pub struct AuthServerConfig {
     pub cimd_timeout: Duration,
     /// The largest token / revocation / registration body (default [`DEFAULT_MAX_FORM_SIZE`]).
     pub max_form_size: usize,
+    /// The longest a request body may take to arrive (default
+    /// [`DEFAULT_BODY_TIMEOUT`](ferromcp_http_server::DEFAULT_BODY_TIMEOUT), 30 s; 408).
+    pub body_timeout: Duration,
     /// The most requests waiting for a login page's decision (default
     /// [`DEFAULT_MAX_PENDING`]).
     pub max_pending: usize,
@@ -149,6 +152,7 @@ impl Default for AuthServerConfig {
             cimd_max_size: DEFAULT_CIMD_MAX_SIZE,
             cimd_timeout: DEFAULT_CIMD_TIMEOUT,
             max_form_size: DEFAULT_MAX_FORM_SIZE,
+            body_timeout: ferromcp_http_server::DEFAULT_BODY_TIMEOUT,
             max_pending: DEFAULT_MAX_PENDING,
             pending_ttl: DEFAULT_PENDING_TTL,
             signing_key: None,
@@ -292,6 +296,8 @@ impl AuthServerConfig {
         cimd_timeout: Duration,
         /// Sets the form / registration body limit.
         max_form_size: usize,
+        /// Sets the time a request body may take to arrive.
+        body_timeout: Duration,
         /// Sets the bound on pending login-page requests.
         max_pending: usize,
         /// Sets how long a login-page request stays pending.

@@ -62,7 +62,7 @@ where
             ..OAuthError::invalid_request("use POST")
         });
     }
-    let bytes = read_limited(body, server.inner().config.max_form_size).await?;
+    let bytes = read_limited(body, &server.inner().config).await?;
     let meta: Value = serde_json::from_slice(&bytes)
         .map_err(|e| OAuthError::new("invalid_client_metadata", format!("not JSON: {e}")))?;
     let mut client = client_from_metadata(&meta, random_token(16).map_err(OAuthError::server)?)?;

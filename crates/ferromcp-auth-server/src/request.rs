@@ -10,9 +10,9 @@ use http::{Method, Request, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 
-use super::AuthorizationServer;
 use super::oauth_error::OAuthError;
 use super::store::ClientRecord;
+use super::{AuthServerConfig, AuthorizationServer};
 
 /// Parameters of a query or form: each at most once (OAuth 2.1 §3.1: parameters must not
 /// be repeated).
@@ -32,14 +32,26 @@ pub(super) fn parse_params(text: &[u8]) -> Result<Params, OAuthError> {
     Ok(out)
 }
 
-/// Reads a body of at most `limit` bytes.
-pub(super) async fn read_limited<B>(body: B, limit: usize) -> Result<Vec<u8>, OAuthError>
+/// Reads a body of at most `config.max_form_size` bytes, all of it within
+/// `config.body_timeout` (a body that stalls is cut off with 408).
+pub(super) async fn read_limited<B>(
+    body: B,
+    config: &AuthServerConfig,
+) -> Result<Vec<u8>, OAuthError>
 where
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    match Limited::new(body, limit).collect().await {
+    let limit = config.max_form_size;
+    let read = tokio::time::timeout(config.body_timeout, Limited::new(body, limit).collect());
+    let Ok(read) = read.await else {
+        return Err(OAuthError {
+            status: StatusCode::REQUEST_TIMEOUT,
+            ..OAuthError::invalid_request("the body did not arrive in time")
+        });
+    };
+    match read {
         Ok(b) => Ok(b.to_bytes().to_vec()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(OAuthError {
             status: StatusCode::PAYLOAD_TOO_LARGE,
@@ -84,7 +96,7 @@ where
             "Content-Type must be application/x-www-form-urlencoded",
         ));
     }
-    let bytes = read_limited(body, server.inner().config.max_form_size).await?;
+    let bytes = read_limited(body, &server.inner().config).await?;
     Ok((parts, parse_params(&bytes)?))
 }
 

@@ -13,7 +13,9 @@ use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
 use super::{AuthServerConfig, AuthorizationServer};
 use ferromcp_http_server::auth::AuthConfig;
-use ferromcp_http_server::{HttpConfig, McpBody, McpHttpService};
+use ferromcp_http_server::{
+    ConnectionLimits, HttpConfig, McpBody, McpHttpService, refuse_connection,
+};
 use ferromcp_server::Server;
 
 /// A Streamable HTTP server whose MCP endpoint is protected by an embedded
@@ -24,9 +26,10 @@ use ferromcp_server::Server;
 /// Binding fills in what the address decides: the issuer (`http://<bound address>` when the
 /// config has none), the resource (`<issuer origin><path>`, added to the authorization
 /// server's resources), the resource-server settings (when `HttpConfig::auth` is unset:
-/// [`AuthorizationServer::resource_auth`]) and, on a loopback bind, the loopback
-/// `Host`/`Origin` allowlists. Binding a non-loopback address with a consent hook that
-/// approves without a user (the default [`AutoApprove`](super::AutoApprove)) fails unless
+/// [`AuthorizationServer::resource_auth`]) and the `Host`/`Origin` allowlists left unset
+/// (the loopback names on the bound port, [`HttpConfig::bound_to`]). Binding a non-loopback
+/// address with a consent hook that approves without a user (the default
+/// [`AutoApprove`](super::AutoApprove)) fails unless
 /// [`allow_auto_approve_off_loopback`](super::AuthServerConfig::allow_auto_approve_off_loopback)
 /// is set.
 #[derive(Debug)]
@@ -100,23 +103,8 @@ impl AuthHttpServer {
             None => Arc::new(customize(auth.resource_auth(resource))),
         };
         http.auth = Some(rs.clone());
-        if local.ip().is_loopback() {
-            if http.allowed_hosts.is_none() {
-                let port = local.port();
-                http = http.allowed_hosts([
-                    format!("127.0.0.1:{port}"),
-                    format!("localhost:{port}"),
-                    format!("[::1]:{port}"),
-                ]);
-            }
-            if http.allowed_origins.is_none() {
-                http = http.allowed_origins([
-                    "http://127.0.0.1:*",
-                    "http://localhost:*",
-                    "http://[::1]:*",
-                ]);
-            }
-        }
+        // Unset Host/Origin allowlists: the loopback names on the bound port.
+        let http = http.bound_to(local);
         Ok(Self {
             listener,
             service: McpHttpService::new(server, http),
@@ -155,6 +143,8 @@ impl AuthHttpServer {
     /// end) or accepting fails.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         let mut shutdown = std::pin::pin!(shutdown);
+        let http = self.service.config();
+        let limits = ConnectionLimits::new(http.max_connections, http.max_connections_per_peer);
         let routes = Arc::new(Routes {
             service: self.service,
             auth: self.auth,
@@ -173,8 +163,17 @@ impl AuthHttpServer {
                 }
                 Err(e) => return Err(e),
             };
+            // The MCP endpoint's connection caps hold for the whole listener.
+            let Some(permit) = limits.try_acquire(peer.ip()) else {
+                refuse_connection(stream);
+                continue;
+            };
             let _ = stream.set_nodelay(true);
-            tokio::spawn(serve_connection(stream, peer, routes.clone()));
+            let routes = routes.clone();
+            tokio::spawn(async move {
+                serve_connection(stream, peer, routes).await;
+                drop(permit);
+            });
         }
     }
 }
@@ -186,6 +185,7 @@ struct Routes {
 }
 
 async fn serve_connection(stream: TcpStream, peer: SocketAddr, routes: Arc<Routes>) {
+    let header_read_timeout = routes.service.config().header_read_timeout;
     let svc = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
         let routes = routes.clone();
         async move {
@@ -213,6 +213,7 @@ async fn serve_connection(stream: TcpStream, peer: SocketAddr, routes: Arc<Route
     let conn = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
         .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
         .serve_connection(TokioIo::new(stream), svc);
     if let Err(e) = conn.await {
         tracing::debug!(error = %e, "HTTP connection ended with an error");

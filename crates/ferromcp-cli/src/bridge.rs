@@ -59,7 +59,9 @@ ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND [ARGS…]
     one shared child for 2026-07-28 requests. Progress, logs and server→client requests
     travel back on the request's stream (or the session's GET stream).
     COMMAND may also be one quoted, shell-style string.
-    OPTIONS: --json-response, --allowed-host H (repeatable), --allowed-origin O (repeatable)
+    OPTIONS: --json-response, --allowed-host H (repeatable), --allowed-origin O (repeatable),
+    --disable-host-checks (any Host and Origin; only behind a proxy that checks them).
+    Without --allowed-host only loopback Host names on the bound port are answered.
 
 ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...
     Serves the Streamable HTTP server at URL on this process's stdin/stdout.";
@@ -100,6 +102,7 @@ fn parse_stdio_to_http(args: &[&str]) -> Result<(String, HttpConfig, Vec<String>
         match *flag {
             "--" => break rest.iter().map(|s| (*s).to_owned()).collect(),
             "--json-response" => config = config.json_response(true),
+            "--disable-host-checks" => config = config.disable_host_checks(),
             "--allowed-host" | "--allowed-origin" => {
                 let Some((value, tail)) = rest.split_first() else {
                     return Err(format!("{flag} needs a value"));

@@ -1,5 +1,5 @@
 //! `ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
-//! [--allowed-origin O]... [--redis URL] [--auth]`: the demo server over Streamable HTTP at
+//! [--allowed-origin O]... [--disable-host-checks] [--redis URL] [--auth]`: the demo server over Streamable HTTP at
 //! `/mcp`, both eras (with `--auth`, behind the embedded OAuth 2.1 authorization server).
 
 use std::process::ExitCode;
@@ -15,6 +15,8 @@ OPTIONS:
     --json-response         answer requests with JSON, never SSE
     --allowed-host H        allow this Host header (repeatable; `host:*` = any port)
     --allowed-origin O      allow this Origin header (repeatable)
+    --disable-host-checks   accept any Host and Origin (only behind a proxy that
+                            checks them; logs a warning)
     --redis URL             share handshake-era sessions and resumable streams with the
                             other nodes using this Redis (built with the `redis` feature)
     --auth                  protect /mcp with the embedded OAuth 2.1 authorization server
@@ -24,8 +26,9 @@ OPTIONS:
                             so loopback addresses only (the issuer is http://ADDR).
                             Try it with `ferromcp inspect http://ADDR/mcp --oauth`.
 
-Loopback binds allow only loopback Host and Origin values by default (DNS-rebinding
-protection); a wider bind without --allowed-host/--allowed-origin logs a warning.";
+By default only loopback Host and Origin values on the bound port are answered
+(DNS-rebinding protection), whatever ADDR is: a public deployment names its hosts and
+origins with --allowed-host/--allowed-origin (a wider bind without them logs a warning).";
 
 /// Parses the arguments after `--http` into the address, the settings and the Redis URL.
 fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>, bool), String> {
@@ -43,6 +46,7 @@ fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>, bool), St
             "--auth" => auth = true,
             "--stateless" => config = config.stateless(true),
             "--json-response" => config = config.json_response(true),
+            "--disable-host-checks" => config = config.disable_host_checks(),
             "--redis" => {
                 let Some((value, tail)) = rest.split_first() else {
                     return Err("--redis needs a URL, e.g. redis://127.0.0.1:6379".to_owned());
@@ -189,5 +193,8 @@ mod tests {
         assert!(parse(&[]).is_err());
         assert!(parse(&["x", "--allowed-host"]).is_err());
         assert!(parse(&["x", "--bogus"]).is_err());
+        let (_, off, _, _) =
+            parse(&["x", "--disable-host-checks"]).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(!off.host_checks && off.allowed_hosts.is_none());
     }
 }

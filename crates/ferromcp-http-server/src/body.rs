@@ -249,14 +249,18 @@ pub(crate) enum BodyError {
     TooLarge,
     /// The body failed to arrive (400).
     Read,
+    /// The body did not arrive in full within the body timeout (408).
+    TimedOut,
 }
 
 /// Reads a request body, counting its frames against `limit` (a `Content-Length` over the
-/// limit fails at once; a body that lies about its length is cut off as it streams).
+/// limit fails at once; a body that lies about its length is cut off as it streams), all of
+/// it within `timeout` (a body that stalls is cut off).
 pub(crate) async fn read_body<B>(
     body: B,
     declared: Option<u64>,
     limit: usize,
+    timeout: Duration,
 ) -> Result<Bytes, BodyError>
 where
     B: Body,
@@ -265,6 +269,16 @@ where
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(BodyError::TooLarge);
     }
+    tokio::time::timeout(timeout, read_frames(body, limit))
+        .await
+        .unwrap_or(Err(BodyError::TimedOut))
+}
+
+async fn read_frames<B>(body: B, limit: usize) -> Result<Bytes, BodyError>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
     let mut body = std::pin::pin!(body);
     let mut buf: Vec<u8> = Vec::new();
     let mut first: Option<Bytes> = None;

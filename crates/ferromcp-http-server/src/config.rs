@@ -58,6 +58,12 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub const DEFAULT_SSE_DEFERRAL: Duration = Duration::from_secs(1);
 /// The `retry` (milliseconds) sent in priming events.
 pub const DEFAULT_RETRY_MS: u64 = 1000;
+/// The default time a request body may take to arrive in full: 30 seconds.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default time a request head may take to arrive, counted from the connection's opening
+/// or the end of its previous exchange (so an idle kept-alive connection is closed too): 30
+/// seconds.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The settings of the Streamable HTTP server.
 ///
@@ -82,12 +88,22 @@ pub struct HttpConfig {
     pub stateless: bool,
     /// Answer requests with one JSON object, never an SSE stream (default `false`).
     pub json_response: bool,
-    /// Allowed `Host` header values; `None` turns the check off. `host:*` matches any port.
-    /// [`serve_http`](super::serve_http) fills in loopback names for loopback binds.
+    /// Allowed `Host` header values (DNS-rebinding protection; 421 otherwise). `host:*`
+    /// matches any port. `None` (the default) means the loopback names: `localhost`,
+    /// `127.0.0.1` and `[::1]` on the bound port for [`HttpServer`](super::HttpServer) and
+    /// [`serve_http`](super::serve_http) (whatever address they bind), on any port for a
+    /// mounted [`McpHttpService`](super::McpHttpService), which does not know its port. A
+    /// public deployment names its hosts, or calls [`disable_host_checks`](Self::disable_host_checks).
     pub allowed_hosts: Option<Vec<String>>,
-    /// Allowed `Origin` header values (a missing `Origin` is always allowed); `None` turns
-    /// the check off. `scheme://host:*` matches any port.
+    /// Allowed `Origin` header values (403 otherwise; a missing `Origin` is always allowed).
+    /// `scheme://host:*` matches any port. `None` (the default) means the loopback origins
+    /// (`http://localhost`, `http://127.0.0.1`, `http://[::1]`), on the bound port or, for a
+    /// mounted service, any port.
     pub allowed_origins: Option<Vec<String>>,
+    /// DNS-rebinding protection for the lists left unset (default `true`): `false` (set by
+    /// [`disable_host_checks`](Self::disable_host_checks)) accepts any `Host` or `Origin` a
+    /// list does not name, and the service logs a warning when it is made.
+    pub host_checks: bool,
     /// The largest request body, in bytes (default 4 MiB; 413 above it).
     pub max_body_size: usize,
     /// The deepest JSON nesting accepted in a body (default 128).
@@ -126,6 +142,20 @@ pub struct HttpConfig {
     pub sse_deferral: Duration,
     /// The `retry` field of priming events, in milliseconds (default 1000).
     pub retry_ms: u64,
+    /// The longest a request body may take to arrive in full (default 30 s): a body that
+    /// stalls is cut off with 408 and the connection closed.
+    pub body_timeout: Duration,
+    /// The longest a request head may take to arrive, the wait for the next request on an
+    /// idle kept-alive connection included (default 30 s; the connection is closed).
+    /// Applied by [`HttpServer`](super::HttpServer); a mounted service's server sets its own.
+    pub header_read_timeout: Duration,
+    /// The most connections open at once (default 1024; one more is answered 503 and
+    /// closed). Applied by [`HttpServer`](super::HttpServer) as it accepts.
+    pub max_connections: usize,
+    /// The most connections open at once from one peer address (default 256; IPv6 by /64).
+    /// Behind a reverse proxy every connection comes from the proxy: raise it to
+    /// [`max_connections`](Self::max_connections) there.
+    pub max_connections_per_peer: usize,
     /// Where handshake-era SSE events are kept for resumption (`None`: not resumable).
     /// Default: an [`InMemoryEventStore`].
     pub event_store: Option<Arc<dyn EventStore>>,
@@ -149,6 +179,7 @@ impl Default for HttpConfig {
             json_response: false,
             allowed_hosts: None,
             allowed_origins: None,
+            host_checks: true,
             max_body_size: DEFAULT_MAX_BODY_SIZE,
             max_json_depth: ferromcp_types::jsonrpc::DEFAULT_MAX_DEPTH,
             max_sessions: DEFAULT_MAX_SESSIONS,
@@ -163,6 +194,10 @@ impl Default for HttpConfig {
             keep_alive: DEFAULT_KEEP_ALIVE,
             sse_deferral: DEFAULT_SSE_DEFERRAL,
             retry_ms: DEFAULT_RETRY_MS,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            max_connections: super::conn_limit::DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_peer: super::conn_limit::DEFAULT_MAX_CONNECTIONS_PER_PEER,
             event_store: Some(Arc::new(InMemoryEventStore::default())),
             session_store: Arc::new(InMemorySessionStore::default()),
             check_param_headers: true,
@@ -208,11 +243,14 @@ impl HttpConfig {
         self
     }
 
-    /// Turns DNS-rebinding protection (the `Host` and `Origin` checks) off.
+    /// Turns DNS-rebinding protection (the `Host` and `Origin` checks) off: for a server
+    /// behind a proxy that checks them. Clears both allowlists (a list set afterwards is
+    /// checked again); the service logs a warning when it is made with the checks off.
     #[must_use]
     pub fn disable_host_checks(mut self) -> Self {
         self.allowed_hosts = None;
         self.allowed_origins = None;
+        self.host_checks = false;
         self
     }
 
@@ -274,39 +312,23 @@ impl HttpConfig {
         retry_ms: u64,
         /// Sets whether `Mcp-Param-*` headers are checked.
         check_param_headers: bool,
+        /// Sets the time a request body may take to arrive.
+        body_timeout: Duration,
+        /// Sets the time a request head may take to arrive.
+        header_read_timeout: Duration,
+        /// Sets the cap on open connections.
+        max_connections: usize,
+        /// Sets the cap on open connections per peer address.
+        max_connections_per_peer: usize,
     }
 
-    /// Fills in the loopback allowlists (DNS-rebinding protection) when none are set.
-    pub(crate) fn with_loopback_defaults(mut self) -> Self {
-        if self.allowed_hosts.is_none() {
-            self.allowed_hosts = Some(
-                [
-                    "127.0.0.1:*",
-                    "localhost:*",
-                    "[::1]:*",
-                    "127.0.0.1",
-                    "localhost",
-                    "[::1]",
-                ]
-                .map(str::to_owned)
-                .to_vec(),
-            );
-        }
-        if self.allowed_origins.is_none() {
-            self.allowed_origins = Some(
-                [
-                    "http://127.0.0.1:*",
-                    "http://localhost:*",
-                    "http://[::1]:*",
-                    "http://127.0.0.1",
-                    "http://localhost",
-                    "http://[::1]",
-                ]
-                .map(str::to_owned)
-                .to_vec(),
-            );
-        }
-        self
+    /// The settings a server bound to `addr` uses: the `Host`/`Origin` allowlists left unset
+    /// become the loopback names on `addr`'s port (a wider address without lists logs a
+    /// warning: it answers loopback names only). For an application with its own listener
+    /// that serves an [`McpHttpService`](super::McpHttpService).
+    #[must_use]
+    pub fn bound_to(self, addr: std::net::SocketAddr) -> Self {
+        super::security::secure_for_bind(self, addr)
     }
 }
 
@@ -330,6 +352,7 @@ impl fmt::Debug for HttpConfig {
             .field("json_response", &self.json_response)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
+            .field("host_checks", &self.host_checks)
             .field("max_body_size", &self.max_body_size)
             .field("max_sessions", &self.max_sessions)
             .field(
@@ -341,6 +364,9 @@ impl fmt::Debug for HttpConfig {
             .field("init_timeout", &self.init_timeout)
             .field("first_request_timeout", &self.first_request_timeout)
             .field("max_in_flight", &self.max_in_flight)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_connections", &self.max_connections)
+            .field("max_connections_per_peer", &self.max_connections_per_peer)
             .field("event_store", &self.event_store.is_some())
             .field("auth", &self.auth_debug())
             .finish_non_exhaustive()

@@ -4,9 +4,11 @@
 //! - [`McpHttpService`]: a tower service; mount it in axum
 //!   (`Router::new().route_service("/mcp", service)`) or any tower/hyper stack.
 //! - [`serve_http`]: the one-liner; [`HttpServer`] binds first (port 0 in tests) and tells the
-//!   local address. Every accepted connection gets `TCP_NODELAY` and keep-alive.
-//! - [`HttpConfig`]: path, stateless and JSON-response modes, Host/Origin allowlists (on by
-//!   default for loopback binds), and every limit.
+//!   local address. Every accepted connection gets `TCP_NODELAY` and keep-alive; connections
+//!   are capped per peer and in total ([`ConnectionLimits`]), and a request head or body that
+//!   stalls is cut off.
+//! - [`HttpConfig`]: path, stateless and JSON-response modes, Host/Origin allowlists (loopback
+//!   names only by default, bound or mounted), and every limit.
 //! - Era routing: a POST whose `MCP-Protocol-Version` header names 2026-07-28, or a version
 //!   ferromcp does not serve, takes the 2026-07-28 entry (one POST, one exchange, routing
 //!   headers checked, a disconnect cancels); everything else takes the handshake-era wire
@@ -22,6 +24,7 @@
 pub mod auth;
 mod body;
 mod config;
+mod conn_limit;
 mod event_store;
 mod exchange;
 mod frames;
@@ -45,11 +48,15 @@ use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
 pub use body::McpBody;
 pub use config::{
-    DEFAULT_FIRST_REQUEST_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_INBOUND_QUEUE,
-    DEFAULT_INIT_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_IN_FLIGHT,
-    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PEER, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
-    DEFAULT_PATH, DEFAULT_RETRY_MS, DEFAULT_SSE_DEFERRAL, DEFAULT_STREAM_QUEUE, HttpConfig,
-    PeerAddr,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_FIRST_REQUEST_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_INBOUND_QUEUE, DEFAULT_INIT_TIMEOUT, DEFAULT_KEEP_ALIVE,
+    DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_PEER, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_PATH,
+    DEFAULT_RETRY_MS, DEFAULT_SSE_DEFERRAL, DEFAULT_STREAM_QUEUE, HttpConfig, PeerAddr,
+};
+pub use conn_limit::{
+    ConnectionLimits, ConnectionPermit, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
+    refuse_connection,
 };
 pub use event_store::{
     DEFAULT_EVENTS_PER_SESSION, EventStore, InMemoryEventStore, Replay, StoredEvent,
@@ -88,9 +95,9 @@ pub async fn serve_http_with(
 /// A bound Streamable HTTP server: bind (port 0 picks a free port), read the local address,
 /// then [`run`](HttpServer::run).
 ///
-/// Binding a loopback address fills in the loopback `Host`/`Origin` allowlists when the
-/// config has none (DNS-rebinding protection); binding a wider address without allowlists
-/// logs a warning.
+/// Binding fills in the `Host`/`Origin` allowlists the config leaves unset with the loopback
+/// names on the bound port (DNS-rebinding protection, [`HttpConfig::bound_to`]): binding a
+/// wider address without allowlists answers loopback names only and logs a warning.
 #[derive(Debug)]
 pub struct HttpServer {
     listener: TcpListener,
@@ -134,6 +141,8 @@ impl HttpServer {
     /// connections already accepted are served to their end) or accepting fails.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         let mut shutdown = std::pin::pin!(shutdown);
+        let config = self.service.config();
+        let limits = ConnectionLimits::new(config.max_connections, config.max_connections_per_peer);
         loop {
             let accepted = tokio::select! {
                 () = &mut shutdown => return Ok(()),
@@ -148,9 +157,17 @@ impl HttpServer {
                 }
                 Err(e) => return Err(e),
             };
+            let Some(permit) = limits.try_acquire(peer.ip()) else {
+                tracing::debug!(%peer, "connection refused: at the connection cap");
+                refuse_connection(stream);
+                continue;
+            };
             tune(&stream);
             let service = self.service.clone();
-            tokio::spawn(serve_connection(stream, peer, service));
+            tokio::spawn(async move {
+                serve_connection(stream, peer, service).await;
+                drop(permit);
+            });
         }
     }
 }
@@ -180,6 +197,7 @@ fn tune(stream: &TcpStream) {
 
 async fn serve_connection(stream: TcpStream, peer: SocketAddr, service: McpHttpService) {
     let path = service.config().path.clone();
+    let header_read_timeout = service.config().header_read_timeout;
     let svc = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
         let service = service.clone();
         req.extensions_mut().insert(PeerAddr(peer));
@@ -200,11 +218,12 @@ async fn serve_connection(stream: TcpStream, peer: SocketAddr, service: McpHttpS
             Ok(service.handle(req).await)
         }
     });
-    // The timer arms hyper's header-read timeout (30 s): a client that never finishes its
-    // request head does not hold the connection forever.
+    // The timer arms hyper's header-read timeout: a client that never finishes its request
+    // head, or leaves a kept-alive connection idle, does not hold the connection forever.
     let conn = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
         .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
         .serve_connection(TokioIo::new(stream), svc);
     if let Err(e) = conn.await {
         tracing::debug!(error = %e, "HTTP connection ended with an error");

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use ferromcp_types::ProtocolVersion;
-use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Message, Payload, RequestId, echo};
+use ferromcp_types::jsonrpc::{
+    DecodeError, ErrorCode, ErrorObject, Message, Payload, RequestId, echo,
+};
 use ferromcp_types::mcp::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, methods};
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
@@ -43,7 +45,7 @@ fn supported() -> Vec<&'static str> {
 pub(crate) async fn post(
     shared: &Arc<Shared>,
     parts: Arc<http::request::Parts>,
-    body: &[u8],
+    decoded: Result<Message, DecodeError>,
 ) -> Response<McpBody> {
     let config = &shared.config;
     let h = &parts.headers;
@@ -54,8 +56,7 @@ pub(crate) async fn post(
             "Not Acceptable: Accept must list application/json and text/event-stream",
         );
     }
-    let decoder = ferromcp_types::jsonrpc::Decoder::new().max_depth(config.max_json_depth);
-    let message = match decoder.decode_message(body) {
+    let message = match decoded {
         Ok(m) => m,
         Err(e) => {
             return error(

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 
 use ferromcp_dispatch::{BoxError, BoxFuture};
 use ferromcp_types::ProtocolVersion;
-use http::header::{ALLOW, CONTENT_LENGTH, HeaderValue};
+use http::header::{ALLOW, CONNECTION, CONTENT_LENGTH, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use tokio::sync::OnceCell;
@@ -68,10 +68,13 @@ impl fmt::Debug for McpHttpService {
 }
 
 impl McpHttpService {
-    /// A service serving `server` with `config` (the `Host`/`Origin` allowlists are used as
-    /// given: [`serve_http`](super::serve_http) adds loopback defaults, a mounted service
-    /// does not know its bind address).
+    /// A service serving `server` with `config`. Mounted as it is, it does not know its
+    /// port: unset `Host`/`Origin` allowlists accept the loopback names on any port
+    /// ([`HttpConfig::bound_to`] names the port; [`serve_http`](super::serve_http) does that).
+    /// Logs a warning when DNS-rebinding protection is off
+    /// ([`HttpConfig::disable_host_checks`]).
     pub fn new(server: Server, config: HttpConfig) -> Self {
+        security::warn_if_off(&config);
         Self {
             shared: Arc::new(Shared {
                 modern_runner: Arc::new(ferromcp_server::ServerRunner::modern_exchange(
@@ -185,7 +188,13 @@ where
                 .and_then(|v| v.parse::<u64>().ok());
             // Bounded far below the body limit: an unauthenticated caller gets no large reads.
             let drain = shared.config.max_body_size.min(UNAUTHENTICATED_DRAIN_LIMIT);
-            let _ = read_body(body, declared, drain).await;
+            let mut r = r;
+            if let Err(BodyError::TimedOut) =
+                read_body(body, declared, drain, shared.config.body_timeout).await
+            {
+                r.headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+            }
             return r;
         }
     }
@@ -228,7 +237,8 @@ where
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let bytes = match read_body(body, declared, shared.config.max_body_size).await {
+    let limit = shared.config.max_body_size;
+    let bytes = match read_body(body, declared, limit, shared.config.body_timeout).await {
         Ok(b) => b,
         Err(BodyError::TooLarge) => {
             return http_error(
@@ -240,18 +250,32 @@ where
             );
         }
         Err(BodyError::Read) => return http_error(StatusCode::BAD_REQUEST, "Bad Request: body"),
+        Err(BodyError::TimedOut) => {
+            // The rest of the body may still come: the connection is not reused.
+            let mut r = http_error(
+                StatusCode::REQUEST_TIMEOUT,
+                "Request Timeout: the body did not arrive in time",
+            );
+            r.headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+            return r;
+        }
     };
+    // Decoded once: the scope check decides on the very message the wire dispatches.
+    let decoded = ferromcp_types::jsonrpc::Decoder::new()
+        .max_depth(shared.config.max_json_depth)
+        .decode_message(&bytes);
     #[cfg(feature = "auth")]
     if let Some(auth) = &shared.config.auth {
-        if let Err(r) = crate::auth::check::check_scopes(auth, &parts, &bytes) {
+        if let Err(r) = crate::auth::check::check_scopes(auth, &parts, decoded.as_ref().ok()) {
             return r;
         }
     }
     let parts = Arc::new(parts);
     if modern {
-        modern::post(&shared, parts, &bytes).await
+        modern::post(&shared, parts, decoded).await
     } else {
-        legacy::post(&shared, parts, &bytes).await
+        legacy::post(&shared, parts, decoded).await
     }
 }
 

@@ -252,6 +252,8 @@ async fn as_principal(
     let mut req = http::Request::builder()
         .method(Method::POST)
         .uri("/mcp")
+        // A mounted service answers loopback Host names only, by default.
+        .header("host", "localhost")
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2025-11-25");

@@ -121,10 +121,13 @@ async fn l02_thousand_concurrent_sessions_with_a_ledger_and_back_to_baseline() {
     tokio::time::timeout(BUDGET, async {
         let sessions = 1000 * scale();
         let store = Arc::new(InMemorySessionStore::default());
+        // Every connection comes from 127.0.0.1: the per-peer connection cap is the total.
         let config = HttpConfig::default()
             .max_sessions(sessions + 1)
             // Every session comes from 127.0.0.1: the total cap is the one tested here.
             .max_sessions_per_peer(sessions + 1)
+            .max_connections(sessions + 64)
+            .max_connections_per_peer(sessions + 64)
             .session_store(store.clone());
         let (addr, _) = start(config).await;
         // The canary's session is the baseline's one live session.

@@ -59,7 +59,7 @@ async fn s02_hostile_origins_are_403() {
     .await;
 }
 
-/// S03 (SV-H01): loopback origins on any port, IPv6 `[::1]`, and case variants of the
+/// S03 (SV-H01): loopback origins on the bound port, IPv6 `[::1]`, and case variants of the
 /// scheme and host pass; so does a request without `Origin` (S04).
 #[tokio::test]
 async fn s03_s04_loopback_origins_and_no_origin_pass() {
@@ -69,9 +69,8 @@ async fn s03_s04_loopback_origins_and_no_origin_pass() {
         let port = addr.port();
         let fine = [
             format!("http://localhost:{port}"),
-            "http://localhost:9".to_owned(),
             format!("http://127.0.0.1:{port}"),
-            "http://[::1]:8080".to_owned(),
+            format!("http://[::1]:{port}"),
             format!("http://LOCALHOST:{port}"),
         ];
         for origin in &fine {
@@ -289,12 +288,18 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
     }
 }
 
-/// S06 (SV-H02): binding a loopback address turns the Host/Origin allowlists on by itself
-/// and logs no warning; binding every interface without allowlists logs a warning (ferromcp
-/// warns rather than refuses: a server behind a reverse proxy may rely on the proxy).
+/// Captured log output so far, cleared.
+fn take(capture: &Capture) -> String {
+    std::mem::take(&mut *capture.0.lock().unwrap())
+}
+
+/// S06 (SV-H02): a loopback bind is quiet; binding every interface without allowlists logs a
+/// warning and answers loopback names only (a foreign Host is 421 there too: a public
+/// deployment names its hosts); with allowlists it is quiet; `disable_host_checks` logs a
+/// warning, bound or mounted, and then accepts any Host.
 #[tokio::test(flavor = "current_thread")]
 async fn s06_wide_bind_without_allowlists_warns() {
-    use ferromcp_http_server::HttpServer;
+    use ferromcp_http_server::{HttpServer, McpHttpService};
     use tracing_subscriber::layer::SubscriberExt as _;
     let capture = Capture::default();
     let subscriber = tracing_subscriber::registry().with(capture.clone());
@@ -305,34 +310,167 @@ async fn s06_wide_bind_without_allowlists_warns() {
             .await
             .unwrap();
         drop(srv);
-        assert_eq!(
-            capture.0.lock().unwrap().as_str(),
-            "",
-            "a loopback bind is quiet"
-        );
+        assert_eq!(take(&capture), "", "a loopback bind is quiet");
+
         let flags = Arc::default();
         let srv = HttpServer::bind("0.0.0.0:0", test_server(flags), HttpConfig::default())
             .await
             .unwrap();
-        drop(srv);
-        let logs = capture.0.lock().unwrap().clone();
+        let logs = take(&capture);
         assert!(
-            !logs.is_empty(),
-            "no warning for a wide bind without allowlists"
+            logs.contains("allowed_hosts"),
+            "no warning for a wide bind without allowlists: {logs:?}"
         );
+        let port = srv.local_addr().port();
+        tokio::spawn(srv.run());
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let body = initialize(1, "2025-11-25");
+        let lan = format!("192.0.2.7:{port}");
+        let resp = post(addr, &[("host", &lan)], &body).await;
+        assert_eq!(resp.status(), 421, "a wide bind names no host: {lan}");
+        let local = format!("localhost:{port}");
+        assert_eq!(post(addr, &[("host", &local)], &body).await.status(), 200);
+
         let flags = Arc::default();
         let config = HttpConfig::default()
             .allowed_hosts(["mcp.example"])
             .allowed_origins(["https://app.example"]);
-        capture.0.lock().unwrap().clear();
         let srv = HttpServer::bind("0.0.0.0:0", test_server(flags), config)
             .await
             .unwrap();
         drop(srv);
+        assert_eq!(take(&capture), "", "allowlists set: no warning");
+
+        let flags = Arc::default();
+        let off = HttpConfig::default().disable_host_checks();
+        let srv = HttpServer::bind("127.0.0.1:0", test_server(flags), off.clone())
+            .await
+            .unwrap();
+        let logs = take(&capture);
+        assert!(logs.contains("disable_host_checks"), "bound: {logs:?}");
+        let addr = srv.local_addr();
+        tokio::spawn(srv.run());
+        let resp = post(addr, &[("host", "evil.example")], &body).await;
+        assert_eq!(resp.status(), 200, "checks off");
+        let _svc = McpHttpService::new(test_server(Arc::default()), off);
+        let logs = take(&capture);
+        assert!(logs.contains("disable_host_checks"), "mounted: {logs:?}");
+    })
+    .await;
+}
+
+/// Serves `config` as a mounted service (axum, `/mcp`) on 127.0.0.1:0.
+async fn mounted(config: HttpConfig) -> std::net::SocketAddr {
+    let svc = ferromcp_http_server::McpHttpService::new(test_server(Arc::default()), config);
+    let app = axum::Router::new().route_service("/mcp", svc);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// S46 (SV-H01): `McpHttpService` mounted in axum with the default settings checks Host and
+/// Origin as a bound server does: only loopback names pass (on any port: a mounted service
+/// does not know its own), a foreign Host is 421 and a foreign Origin 403, on every method
+/// and both eras, and nothing is allocated for them; named lists replace the default.
+#[tokio::test]
+async fn s46_mounted_service_accepts_only_loopback_names_by_default() {
+    within(async {
+        let store = Arc::new(InMemorySessionStore::default());
+        let addr = mounted(HttpConfig::default().session_store(store.clone())).await;
+        let body = initialize(1, "2025-11-25");
+        let port = addr.port();
+        for host in [
+            "evil.example".to_owned(),
+            format!("evil.example:{port}"),
+            format!("localhost.evil.example:{port}"),
+            format!("192.0.2.7:{port}"),
+            "".to_owned(),
+        ] {
+            let resp = post(addr, &[("host", &host)], &body).await;
+            assert_eq!(resp.status(), 421, "Host {host:?}");
+        }
+        for origin in [
+            "http://evil.example",
+            "null",
+            "http://localhost.evil.example",
+        ] {
+            let resp = post(addr, &[("origin", origin)], &body).await;
+            assert_eq!(resp.status(), 403, "Origin {origin:?}");
+        }
+        let h = [
+            ("host", "evil.example"),
+            ("mcp-protocol-version", "2026-07-28"),
+        ];
+        assert_eq!(post(addr, &h, &body).await.status(), 421, "2026-07-28");
+        let h = [
+            ("origin", "http://evil.example"),
+            ("accept", "text/event-stream"),
+        ];
+        assert_eq!(send(addr, Method::GET, &h, "").await.status(), 403, "GET");
+        assert_eq!(store.len(), 0, "nothing allocated for refused requests");
+        for (host, origin) in [
+            (
+                format!("localhost:{port}"),
+                format!("http://localhost:{port}"),
+            ),
+            (
+                format!("127.0.0.1:{port}"),
+                "http://127.0.0.1:3000".to_owned(),
+            ),
+            (format!("[::1]:{port}"), "http://[::1]".to_owned()),
+            ("LOCALHOST:8080".to_owned(), String::new()),
+        ] {
+            let resp = post(addr, &[("host", &host), ("origin", &origin)], &body).await;
+            assert_eq!(resp.status(), 200, "Host {host:?}, Origin {origin:?}");
+        }
+        let named = mounted(
+            HttpConfig::default()
+                .allowed_hosts(["mcp.example"])
+                .allowed_origins(["https://app.example"]),
+        )
+        .await;
+        let h = [("host", "mcp.example"), ("origin", "https://app.example")];
+        assert_eq!(post(named, &h, &body).await.status(), 200);
         assert_eq!(
-            capture.0.lock().unwrap().as_str(),
-            "",
-            "allowlists set: no warning"
+            post(named, &[], &body).await.status(),
+            421,
+            "loopback not named"
+        );
+    })
+    .await;
+}
+
+/// S47 (SV-H01): a bound server's loopback allowlists name its port: a loopback `Host` or
+/// `Origin` on another port (another local service's page) is refused (421 / 403).
+#[tokio::test]
+async fn s47_loopback_allowlists_name_the_bound_port() {
+    within(async {
+        let (addr, _) = start(HttpConfig::default()).await;
+        let body = initialize(1, "2025-11-25");
+        let other = if addr.port() == 3000 { 3001 } else { 3000 };
+        for origin in [
+            format!("http://localhost:{other}"),
+            format!("http://127.0.0.1:{other}"),
+            format!("http://[::1]:{other}"),
+            "http://localhost".to_owned(),
+            format!("https://localhost:{other}"),
+        ] {
+            let resp = post(addr, &[("origin", &origin)], &body).await;
+            assert_eq!(resp.status(), 403, "Origin {origin:?}");
+        }
+        for host in [
+            format!("localhost:{other}"),
+            format!("127.0.0.1:{other}"),
+            "localhost".to_owned(),
+        ] {
+            let resp = post(addr, &[("host", &host)], &body).await;
+            assert_eq!(resp.status(), 421, "Host {host:?}");
+        }
+        let origin = format!("http://localhost:{}", addr.port());
+        assert_eq!(
+            post(addr, &[("origin", &origin)], &body).await.status(),
+            200
         );
     })
     .await;

@@ -302,7 +302,14 @@ const HTTP_SERVER: CrateLayers = CrateLayers {
     layers: &[
         Layer {
             name: "wire",
-            modules: &["headers", "frames", "timers", "body", "param_headers"],
+            modules: &[
+                "headers",
+                "frames",
+                "timers",
+                "body",
+                "param_headers",
+                "conn_limit",
+            ],
             may_name: &[],
         },
         Layer {

@@ -2,12 +2,15 @@
 //! request, scopes by method and tool, challenges, and the RFC 9728 metadata document.
 //! What is checked and answered is described in [`crate::auth`].
 
+use ferromcp_types::jsonrpc::{Message, Payload};
+use ferromcp_types::mcp::methods::TOOLS_CALL;
 use http::header::{
     ACCESS_CONTROL_ALLOW_ORIGIN, ALLOW, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, HeaderValue,
     WWW_AUTHENTICATE,
 };
 use http::{Method, Response, StatusCode};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use ferromcp_server::CallerId;
 
@@ -118,27 +121,35 @@ fn is_b64token(t: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
 }
 
+/// The `name` of a `tools/call`'s params, kept raw: the other fields are skipped without
+/// being built (serde_json skips them iteratively, at any depth the transport admitted).
 #[derive(Deserialize)]
-struct Msg {
-    method: Option<String>,
-    params: Option<Params>,
+struct ToolName<'a> {
+    #[serde(borrow)]
+    name: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
-struct Params {
-    name: Option<serde_json::Value>,
+/// The tool a `tools/call` names, as the server's own parameter type reads it (`name`, a
+/// string); `None` when the params do not name one that way.
+fn tool_name(params: Option<&Payload>) -> Option<String> {
+    match params? {
+        Payload::Raw(raw) => {
+            let name = serde_json::from_str::<ToolName<'_>>(raw.get()).ok()?.name?;
+            serde_json::from_str::<String>(name.get()).ok()
+        }
+        Payload::Value(v) => v.get("name")?.as_str().map(str::to_owned),
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Body {
-    One(Msg),
-    Many(Vec<Msg>),
-}
-
-/// Checks the per-method and per-tool scopes of the messages in `body` (403 with every
-/// scope the request needs when one is missing). A body that does not parse is left to the
-/// wire's own error handling.
+/// Checks the per-method and per-tool scopes of `message`, the message the transport
+/// decoded (and will dispatch): 403 `insufficient_scope`, with every scope the request
+/// needs, when one is missing.
+///
+/// The check never lets a message through undecided. A `tools/call` whose tool cannot be
+/// read (params missing, not an object, `name` not a string) needs what any tool could
+/// need: its method's scopes and every scope of [`AuthConfig::tool_scopes`]. A body the
+/// transport could not decode (`None`) is dispatched nowhere: the transport answers it
+/// with its own error.
 #[allow(
     clippy::result_large_err,
     reason = "the error is the HTTP response itself, built once on a cold path"
@@ -146,38 +157,48 @@ enum Body {
 pub(crate) fn check_scopes(
     config: &AuthConfig,
     parts: &http::request::Parts,
-    body: &[u8],
+    message: Option<&Message>,
 ) -> Result<(), Response<McpBody>> {
     if config.method_scopes.is_empty() && config.tool_scopes.is_empty() {
         return Ok(());
     }
-    let Some(principal) = parts.extensions.get::<Principal>() else {
+    let Some(method) = message.and_then(Message::method) else {
+        // Undecodable (never dispatched), or a response: no method, no scope.
         return Ok(());
     };
-    let messages = match serde_json::from_slice::<Body>(body) {
-        Ok(Body::One(m)) => vec![m],
-        Ok(Body::Many(v)) => v,
-        Err(_) => return Ok(()),
+    let Some(principal) = parts.extensions.get::<Principal>() else {
+        // `authenticate` ran first and records a principal on success: without one there is
+        // nothing the request may do.
+        return Err(insufficient(config, &config.scopes_for(Some(method), None)));
     };
-    let mut needed: Vec<String> = Vec::new();
-    let mut short = false;
-    for m in &messages {
-        let Some(method) = m.method.as_deref() else {
-            continue;
+    let mut required = config.scopes_for(Some(method), None);
+    if method == TOOLS_CALL && !config.tool_scopes.is_empty() {
+        let params = match message {
+            Some(Message::Request(r)) => r.params.as_ref(),
+            Some(Message::Notification(n)) => n.params.as_ref(),
+            _ => None,
         };
-        let tool = (method == "tools/call")
-            .then(|| m.params.as_ref()?.name.as_ref()?.as_str())
-            .flatten();
-        let required = config.scopes_for(Some(method), tool);
-        short |= !config.satisfies(principal, &required);
-        for s in required {
-            if !needed.contains(&s) {
-                needed.push(s);
+        let extra: Vec<&String> = match tool_name(params) {
+            Some(tool) => config
+                .tool_scopes
+                .get(&tool)
+                .into_iter()
+                .flatten()
+                .collect(),
+            None => {
+                let mut all: Vec<&String> = config.tool_scopes.values().flatten().collect();
+                all.sort_unstable();
+                all
+            }
+        };
+        for s in extra {
+            if !required.contains(s) {
+                required.push(s.clone());
             }
         }
     }
-    if short {
-        return Err(insufficient(config, &needed));
+    if !config.satisfies(principal, &required) {
+        return Err(insufficient(config, &required));
     }
     Ok(())
 }

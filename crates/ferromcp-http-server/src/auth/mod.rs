@@ -22,9 +22,12 @@
 //!   the verifier rejects with 401 and `error="invalid_token"`; a verifier that cannot decide
 //!   (JWKS unreachable) with 503;
 //! - answers a token lacking a required scope with 403 `error="insufficient_scope"` and the
-//!   full set of scopes the operation needs. The scope map is checked after the body is read:
-//!   [`AuthConfig::method_scopes`] by JSON-RPC method, [`AuthConfig::tool_scopes`] by the
-//!   `name` of a `tools/call` (every message of a batch is checked);
+//!   full set of scopes the operation needs. The scope map is checked after the body is read,
+//!   on the message the transport decoded (the one it dispatches, so the check and the wire
+//!   never disagree on depth limits or shapes): [`AuthConfig::method_scopes`] by JSON-RPC
+//!   method, [`AuthConfig::tool_scopes`] by the `name` of a `tools/call`. A `tools/call` whose
+//!   tool cannot be read (no params, `name` not a string) needs every tool scope; a body that
+//!   does not decode is never dispatched (the transport's 400);
 //! - records the [`Principal`] in the request's extensions, where handlers read it through
 //!   [`RequestContext::principal`](ferromcp_server::RequestContext::principal) or the
 //!   [`Principal`] tool extractor, and records the [`CallerId`](ferromcp_server::CallerId)

@@ -12,7 +12,7 @@ use ferromcp_dispatch::{
     TransportKind, TransportMessage,
 };
 use ferromcp_types::ProtocolVersion;
-use ferromcp_types::jsonrpc::{ErrorObject, Message};
+use ferromcp_types::jsonrpc::{DecodeError, ErrorObject, Message};
 use ferromcp_types::mcp::methods;
 use http::header::HeaderValue;
 use http::{Response, StatusCode};
@@ -247,7 +247,7 @@ fn take_slot(
 pub(crate) async fn post(
     shared: &Arc<Shared>,
     parts: Arc<http::request::Parts>,
-    body: &[u8],
+    decoded: Result<Message, DecodeError>,
 ) -> Response<McpBody> {
     let c = &shared.config;
     let h = &parts.headers;
@@ -258,8 +258,7 @@ pub(crate) async fn post(
             "Not Acceptable: Accept must list application/json and text/event-stream",
         );
     }
-    let decoder = ferromcp_types::jsonrpc::Decoder::new().max_depth(c.max_json_depth);
-    let message = match decoder.decode_message(body) {
+    let message = match decoded {
         Ok(m) => m,
         Err(e) => {
             return error(
