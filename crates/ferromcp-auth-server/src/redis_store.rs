@@ -7,15 +7,17 @@
 //! `<ns>:as:src:<address>` (the registrations from one source within the window, scored
 //! by the window's end), `<ns>:as:code:<sha256>` and
 //! `<ns>:as:rt:<sha256>` (a hash: `data` JSON and a `uses` counter, expiring with the
-//! record), `<ns>:as:revoked:<grant>` (expiring when every token of the grant has). A take
-//! is one Lua script (read, count the use): of two concurrent takes exactly one is first.
+//! record), `<ns>:as:revoked:<grant>` (expiring when every token of the grant has), and
+//! `<ns>:as:index:{code,rt,revoked}` (each table's live records, scored by expiry: the
+//! record bound, [`RedisAuthStore::with_max_records`]). A take is one Lua script (read,
+//! count the use): of two concurrent takes exactly one is first.
 
 use ferromcp_dispatch::BoxFuture;
 use redis::aio::ConnectionManager;
 
 use super::store::{
-    Admission, AuthStore, ClientLimits, ClientRecord, GrantRecord, Registration, StoreError, Taken,
-    now_secs,
+    Admission, AuthStore, ClientLimits, ClientRecord, DEFAULT_MAX_RECORDS, GrantRecord,
+    Registration, StoreError, Taken, now_secs,
 };
 
 /// Registers a self-registered client within the bounds, atomically (the same bounds as
@@ -32,6 +34,25 @@ redis.call('ZADD', KEYS[3], ARGV[7], ARGV[6]) \
 redis.call('EXPIREAT', KEYS[3], ARGV[7]) \
 return 0";
 
+/// Stores a code, refresh token (ARGV data: the JSON) or revocation (ARGV data: empty) under
+/// the table's record bound, atomically, as the in-memory store does: expired records leave
+/// the table's index first; a new record beyond the bound is refused (0). A revocation keeps
+/// the later of its old and new ends. KEYS: the record, the table's index (scored by expiry);
+/// ARGV: now, max records, expiry, data.
+const PUT_BOUNDED: &str = "redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1]) \
+local old = redis.call('ZSCORE', KEYS[2], KEYS[1]) \
+if not old and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 0 end \
+local exp = ARGV[3] \
+if ARGV[4] == '' then \
+  if old and tonumber(old) > tonumber(exp) then exp = old end \
+  redis.call('SET', KEYS[1], 1, 'EXAT', exp) \
+else \
+  redis.call('HSET', KEYS[1], 'data', ARGV[4], 'uses', 0) \
+  redis.call('EXPIREAT', KEYS[1], exp) \
+end \
+redis.call('ZADD', KEYS[2], exp, KEYS[1]) \
+return 1";
+
 /// Reads a code or refresh token and counts this use, atomically; nil when absent.
 const TAKE: &str = "local d = redis.call('HGET', KEYS[1], 'data') \
 if not d then return false end \
@@ -43,12 +64,14 @@ return {d, n}";
 pub struct RedisAuthStore {
     conn: ConnectionManager,
     ns: String,
+    max_records: usize,
 }
 
 impl std::fmt::Debug for RedisAuthStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisAuthStore")
             .field("namespace", &self.ns)
+            .field("max_records", &self.max_records)
             .finish_non_exhaustive()
     }
 }
@@ -69,7 +92,46 @@ impl RedisAuthStore {
         Ok(Self {
             conn,
             ns: namespace.to_owned(),
+            max_records: DEFAULT_MAX_RECORDS,
         })
+    }
+
+    /// Bounds the live codes, refresh tokens and revocations at `max_records` each (default
+    /// [`DEFAULT_MAX_RECORDS`], as [`InMemoryAuthStore`](super::InMemoryAuthStore)): a full
+    /// table first forgets its expired records, then refuses more (the endpoint answers
+    /// `server_error`). Nodes sharing a namespace should use the same bound.
+    #[must_use]
+    pub fn with_max_records(mut self, max_records: usize) -> Self {
+        self.max_records = max_records;
+        self
+    }
+
+    /// Stores one record of `kind` under the table's bound (see [`PUT_BOUNDED`]).
+    async fn put_bounded(
+        &self,
+        kind: &str,
+        id: &str,
+        expires_at: u64,
+        data: &str,
+    ) -> Result<(), StoreError> {
+        let mut c = self.conn.clone();
+        let stored: i64 = redis::cmd("EVAL")
+            .arg(PUT_BOUNDED)
+            .arg(2)
+            .arg(self.key(kind, id))
+            .arg(format!("{}:as:index:{kind}", self.ns))
+            .arg(now_secs())
+            .arg(self.max_records)
+            .arg(expires_at)
+            .arg(data)
+            .query_async(&mut c)
+            .await
+            .map_err(err)?;
+        if stored == 1 {
+            Ok(())
+        } else {
+            Err(StoreError("the store is full".to_owned()))
+        }
     }
 
     fn key(&self, kind: &str, id: &str) -> String {
@@ -78,21 +140,7 @@ impl RedisAuthStore {
 
     async fn put_grant(&self, kind: &str, hash: String, g: GrantRecord) -> Result<(), StoreError> {
         let data = serde_json::to_string(&g).map_err(err)?;
-        let key = self.key(kind, &hash);
-        let mut c = self.conn.clone();
-        redis::pipe()
-            .atomic()
-            .hset(&key, "data", data)
-            .ignore()
-            .hset(&key, "uses", 0)
-            .ignore()
-            .cmd("EXPIREAT")
-            .arg(&key)
-            .arg(g.expires_at)
-            .ignore()
-            .query_async::<()>(&mut c)
-            .await
-            .map_err(err)
+        self.put_bounded(kind, &hash, g.expires_at, &data).await
     }
 
     async fn take(&self, kind: &str, hash: &str) -> Result<Taken, StoreError> {
@@ -251,17 +299,7 @@ impl AuthStore for RedisAuthStore {
         grant_id: &'a str,
         until: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let mut c = self.conn.clone();
-            redis::cmd("SET")
-                .arg(self.key("revoked", grant_id))
-                .arg(1)
-                .arg("EXAT")
-                .arg(until)
-                .query_async::<()>(&mut c)
-                .await
-                .map_err(err)
-        })
+        Box::pin(self.put_bounded("revoked", grant_id, until, ""))
     }
 
     fn is_revoked<'a>(&'a self, grant_id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {

@@ -377,3 +377,39 @@ async fn redis_store_bounds_registered_clients_like_the_memory_store() {
     })
     .await;
 }
+
+/// AS22: codes, refresh tokens and revocations in Redis are bounded per table as in the
+/// in-memory store (`with_max_records`, default `DEFAULT_MAX_RECORDS`): one more live record
+/// is refused; writing an existing one again is not; expired records make room.
+#[tokio::test]
+async fn redis_store_bounds_codes_refresh_tokens_and_revocations() {
+    within(async {
+        let Some(s) = store("records").await else {
+            return;
+        };
+        let s = Arc::try_unwrap(s).unwrap().with_max_records(2);
+        s.put_code("c1".into(), grant("g1", 1)).await.unwrap();
+        s.put_code("c2".into(), grant("g2", 60)).await.unwrap();
+        assert!(s.put_code("c3".into(), grant("g3", 60)).await.is_err());
+        s.put_code("c2".into(), grant("g2", 60)).await.unwrap();
+        s.put_refresh("r1".into(), grant("g1", 1)).await.unwrap();
+        s.put_refresh("r2".into(), grant("g2", 60)).await.unwrap();
+        assert!(s.put_refresh("r3".into(), grant("g3", 60)).await.is_err());
+        s.revoke_grant("g1", now() + 1).await.unwrap();
+        s.revoke_grant("g2", now() + 60).await.unwrap();
+        assert!(s.revoke_grant("g3", now() + 60).await.is_err());
+        assert!(!s.is_revoked("g3").await.unwrap());
+        // A revocation written again keeps its later end.
+        s.revoke_grant("g2", now() + 1).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(2100)).await;
+        assert!(s.is_revoked("g2").await.unwrap(), "the later end was kept");
+        // The records that expired made room in each table.
+        s.put_code("c3".into(), grant("g3", 60)).await.unwrap();
+        s.put_refresh("r3".into(), grant("g3", 60)).await.unwrap();
+        s.revoke_grant("g3", now() + 60).await.unwrap();
+        assert!(s.is_revoked("g3").await.unwrap());
+        assert!(matches!(s.take_code("c3").await.unwrap(), Taken::Fresh(_)));
+        assert!(format!("{s:?}").contains("max_records: 2"), "{s:?}");
+    })
+    .await;
+}

@@ -206,7 +206,10 @@ fn client_of(c: &crate::HttpConfig, parts: &http::request::Parts) -> (String, us
         );
     }
     let peer = match parts.extensions.get::<crate::PeerAddr>().map(|p| p.0.ip()) {
-        None => "unknown".to_owned(),
+        None => {
+            warn_unknown_peer(c.max_sessions_per_peer);
+            "unknown".to_owned()
+        }
         Some(ip) => match ip.to_canonical() {
             std::net::IpAddr::V4(v4) => v4.to_string(),
             std::net::IpAddr::V6(v6) => {
@@ -216,6 +219,21 @@ fn client_of(c: &crate::HttpConfig, parts: &http::request::Parts) -> (String, us
         },
     };
     (format!("peer:{peer}"), c.max_sessions_per_peer, "peer")
+}
+
+/// Says once per process that sessions are being opened without a
+/// [`PeerAddr`](crate::PeerAddr): the service is mounted somewhere that does not record it, so every
+/// such caller shares one per-peer cap.
+fn warn_unknown_peer(limit: usize) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!(
+            limit,
+            "a session was opened by a request without PeerAddr: every caller without one \
+             shares one per-peer session cap; insert PeerAddr into each request's extensions \
+             (e.g. from axum's ConnectInfo) or raise HttpConfig::max_sessions_per_peer"
+        );
+    }
 }
 
 #[allow(
