@@ -152,6 +152,7 @@ async fn s53_without_a_peer_address_every_caller_shares_one_cap() {
         let mut statuses = Vec::new();
         for _ in 0..5 {
             let req = http::Request::post("/mcp")
+                .header("host", "localhost")
                 .header("content-type", "application/json")
                 .header("accept", "application/json, text/event-stream")
                 .body(Full::new(Bytes::from(
