@@ -42,6 +42,19 @@ fn example(name: &str, enabled: bool) -> Option<PathBuf> {
          --all-features`) first",
         path.display()
     );
+    // `cargo test --test examples_server` alone does not rebuild the examples: refuse to
+    // test a binary older than its source.
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(format!("{name}.rs"));
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).unwrap();
+    assert!(
+        modified(&path) >= modified(&source),
+        "{} is older than {}: rebuild the examples (`cargo build -p ferromcp --examples \
+         --all-features`)",
+        path.display(),
+        source.display()
+    );
     Some(path)
 }
 
@@ -87,7 +100,7 @@ impl Running {
             .unwrap_or_else(|e| panic!("no line on stdout: {e}"))
     }
 
-    fn send(&mut self, message: Value) {
+    fn send(&mut self, message: &Value) {
         let stdin = self.stdin.as_mut().unwrap();
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
@@ -95,7 +108,9 @@ impl Running {
 
     /// Sends a request and returns its answer (messages without that id are skipped).
     fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        message["params"] = params;
+        self.send(&message);
         let deadline = Instant::now() + LIMIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -118,7 +133,7 @@ impl Running {
             json!({"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "smoke", "version": "1"}}),
         );
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         init
     }
 }
@@ -283,7 +298,8 @@ fn http_request(
         ("MCP-Protocol-Version", "2025-11-25"),
     ];
     headers.extend_from_slice(auth);
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let mut body = json!({"jsonrpc": "2.0", "id": id, "method": method});
+    body["params"] = params;
     http("POST", url, &headers, &body.to_string())
 }
 
