@@ -58,7 +58,9 @@ impl Middleware for Logging {
     }
 }
 
-/// Layer 2's state, one per connection (a stdio process, or one HTTP session).
+/// Layer 2's state, one per connection: the stdio process, or one handshake-era HTTP
+/// session. (A 2026-07-28 HTTP request is an exchange of its own, with no session: over
+/// HTTP, key the limit by `request.ctx.caller_id()`, the authenticated caller, instead.)
 struct Window {
     started: Instant,
     calls: u32,

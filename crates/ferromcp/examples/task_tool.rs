@@ -1,12 +1,13 @@
 //! A long-running tool a client may run as a task (MCP "Tasks"), over stdio:
 //! `cargo run -p ferromcp --example task_tool`.
 //!
-//! A client calls `tools/call` with `params.task` (2025-11-25) and gets a task id at once;
-//! it polls `tasks/get`, fetches the outcome with `tasks/result` (which waits for it) or
-//! cancels with `tasks/cancel`. A 2026-07-28 client gets the same through the task
-//! extension. A call without `params.task` runs as a plain call, since the tool's task
-//! support is `optional` (`required` refuses plain calls, the default `forbidden` refuses
-//! tasks).
+//! A 2025-11-25 client calls `tools/call` with `params.task` and gets a task id at once; it
+//! polls `tasks/get` (status and `statusMessage`), fetches the outcome with `tasks/result`
+//! (which waits for it) or cancels with `tasks/cancel`. A 2026-07-28 client that declares
+//! the tasks extension (`io.modelcontextprotocol/tasks`) gets a task handle and polls
+//! `tasks/get`, the result inlined once done. A call without a task runs as a plain call,
+//! since the tool's task support is `optional` (`required` refuses plain calls, the default
+//! `forbidden` refuses tasks). The handler is the same function either way.
 //!
 //! The task outlives the request that created it: it runs until it completes, fails, is
 //! cancelled or the server stops, and its result is kept for the task's TTL.
@@ -38,8 +39,10 @@ async fn long_job(ctx: RequestContext, Args(args): Args<JobArgs>) -> Result<Stri
             }
             () = tokio::time::sleep(Duration::from_millis(100)) => {}
         }
-        // Sent only when the client asked for progress (`_meta.progressToken`).
         let message = format!("step {step} of {}", args.steps);
+        // In a task: what `tasks/get` shows as `statusMessage` (a no-op in a plain call).
+        ctx.set_task_status(message.as_str()).await;
+        // Sent only when the client asked for progress (`_meta.progressToken`).
         ctx.progress(f64::from(step), Some(f64::from(args.steps)), Some(&message))
             .await;
     }
