@@ -524,3 +524,46 @@ mod oauth {
         assert!(rest.iter().any(|l| l == "tools: whoami"), "{rest:?}");
     }
 }
+
+// ---- redis_scale_out -------------------------------------------------------------------
+
+/// Two nodes sharing one Redis serve one handshake-era session behind a round-robin
+/// balancer: requests reaching the non-owner node (B) are forwarded to the owner (A), an
+/// elicitation included. Runs only when `FERROMCP_TEST_REDIS_URL` names a Redis.
+#[test]
+fn redis_scale_out_serves_one_session_on_two_nodes() {
+    let Ok(redis) = std::env::var("FERROMCP_TEST_REDIS_URL") else {
+        eprintln!("skipped: set FERROMCP_TEST_REDIS_URL to run the redis_scale_out example");
+        return;
+    };
+    let Some(program) = example("redis_scale_out", cfg!(feature = "redis")) else {
+        return;
+    };
+    let mut child = Command::new(&program)
+        .env("REDIS_URL", redis)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stdout.read_to_string(&mut out);
+        out
+    });
+    assert!(wait(&mut child), "redis_scale_out failed");
+    let out = reader.join().unwrap();
+    assert_lines(
+        &out,
+        &[
+            "client: add -> 2 (computed on node A, the session's owner)",
+            "client: add -> 3 (computed on node A, the session's owner)",
+            "client: add -> 4 (computed on node A, the session's owner)",
+            "client: asked for a name, answering Ada",
+            "client: greet -> Hello, Ada!",
+            "OK",
+        ],
+    );
+    assert!(out.contains("balancer: connection to node B"), "{out}");
+}
