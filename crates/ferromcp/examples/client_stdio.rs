@@ -172,6 +172,14 @@ impl Options {
             let me = std::env::current_exe()?;
             let sibling =
                 me.with_file_name(format!("minimal_tools{}", std::env::consts::EXE_SUFFIX));
+            if !sibling.exists() {
+                return Err(format!(
+                    "{} is not built: `cargo build -p ferromcp --examples` first, or name a \
+                     server command",
+                    sibling.display()
+                )
+                .into());
+            }
             vec![sibling.to_string_lossy().into_owned()]
         } else {
             args
