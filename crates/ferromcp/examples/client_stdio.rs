@@ -9,7 +9,7 @@
 //! ```text
 //! client_stdio [--era auto|handshake|modern] [--call TOOL ARGS_JSON] [COMMAND [ARG]...]
 //! client_stdio --call haiku '{}' target/debug/examples/multi_round
-//! client_stdio --call greet '{}' ferromcp serve
+//! client_stdio --call test_sampling '{"prompt": "Hi"}' ferromcp serve
 //! ```
 //!
 //! The handlers answer in both eras: before 2026-07-28 the server's questions arrive as
