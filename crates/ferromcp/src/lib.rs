@@ -9,6 +9,8 @@
 //! - [`server`] (feature `server`): [`McpServer`] (tools, resources and prompts as plain async
 //!   functions), the low-level `Server`, the kernel, stdio and (feature `http`) Streamable HTTP.
 //! - [`client`] (feature `client`): [`Client`] over stdio, message streams or in-process.
+//!   Feature `oauth` adds OAuth 2.1 authorization for its Streamable HTTP transport
+//!   (`client::oauth`: discovery, registration, PKCE, a loopback browser redirect).
 //! - [`testing`] (feature `test-util`): call a server in-process, in either era.
 //!
 //! A tool server in a few lines:
