@@ -594,3 +594,65 @@ fn auth_resource_server_example_verifies_tokens() {
             .contains("insufficient_scope")
     );
 }
+
+/// The first examples of the index (stdio servers): each starts, completes the handshake and
+/// serves what its header says.
+#[test]
+fn the_basic_stdio_examples_serve_what_they_declare() {
+    let on = cfg!(feature = "server");
+    if let Some(path) = example("minimal_tools", on) {
+        let mut server = Running::start(&path, &[], &[]);
+        server.initialize();
+        assert_eq!(
+            tool_names(&server.request(2, "tools/list", json!({}))),
+            ["add"]
+        );
+        let call = server.request(
+            3,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+        );
+        assert_eq!(text(&call), "5");
+    }
+    if let Some(path) = example("structured_output", on) {
+        let mut server = Running::start(&path, &[], &[]);
+        server.initialize();
+        let list = server.request(2, "tools/list", json!({}));
+        assert_eq!(tool_names(&list), ["weather"]);
+        assert!(
+            list["result"]["tools"][0]["outputSchema"].is_object(),
+            "{list}"
+        );
+    }
+    if let Some(path) = example("resources", on) {
+        let mut server = Running::start(&path, &[], &[]);
+        server.initialize();
+        let list = server.request(2, "resources/list", json!({}));
+        assert_eq!(
+            list["result"]["resources"].as_array().map(Vec::len),
+            Some(2),
+            "{list}"
+        );
+        let templates = server.request(3, "resources/templates/list", json!({}));
+        assert_eq!(
+            templates["result"]["resourceTemplates"][0]["uriTemplate"],
+            "library://books/{id}"
+        );
+        let read = server.request(4, "resources/read", json!({"uri": "library://readme"}));
+        assert!(read["result"]["contents"][0]["text"].is_string(), "{read}");
+    }
+    if let Some(path) = example("prompts", on) {
+        let mut server = Running::start(&path, &[], &[]);
+        server.initialize();
+        let list = server.request(2, "prompts/list", json!({}));
+        assert_eq!(list["result"]["prompts"][0]["name"], "review", "{list}");
+    }
+    if let Some(path) = example("elicitation", on) {
+        let mut server = Running::start(&path, &[], &[]);
+        server.initialize();
+        assert_eq!(
+            tool_names(&server.request(2, "tools/list", json!({}))),
+            ["greet"]
+        );
+    }
+}
