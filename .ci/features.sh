@@ -17,6 +17,11 @@ export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
 # None at present.
 NO_BASE_CASE=""
 
+# python3 reads cargo metadata (as in .ci/interop.sh); installed like redis-server in .ci/run
+# when missing (the rust images on Debian have it).
+if ! command -v python3 >/dev/null && command -v apt-get >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq python3 >/dev/null
+fi
 if ! command -v python3 >/dev/null; then
   echo "features.sh needs python3 (to read cargo metadata)" >&2
   exit 1
