@@ -59,7 +59,7 @@ fi
         --http-stateless "$R http {addr} --stateless" \
         --server raw --stdio "$RAW" --http "$RAW http {addr}" \
         --http-stateless "$RAW http {addr}" \
-        --server ferromcp-demo --stdio "$D serve" --http "$D serve --http {addr}" \
+        --server ferromcp-demo --stdio "$D serve" --http "$D serve --http {addr} --max-sessions-per-peer 4096" \
         --http-stateless "$D serve --http {addr} --stateless"
 } | tee "$OUT/$STAMP.md"
 

@@ -1,5 +1,6 @@
 //! `ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
-//! [--allowed-origin O]... [--disable-host-checks] [--redis URL] [--auth]`: the demo server over Streamable HTTP at
+//! [--allowed-origin O]... [--disable-host-checks] [--max-sessions-per-peer N] [--redis URL]
+//! [--auth]`: the demo server over Streamable HTTP at
 //! `/mcp`, both eras (with `--auth`, behind the embedded OAuth 2.1 authorization server).
 
 use std::process::ExitCode;
@@ -17,6 +18,9 @@ OPTIONS:
     --allowed-origin O      allow this Origin header (repeatable)
     --disable-host-checks   accept any Host and Origin (only behind a proxy that
                             checks them; logs a warning)
+    --max-sessions-per-peer N
+                            live handshake-era sessions one client address may hold
+                            (default 64; a load generator or a reverse proxy needs more)
     --redis URL             share handshake-era sessions and resumable streams with the
                             other nodes using this Redis (built with the `redis` feature)
     --auth                  protect /mcp with the embedded OAuth 2.1 authorization server
@@ -47,6 +51,15 @@ fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>, bool), St
             "--stateless" => config = config.stateless(true),
             "--json-response" => config = config.json_response(true),
             "--disable-host-checks" => config = config.disable_host_checks(),
+            "--max-sessions-per-peer" => {
+                let n = rest
+                    .first()
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .filter(|n| *n > 0)
+                    .ok_or("--max-sessions-per-peer needs a positive number")?;
+                rest = &rest[1..];
+                config = config.max_sessions_per_peer(n);
+            }
             "--redis" => {
                 let Some((value, tail)) = rest.split_first() else {
                     return Err("--redis needs a URL, e.g. redis://127.0.0.1:6379".to_owned());
@@ -196,5 +209,14 @@ mod tests {
         let (_, off, _, _) =
             parse(&["x", "--disable-host-checks"]).unwrap_or_else(|e| unreachable!("{e}"));
         assert!(!off.host_checks && off.allowed_hosts.is_none());
+        let (_, many, _, _) = parse(&["x", "--max-sessions-per-peer", "4096"])
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(many.max_sessions_per_peer, 4096);
+        for bad in [
+            &["x", "--max-sessions-per-peer"][..],
+            &["x", "--max-sessions-per-peer", "0"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
     }
 }

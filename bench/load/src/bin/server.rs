@@ -68,7 +68,14 @@ fn main() -> ExitCode {
                 ["--stateless"] => true,
                 _ => return fail("usage: ferromcp-bench-server http ADDR [--stateless]"),
             };
-            let config = HttpConfig::default().stateless(stateless);
+            // The load driver is one peer opening up to thousands of sessions and many
+            // connections: the per-peer caps (abuse limits) would refuse it, so they are the
+            // totals here.
+            let defaults = HttpConfig::default();
+            let config = HttpConfig::default()
+                .stateless(stateless)
+                .max_sessions_per_peer(defaults.max_sessions)
+                .max_connections_per_peer(defaults.max_connections);
             runtime
                 .block_on(async {
                     HttpServer::bind(*addr, server.server().clone(), config)
