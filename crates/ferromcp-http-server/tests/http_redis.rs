@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;
+#[path = "redis_node/reach.rs"]
+mod redis_reach;
 #[path = "redis_node/server.rs"]
 mod redis_server;
 
@@ -19,13 +21,10 @@ use ferromcp_server::CallerId;
 use http::Method;
 use http_body_util::Full;
 use http_support::{Sse, call, header, open_session, post, send};
+use redis_reach::{redis_up, redis_url};
 use redis_server::server;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
-
-fn redis_url() -> String {
-    std::env::var("FERROMCP_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
-}
 
 /// A fresh namespace per test, so tests sharing the Redis never see each other's keys.
 fn namespace(test: &str) -> String {
@@ -34,33 +33,6 @@ fn namespace(test: &str) -> String {
         .unwrap()
         .as_nanos();
     format!("ferromcp-test-{test}-{}-{nanos}", std::process::id())
-}
-
-/// Whether a Redis is reachable; prints the skip notice when not.
-async fn redis_up(test: &str) -> bool {
-    let ok = async {
-        let client = redis::Client::open(redis_url()).ok()?;
-        let mut c = client.get_multiplexed_async_connection().await.ok()?;
-        redis::cmd("PING").query_async::<String>(&mut c).await.ok()
-    };
-    let up = tokio::time::timeout(Duration::from_secs(3), ok)
-        .await
-        .ok()
-        .flatten()
-        .is_some();
-    if !up {
-        eprintln!(
-            "SKIPPED {test}: no Redis at {} (set FERROMCP_TEST_REDIS_URL or start redis-server)",
-            redis_url()
-        );
-        // `.ci/run` sets FERROMCP_REQUIRE_REDIS=1: there a missing Redis fails the suite.
-        assert!(
-            std::env::var("FERROMCP_REQUIRE_REDIS").as_deref() != Ok("1"),
-            "{test}: no Redis at {} and FERROMCP_REQUIRE_REDIS=1",
-            redis_url()
-        );
-    }
-    up
 }
 
 async fn within<F: std::future::Future>(f: F) -> F::Output {
