@@ -7,6 +7,9 @@
 
 mod http_support;
 
+#[path = "auth_support/key.rs"]
+mod key;
+
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,8 +18,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use bytes::Bytes;
-use ed25519_dalek::SigningKey;
-use ed25519_dalek::pkcs8::EncodePrivateKey;
 use ferromcp_http_server::auth::{AuthConfig, JwtVerifier, Principal, StaticVerifier};
 use ferromcp_http_server::{HttpConfig, HttpServer};
 use ferromcp_server::{McpServer, RequestContext};
@@ -26,6 +27,7 @@ use http_support::{Sse, hdrs, header, initialize, json_body, modern_call, modern
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use jsonwebtoken::Algorithm;
+use key::Key;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
@@ -33,42 +35,6 @@ const ISS: &str = "https://as.example";
 const RESOURCE: &str = "https://mcp.example/mcp";
 const PRM: &str = "https://mcp.example/.well-known/oauth-protected-resource/mcp";
 const LIMIT: Duration = Duration::from_secs(30);
-
-/// An Ed25519 signing key and its `kid`.
-struct Key {
-    sk: SigningKey,
-    kid: String,
-}
-
-impl Key {
-    fn new(kid: &str) -> Self {
-        let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed).unwrap();
-        Self {
-            sk: SigningKey::from_bytes(&seed),
-            kid: kid.to_owned(),
-        }
-    }
-
-    fn jwk(&self) -> Value {
-        let x = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(self.sk.verifying_key().to_bytes());
-        json!({"kty": "OKP", "crv": "Ed25519", "x": x, "kid": self.kid, "alg": "EdDSA", "use": "sig"})
-    }
-
-    /// A token with these claims, signed by this key under `kid`.
-    fn sign_as(&self, kid: &str, claims: &Value) -> String {
-        let der = self.sk.to_pkcs8_der().unwrap();
-        let key = jsonwebtoken::EncodingKey::from_ed_der(der.as_bytes());
-        let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
-        h.kid = Some(kid.to_owned());
-        jsonwebtoken::encode(&h, claims, &key).unwrap()
-    }
-
-    fn sign(&self, claims: &Value) -> String {
-        self.sign_as(&self.kid, claims)
-    }
-}
 
 fn now() -> u64 {
     SystemTime::now()

@@ -6,20 +6,21 @@
 #![cfg(feature = "auth")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+#[path = "auth_support/key.rs"]
+mod key;
+
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
 use bytes::Bytes;
-use ed25519_dalek::SigningKey;
-use ed25519_dalek::pkcs8::EncodePrivateKey;
 use ferromcp_http_server::auth::{AuthError, JwtVerifier, TokenVerifier};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use key::Key;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
@@ -37,27 +38,7 @@ const FAIL: u8 = 2;
 const SLOW_FAIL: u8 = 3;
 const SLOW: Duration = Duration::from_millis(150);
 
-struct Key {
-    sk: SigningKey,
-    kid: String,
-}
-
 impl Key {
-    fn new(kid: &str) -> Self {
-        let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed).unwrap();
-        Self {
-            sk: SigningKey::from_bytes(&seed),
-            kid: kid.to_owned(),
-        }
-    }
-
-    fn jwk(&self) -> Value {
-        let x = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(self.sk.verifying_key().to_bytes());
-        json!({"kty": "OKP", "crv": "Ed25519", "x": x, "kid": self.kid, "alg": "EdDSA", "use": "sig"})
-    }
-
     /// A valid token signed by this key, naming `kid`.
     fn token_as(&self, kid: &str) -> String {
         let now = SystemTime::now()
@@ -65,11 +46,7 @@ impl Key {
             .unwrap()
             .as_secs();
         let claims = json!({"iss": ISS, "sub": "u", "aud": RESOURCE, "iat": now, "exp": now + 600});
-        let der = self.sk.to_pkcs8_der().unwrap();
-        let key = jsonwebtoken::EncodingKey::from_ed_der(der.as_bytes());
-        let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
-        h.kid = Some(kid.to_owned());
-        jsonwebtoken::encode(&h, &claims, &key).unwrap()
+        self.sign_as(kid, &claims)
     }
 
     fn token(&self) -> String {
