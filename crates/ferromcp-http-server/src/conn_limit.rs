@@ -56,8 +56,9 @@ impl Inner {
     }
 }
 
-/// The peer key of `ip`: IPv4 as is (mapped addresses unmapped), IPv6 by its /64.
-fn peer_key(ip: IpAddr) -> IpAddr {
+/// The peer key of `ip`: IPv4 as is (mapped addresses unmapped), IPv6 by its /64 (one host
+/// usually holds a whole /64). Connection and session caps both count by it.
+pub(crate) fn peer_key(ip: IpAddr) -> IpAddr {
     match ip.to_canonical() {
         IpAddr::V6(v6) => {
             let s = v6.segments();

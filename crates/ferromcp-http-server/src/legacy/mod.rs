@@ -205,18 +205,12 @@ fn client_of(c: &crate::HttpConfig, parts: &http::request::Parts) -> (String, us
             "principal",
         );
     }
-    let peer = match parts.extensions.get::<crate::PeerAddr>().map(|p| p.0.ip()) {
+    let peer = match parts.extensions.get::<crate::PeerAddr>() {
         None => {
             warn_unknown_peer(c.max_sessions_per_peer);
             "unknown".to_owned()
         }
-        Some(ip) => match ip.to_canonical() {
-            std::net::IpAddr::V4(v4) => v4.to_string(),
-            std::net::IpAddr::V6(v6) => {
-                let s = v6.segments();
-                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
-            }
-        },
+        Some(p) => crate::conn_limit::peer_key(p.0.ip()).to_string(),
     };
     (format!("peer:{peer}"), c.max_sessions_per_peer, "peer")
 }
