@@ -2,11 +2,15 @@
 # Interop in both directions, against the reference SDKs (issue "CLI and conformance", point 4):
 #   1. peer clients -> `ferromcp serve`: the Python SDK (`mcp` 2.3.0) over stdio and HTTP in each
 #      era it speaks (legacy handshake, auto probe, pinned 2026-07-28), the TypeScript SDK
-#      (1.32.2, handshake era) over stdio and HTTP — interop/python/client.py,
-#      interop/typescript/client.mjs; and the Python SDK's OAuth client against
+#      (1.32.2, handshake era) over stdio and HTTP, the TypeScript SDK v2 (the split packages
+#      @modelcontextprotocol/client and /server 2.0.0, interop/typescript-v2/package-lock.json)
+#      over stdio and HTTP in each of its negotiation modes (default legacy handshake, opt-in
+#      auto probe, opt-in pinned 2026-07-28) — interop/python/client.py,
+#      interop/typescript/client.mjs, interop/typescript-v2/client.mjs; and the Python SDK's
+#      OAuth client against
 #      `ferromcp serve --http --auth` (the embedded authorization server) —
 #      interop/python/oauth_client.py;
-#   2. ferromcp's client -> peer servers: the Python SDK, the TS SDK and rmcp 3.11
+#   2. ferromcp's client -> peer servers: the Python SDK, the TS SDK v1 and v2 and rmcp 3.11
 #      (interop/*/server.*, interop/rmcp-server/) in each era they speak, over stdio with the
 #      library (crates/ferromcp-cli/tests/interop_peers.rs), and with the `ferromcp` CLI's
 #      client commands over stdio and Streamable HTTP (interop/cli_peer.py).
@@ -28,6 +32,9 @@
 #                              test instead of building
 #   INTEROP_DEADLINE=SECONDS   per pairing (default 120)
 #   INTEROP_OFFLINE=1          never install; fail if the tools are missing
+#   INTEROP_TS_V2_VERSION=X    run the TS SDK v2 pairings with @modelcontextprotocol/client and
+#                              /server X (exact; installed without the lockfile into
+#                              .ci/tools/interop-npm-v2-X) instead of the locked 2.0.0
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -49,6 +56,10 @@ VENV=$TOOLS/venv
 NPM_DIR=$TOOLS/interop-npm
 NODE=$NPM_DIR/node_modules/node/bin/node
 export MCP_SDK_NODE_MODULES=$NPM_DIR/node_modules
+# The TS SDK v2: its own install (zod 4, no v1 packages), from interop/typescript-v2's lockfile.
+TS_V2_VERSION=${INTEROP_TS_V2_VERSION:-}
+NPM_V2_DIR=$TOOLS/interop-npm-v2${TS_V2_VERSION:+-$TS_V2_VERSION}
+export MCP_SDK_V2_NODE_MODULES=$NPM_V2_DIR/node_modules
 
 install_python() {
   local stamp=$VENV/.interop-mcp-$PY_MCP_VERSION
@@ -71,20 +82,55 @@ install_node() {
     touch "$stamp"
 }
 
+install_ts_v2() {
+  local lock=interop/typescript-v2/package-lock.json stamp
+  if [[ -n $TS_V2_VERSION ]]; then
+    stamp=$NPM_V2_DIR/.interop-sdk-$TS_V2_VERSION
+  else
+    stamp=$NPM_V2_DIR/.interop-lock-$(sha256sum "$lock" | cut -c1-16)
+  fi
+  [[ -f $stamp ]] && return 0
+  [[ ${INTEROP_OFFLINE:-} == 1 ]] && die "no TS SDK v2 at $NPM_V2_DIR"
+  rm -rf "$NPM_V2_DIR" && mkdir -p "$NPM_V2_DIR" || return 1
+  if [[ -n $TS_V2_VERSION ]]; then
+    say "installing @modelcontextprotocol/client and /server $TS_V2_VERSION into $NPM_V2_DIR"
+    (cd "$NPM_V2_DIR" && npm init -y >/dev/null &&
+      npm install --no-audit --no-fund --loglevel=error --save-exact \
+        "@modelcontextprotocol/client@$TS_V2_VERSION" "@modelcontextprotocol/server@$TS_V2_VERSION" >/dev/null)
+  else
+    say "installing the TS SDK v2 from $lock into $NPM_V2_DIR (npm ci)"
+    cp interop/typescript-v2/package.json "$lock" "$NPM_V2_DIR"/ &&
+      (cd "$NPM_V2_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi && touch "$stamp"
+}
+
 rm -rf "$LOGS"
 mkdir -p "$TOOLS" "$LOGS"
 install_python || die "pip install failed"
 install_node || die "npm install failed"
+install_ts_v2 || die "npm install of the TS SDK v2 failed"
 PY=$VENV/bin/python
 say "python: $("$PY" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))')"
 say "node:   $("$NODE" --version), @modelcontextprotocol/sdk $("$NODE" -p "require('$MCP_SDK_NODE_MODULES/@modelcontextprotocol/sdk/package.json').version")"
+say "        @modelcontextprotocol/client $("$NODE" -p "require('$MCP_SDK_V2_NODE_MODULES/@modelcontextprotocol/client/package.json').version")," \
+  "/server $("$NODE" -p "require('$MCP_SDK_V2_NODE_MODULES/@modelcontextprotocol/server/package.json').version")"
 
 # --- build ---------------------------------------------------------------------------------
 # The rmcp peer (its own workspace and target dir) builds in the background while ferromcp builds
 # and the peer clients run; it is needed only from the "ferromcp's client" pairings on.
-say "building the rmcp peer server in the background (own workspace, target ${RMCP_TARGET#"$ROOT"/})"
-CARGO_TARGET_DIR=$RMCP_TARGET cargo build --locked --manifest-path interop/rmcp-server/Cargo.toml \
-  >"$LOGS/rmcp-build.log" 2>&1 &
+# Skipped when INTEROP_ONLY selects none of the rmcp pairings (named below).
+wants_rmcp=${INTEROP_ONLY:+0}
+for name in ferromcp-client.rmcp-server.{handshake,modern,auto} \
+  ferromcp-cli.rmcp-server.{stdio,http}.{2025-11-25,2026-07-28,auto}; do
+  [[ -z ${INTEROP_ONLY:-} || $name =~ $INTEROP_ONLY ]] && wants_rmcp=1
+done
+if [[ ${wants_rmcp:-1} == 1 ]]; then
+  say "building the rmcp peer server in the background (own workspace, target ${RMCP_TARGET#"$ROOT"/})"
+  CARGO_TARGET_DIR=$RMCP_TARGET cargo build --locked --manifest-path interop/rmcp-server/Cargo.toml \
+    >"$LOGS/rmcp-build.log" 2>&1 &
+else
+  true &
+fi
 rmcp_build=$!
 trap 'kill "$rmcp_build" 2>/dev/null' EXIT
 RMCP_SERVER=$RMCP_TARGET/debug/ferromcp-interop-rmcp-server
@@ -220,6 +266,12 @@ for mode in legacy auto 2026-07-28; do
 done
 pairing "ts-client.stdio.2025-11-25" "${TSC[@]}" stdio "$FERROMCP" serve
 http_pairing "ts-client.http.2025-11-25" "${TSC[@]}" http
+# The TS SDK v2 client: its default (the legacy handshake) and both opt-in negotiation modes.
+TS2C=("$NODE" interop/typescript-v2/client.mjs --deadline $((DEADLINE - 10)))
+for mode in legacy auto 2026-07-28; do
+  pairing "ts-v2-client.stdio.$mode" "${TS2C[@]}" --mode "$mode" stdio "$FERROMCP" serve
+  http_pairing "ts-v2-client.http.$mode" "${TS2C[@]}" --mode "$mode" http
+done
 # `serve --http --stateless`: handshake-era POSTs without sessions (2026-07-28 is stateless anyway).
 SERVER=("$FERROMCP" serve --http 127.0.0.1:@PORT@ --stateless)
 http_pairing "python-client.http-stateless.legacy" "${PYC[@]}" --mode legacy http
@@ -247,10 +299,12 @@ peer_pairing() { # NAME LIFECYCLE ERA COMMAND-AS-JSON
 json_cmd() { "$PY" -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@"; }
 PY_SERVER=$(json_cmd "$PY" interop/python/server.py)
 TS_SERVER=$(json_cmd "$NODE" interop/typescript/server.mjs)
+TS2_SERVER=$(json_cmd "$NODE" interop/typescript-v2/server.mjs)
 RMCP=$(json_cmd "$RMCP_SERVER")
-# The Python SDK and rmcp serve both eras on stdio; the TS SDK v1 the handshake era only.
-for server in python rmcp; do
-  case $server in python) cmd=$PY_SERVER ;; rmcp) cmd=$RMCP ;; esac
+# The Python SDK, rmcp and the TS SDK v2 (serveStdio) serve both eras on stdio; the TS SDK v1
+# the handshake era only.
+for server in python rmcp ts-v2; do
+  case $server in python) cmd=$PY_SERVER ;; rmcp) cmd=$RMCP ;; ts-v2) cmd=$TS2_SERVER ;; esac
   peer_pairing "ferromcp-client.$server-server.handshake" handshake handshake "$cmd"
   peer_pairing "ferromcp-client.$server-server.modern" modern modern "$cmd"
   peer_pairing "ferromcp-client.$server-server.auto" auto modern "$cmd"
@@ -264,8 +318,9 @@ CLI=("$PY" interop/cli_peer.py "$FERROMCP")
 shell_cmd() { "$PY" -c 'import shlex, sys; print(shlex.join(sys.argv[1:]))' "$@"; }
 PY_STDIO=$(shell_cmd "$PY" interop/python/server.py)
 TS_STDIO=$(shell_cmd "$NODE" interop/typescript/server.mjs)
+TS2_STDIO=$(shell_cmd "$NODE" interop/typescript-v2/server.mjs)
 RMCP_STDIO=$(shell_cmd "$RMCP_SERVER")
-for p in "python $PY_STDIO" "rmcp $RMCP_STDIO"; do
+for p in "python $PY_STDIO" "rmcp $RMCP_STDIO" "ts-v2 $TS2_STDIO"; do
   server=${p%% *} target=${p#* }
   pairing "ferromcp-cli.$server-server.stdio.2025-11-25" "${CLI[@]}" 2025-11-25 handshake "$target"
   pairing "ferromcp-cli.$server-server.stdio.2026-07-28" "${CLI[@]}" 2026-07-28 modern "$target"
@@ -284,6 +339,11 @@ http_pairing "ferromcp-cli.rmcp-server.http.auto" "${CLI[@]}" auto modern
 SERVER=("$NODE" interop/typescript/server.mjs --http @PORT@)
 http_pairing "ferromcp-cli.ts-server.http.2025-11-25" "${CLI[@]}" 2025-11-25 handshake
 http_pairing "ferromcp-cli.ts-server.http.auto" "${CLI[@]}" auto handshake
+# createMcpHandler: 2026-07-28 per request, 2025-era requests through its stateless fallback.
+SERVER=("$NODE" interop/typescript-v2/server.mjs --http @PORT@)
+http_pairing "ferromcp-cli.ts-v2-server.http.2025-11-25" "${CLI[@]}" 2025-11-25 handshake
+http_pairing "ferromcp-cli.ts-v2-server.http.2026-07-28" "${CLI[@]}" 2026-07-28 modern
+http_pairing "ferromcp-cli.ts-v2-server.http.auto" "${CLI[@]}" auto modern
 
 say ""
 if [[ -f $EXPECTED && -z ${INTEROP_ONLY:-} ]]; then

@@ -64,11 +64,24 @@ def main() -> int:
         print(f"     protocol {out.get('protocolVersion')}, server {out.get('serverInfo')}", flush=True)
 
     rc, out, err = run(ferromcp, protocol, "tools", target)
-    names = sorted(t.get("name") for t in (out or {}).get("tools", [])) if isinstance(out, dict) else []
+    listed = {t.get("name"): t for t in (out or {}).get("tools", [])} if isinstance(out, dict) else {}
+    names = sorted(listed)
     check("tools", rc == 0 and {"add", "echo", "fail"} <= set(names), f"exit {rc}, tools {names}; {err}")
 
     rc, out, err = run(ferromcp, protocol, "tool", target, "add", '{"a": 2, "b": 3}')
     check("tool-add", rc == 0 and texts(out) == ["5"], f"exit {rc}, result {out}; {err}")
+    if (listed.get("add") or {}).get("outputSchema"):
+        # A peer whose `add` declares an output schema must send structured content with it.
+        got = out.get("structuredContent") if isinstance(out, dict) else None
+        check("tool-add-structured", isinstance(got, dict), f"no structuredContent: {out}")
+
+    # A peer that lists `protocol_info` (the TS SDK v2 peer) reports, as structured output, the
+    # era and revision it served the call at: the server's side of the negotiation.
+    if "protocol_info" in names:
+        rc, out, err = run(ferromcp, protocol, "tool", target, "protocol_info")
+        got = (out or {}).get("structuredContent") if isinstance(out, dict) else None
+        want = {"era": era, "protocolVersion": "2026-07-28" if era == "modern" else "2025-11-25"}
+        check("tool-structured-protocol-info", rc == 0 and got == want, f"exit {rc}, result {out} (expected {want}); {err}")
 
     rc, out, err = run(ferromcp, protocol, "tool", target, "fail")
     is_error = isinstance(out, dict) and out.get("isError") is True

@@ -13,8 +13,8 @@ use std::time::Duration;
 use ferromcp_server::McpServer;
 use ferromcp_server::RequestContext;
 use ferromcp_server::mcp_server::{
-    Args, Blob, CompletionRequest, ProgressReporter, PromptSpec, RawArgs, ResourceSpec, ToolError,
-    ToolSpec,
+    Args, Blob, CompletionRequest, Json, ProgressReporter, PromptSpec, RawArgs, ResourceSpec,
+    ToolError, ToolSpec,
 };
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
 use ferromcp_types::mcp::{
@@ -22,13 +22,14 @@ use ferromcp_types::mcp::{
     PromptMessage, Role, TextResourceContents,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 /// What the demo server exposes, for `--help`.
 pub(crate) const CONTENTS: &str = "\
 tools:     add (a + b), echo (text), countdown (seconds; progress, cancellation),
+           protocol_info (structured: the revision the request was served at),
            and the conformance fixtures: test_simple_text, test_image_content,
            test_audio_content, test_embedded_resource, test_multiple_content_types,
            test_tool_with_logging, test_tool_with_progress, test_error_handling,
@@ -75,6 +76,31 @@ struct EchoArgs {
 struct CountdownArgs {
     /// Seconds (at most 60).
     seconds: u64,
+}
+
+/// The revision a request was served at, as `protocol_info` reports it.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ProtocolInfo {
+    /// The protocol revision of the request, such as `2026-07-28`.
+    protocol_version: String,
+    /// Its era: `handshake` (negotiated by `initialize`) or `modern` (per-request envelope).
+    era: &'static str,
+}
+
+/// The `protocol_info` tool: which revision the server served this request at (structured
+/// output), so a peer client can check the version the server side negotiated.
+async fn protocol_info(ctx: RequestContext) -> Json<ProtocolInfo> {
+    let version = ctx.protocol_version();
+    let era = if version.is_modern() {
+        "modern"
+    } else {
+        "handshake"
+    };
+    Json(ProtocolInfo {
+        protocol_version: version.to_string(),
+        era,
+    })
 }
 
 /// The template's variable.
@@ -287,6 +313,11 @@ pub(crate) fn server() -> McpServer {
         .tool(
             ToolSpec::new("countdown").description("Counts down, reporting progress each second."),
             countdown,
+        )
+        .tool(
+            ToolSpec::new("protocol_info")
+                .description("Reports the protocol revision this request was served at."),
+            protocol_info,
         )
         .tool(
             ToolSpec::new("test_simple_text").description("Returns simple text."),

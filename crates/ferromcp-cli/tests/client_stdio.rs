@@ -92,3 +92,33 @@ async fn handshake_mode_on_ferromcp_serve() {
         .await
         .unwrap();
 }
+
+/// The demo's `protocol_info` tool reports, as structured output with a declared
+/// `outputSchema`, the revision the server served the call at — what peer clients in
+/// `.ci/interop.sh` check to see the server's side of the negotiation.
+async fn protocol_info(mode: Lifecycle, version: &str, era: &str) {
+    let client = Client::builder()
+        .lifecycle(mode)
+        .connect(transport())
+        .await
+        .unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let tool = tools.iter().find(|t| t.name == "protocol_info").unwrap();
+    let schema = tool.output_schema.as_ref().unwrap();
+    assert_eq!(schema.get("type"), Some(&json!("object")), "{schema:?}");
+    let r = client.call_tool("protocol_info", json!({})).await.unwrap();
+    let want = json!({"protocolVersion": version, "era": era});
+    assert_eq!(r.structured_content, Some(want.clone()), "{r:?}");
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn protocol_info_reports_the_served_revision_in_each_era() {
+    tokio::time::timeout(LIMIT, async {
+        protocol_info(Lifecycle::Handshake, "2025-11-25", "handshake").await;
+        protocol_info(Lifecycle::Modern, "2026-07-28", "modern").await;
+    })
+    .await
+    .unwrap();
+}

@@ -161,6 +161,26 @@ async fn pairing(command: Vec<String>, lifecycle: Lifecycle, era: Era) -> Vec<&'
         println!("skip tools-call-structured: the peer's add declares no outputSchema");
     }
 
+    // A peer that lists `protocol_info` (the TS SDK v2 peer) reports, as structured output, the
+    // era and revision it served the call at: the server's side of the negotiation.
+    if tools.iter().any(|t| t.name == "protocol_info") {
+        checks
+            .run("tools-call-protocol-info", async {
+                let r = client
+                    .call_tool("protocol_info", json!({}))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let want = match era {
+                    Era::Modern => json!({"era": "modern", "protocolVersion": "2026-07-28"}),
+                    Era::Handshake => json!({"era": "handshake", "protocolVersion": "2025-11-25"}),
+                };
+                ensure(r.structured_content.as_ref() == Some(&want), || {
+                    format!("expected {want}, got {r:?}")
+                })
+            })
+            .await;
+    }
+
     checks
         .run("tools-call-error-result", async {
             let r = client
