@@ -1,0 +1,163 @@
+//! The command line, declared with clap: the top-level options, the subcommands, and the help
+//! text around them. Each subcommand's own arguments are a struct next to its code
+//! ([`ServeArgs`], [`CallArgs`] and the other client commands, [`BridgeArgs`]): adding a flag is adding a field there.
+//!
+//! clap reports what it cannot read as a command line (an unknown flag, a flag without its
+//! value, an extra argument) on stderr with exit status 2. The commands themselves check the
+//! values they use (a TARGET, `--protocol`, `--timeout`, JSON arguments…) and report a bad one
+//! with `ferromcp: …` and exit status 1, as before.
+
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+use crate::bridge::BridgeArgs;
+use crate::client_cmd::{CallArgs, InspectArgs, ToolArgs, ToolsArgs};
+use crate::serve_http::ServeArgs;
+
+/// The usage lines of `ferromcp --help`: every form of every command.
+const USAGE: &str = "\
+ferromcp serve [--http ADDR [--stateless] [--json-response] [--allowed-host H]...
+                      [--allowed-origin O]... [--auth] ...]
+       ferromcp call TARGET METHOD [PARAMS_JSON] [OPTIONS]
+       ferromcp tools TARGET [OPTIONS]
+       ferromcp tool TARGET NAME [ARGS_JSON] [OPTIONS]
+       ferromcp inspect TARGET [--json] [OPTIONS]
+       ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND...
+       ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...
+       ferromcp spec [VERSION]";
+
+/// After the options of `ferromcp --help` (the demo server's contents follow).
+const MORE: &str = "\
+TARGET (call, tools, tool, inspect): an http(s):// URL, or a quoted command that starts a
+stdio server, e.g. \"ferromcp serve\"; `ferromcp COMMAND --help` for each command's options.
+JSON on stdout; messages, server logs and progress on stderr.
+
+Exit status: 0 success; 1 a protocol or transport error, or a value a command cannot use;
+2 a command line that cannot be read (unknown flag, missing value), or a tool result with
+isError (`ferromcp tool`).
+
+Examples:
+    ferromcp inspect \"ferromcp serve\"
+    ferromcp tool \"ferromcp serve\" add '{\"a\":1,\"b\":2}'
+    ferromcp serve --http 127.0.0.1:8000
+
+Environment:
+    FERROMCP_LOG=error|warn|info|debug|trace   log level on stderr (default warn)
+
+The demo server exposes:";
+
+/// `ferromcp`: a Model Context Protocol toolkit.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ferromcp",
+    version,
+    about = "ferromcp — a Model Context Protocol toolkit (Rust)",
+    override_usage = USAGE,
+    disable_help_subcommand = false
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve the built-in demo server (stdio, or Streamable HTTP with --http ADDR).
+    Serve(ServeArgs),
+    /// Send any request to a server and print its result.
+    #[command(
+        override_usage = "ferromcp call TARGET METHOD [PARAMS_JSON] [OPTIONS]",
+        after_help = crate::client_cmd::CALL_AFTER
+    )]
+    Call(CallArgs),
+    /// List every tool of a server (all pages) as {"tools": [...]}.
+    #[command(
+        override_usage = "ferromcp tools TARGET [OPTIONS]",
+        after_help = crate::client_cmd::TOOLS_AFTER
+    )]
+    Tools(ToolsArgs),
+    /// Call a tool and print its result (exit status 2 on an isError result).
+    #[command(
+        override_usage = "ferromcp tool TARGET NAME [ARGS_JSON] [OPTIONS]",
+        after_help = crate::client_cmd::TOOL_AFTER
+    )]
+    Tool(ToolArgs),
+    /// Show the server and all it offers.
+    ///
+    /// Name and version, protocol version and era, capabilities, instructions, tools,
+    /// resources, resource templates and prompts: text for people on stdout (not for
+    /// scripts); --json prints the same as one JSON object.
+    #[command(
+        verbatim_doc_comment,
+        override_usage = "ferromcp inspect TARGET [--json] [OPTIONS]",
+        after_help = crate::client_cmd::INSPECT_AFTER
+    )]
+    Inspect(InspectArgs),
+    /// Serve a stdio server over HTTP, or an HTTP server on stdio.
+    Bridge(BridgeArgs),
+    /// Print which methods exist at each protocol version, as JSON.
+    Spec(SpecArgs),
+}
+
+/// `ferromcp spec [VERSION]`.
+#[derive(Debug, Args)]
+pub(crate) struct SpecArgs {
+    /// Only this protocol version (e.g. 2025-11-25); all of them by default.
+    #[arg(value_name = "VERSION")]
+    pub(crate) version: Option<String>,
+}
+
+/// The command line's definition, with the texts only known at run time (the demo server's
+/// contents) in place.
+pub(crate) fn command() -> clap::Command {
+    let demo = crate::demo::CONTENTS;
+    Cli::command()
+        .after_help(format!("{MORE}\n{demo}"))
+        .mut_subcommand("serve", |c| {
+            c.after_help(format!("{}\n\n{demo}", crate::serve_http::AFTER))
+        })
+}
+
+/// Reads the command line (the first item of `args` is the program). `Err` is clap's
+/// message: help, the version, or a usage error.
+pub(crate) fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // `serve --http --help` (the help of `serve --http` before clap) is `serve --help`:
+    // clap would read `--help` as the missing ADDR.
+    if let [_, serve, http, help] = args.as_slice()
+        && serve == "serve"
+        && http == "--http"
+        && (help == "--help" || help == "-h")
+    {
+        args.remove(2);
+    }
+    let mut cmd = command();
+    let mut matches = cmd.try_get_matches_from_mut(args)?;
+    <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut matches)
+        .map_err(|e| e.format(&mut cmd))
+}
+
+/// The long help of `ferromcp` or of one subcommand, as `--help` prints it.
+pub(crate) fn long_help(subcommand: Option<&str>) -> String {
+    let mut cmd = command();
+    cmd.build();
+    let cmd = match subcommand.and_then(|name| cmd.find_subcommand_mut(name)) {
+        Some(sub) => sub,
+        None => &mut cmd,
+    };
+    cmd.render_long_help().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::command;
+
+    #[test]
+    fn definition_is_consistent() {
+        command().debug_assert();
+    }
+}
