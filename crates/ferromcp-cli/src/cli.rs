@@ -23,7 +23,8 @@ ferromcp serve [--http ADDR [--stateless] [--json-response] [--allowed-host H]..
        ferromcp inspect TARGET [--json] [OPTIONS]
        ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND...
        ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...
-       ferromcp spec [VERSION]";
+       ferromcp spec [VERSION]
+       ferromcp completions bash|zsh|fish|powershell|elvish";
 
 /// After the options of `ferromcp --help` (the demo server's contents follow).
 const MORE: &str = "\
@@ -39,6 +40,7 @@ Examples:
     ferromcp inspect \"ferromcp serve\"
     ferromcp tool \"ferromcp serve\" add '{\"a\":1,\"b\":2}'
     ferromcp serve --http 127.0.0.1:8000
+    ferromcp completions bash > ~/.local/share/bash-completion/completions/ferromcp
 
 Environment:
     FERROMCP_LOG=error|warn|info|debug|trace   log level on stderr (default warn)
@@ -97,6 +99,9 @@ pub(crate) enum Command {
     Bridge(BridgeArgs),
     /// Print which methods exist at each protocol version, as JSON.
     Spec(SpecArgs),
+    /// Print a shell completion script on stdout.
+    #[command(after_help = COMPLETIONS_AFTER)]
+    Completions(CompletionsArgs),
 }
 
 /// `ferromcp spec [VERSION]`.
@@ -106,6 +111,21 @@ pub(crate) struct SpecArgs {
     #[arg(value_name = "VERSION")]
     pub(crate) version: Option<String>,
 }
+
+/// `ferromcp completions SHELL`.
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub(crate) shell: clap_complete::Shell,
+}
+
+const COMPLETIONS_AFTER: &str = "\
+Examples:
+    ferromcp completions bash > ~/.local/share/bash-completion/completions/ferromcp
+    ferromcp completions zsh > ~/.zfunc/_ferromcp      # with fpath+=~/.zfunc
+    ferromcp completions fish > ~/.config/fish/completions/ferromcp.fish
+    ferromcp completions powershell >> $PROFILE";
 
 /// The command line's definition, with the texts only known at run time (the demo server's
 /// contents) in place.
@@ -150,6 +170,16 @@ pub(crate) fn long_help(subcommand: Option<&str>) -> String {
         None => &mut cmd,
     };
     cmd.render_long_help().to_string()
+}
+
+/// A completion script for `shell`.
+pub(crate) fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    let mut cmd = command();
+    let mut script = Vec::new();
+    // Into memory: the generator panics on a failed write (a closed stdout); printing is
+    // the caller's, which ignores that.
+    clap_complete::generate(shell, &mut cmd, "ferromcp", &mut script);
+    script
 }
 
 #[cfg(test)]

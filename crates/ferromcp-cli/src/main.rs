@@ -51,6 +51,11 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e.to_string()),
             },
         },
+        Some(Command::Completions(args)) => {
+            let script = cli::completions(args.shell);
+            let _ = std::io::stdout().write_all(&script);
+            ExitCode::SUCCESS
+        }
     }
 }
 
