@@ -11,6 +11,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::bridge::BridgeArgs;
 use crate::client_cmd::{CallArgs, InspectArgs, ToolArgs, ToolsArgs};
+use crate::output::Output;
 use crate::serve_http::ServeArgs;
 
 /// The usage lines of `ferromcp --help`: every form of every command.
@@ -30,7 +31,7 @@ ferromcp serve [--http ADDR [--stateless] [--json-response] [--allowed-host H]..
 const MORE: &str = "\
 TARGET (call, tools, tool, inspect): an http(s):// URL, or a quoted command that starts a
 stdio server, e.g. \"ferromcp serve\"; `ferromcp COMMAND --help` for each command's options.
-JSON on stdout; messages, server logs and progress on stderr.
+Results on stdout (see --output); messages, server logs and progress on stderr.
 
 Exit status: 0 success; 1 a protocol or transport error, or a value a command cannot use;
 2 a command line that cannot be read (unknown flag, missing value), or a tool result with
@@ -38,7 +39,7 @@ isError (`ferromcp tool`).
 
 Examples:
     ferromcp inspect \"ferromcp serve\"
-    ferromcp tool \"ferromcp serve\" add '{\"a\":1,\"b\":2}'
+    ferromcp tool \"ferromcp serve\" add '{\"a\":1,\"b\":2}' --output compact
     ferromcp serve --http 127.0.0.1:8000
     ferromcp completions bash > ~/.local/share/bash-completion/completions/ferromcp
 
@@ -57,6 +58,16 @@ The demo server exposes:";
     disable_help_subcommand = false
 )]
 pub(crate) struct Cli {
+    /// How results are printed on stdout (call, tools, tool, inspect, spec; not stderr).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "FORMAT",
+        default_value_t,
+        display_order = 900
+    )]
+    pub(crate) output: Output,
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
 }
@@ -88,7 +99,7 @@ pub(crate) enum Command {
     ///
     /// Name and version, protocol version and era, capabilities, instructions, tools,
     /// resources, resource templates and prompts: text for people on stdout (not for
-    /// scripts); --json prints the same as one JSON object.
+    /// scripts); --json or --output json|compact print the same as one JSON object.
     #[command(
         verbatim_doc_comment,
         override_usage = "ferromcp inspect TARGET [--json] [OPTIONS]",
@@ -184,10 +195,22 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::command;
+    use super::{Command, command, parse};
 
     #[test]
     fn definition_is_consistent() {
         command().debug_assert();
+    }
+
+    #[test]
+    fn global_output_anywhere() {
+        let cli = parse(["ferromcp", "tools", "T", "--output", "compact"])
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(cli.output, crate::output::Output::Compact);
+        assert!(matches!(cli.command, Some(Command::Tools(_))));
+        let cli =
+            parse(["ferromcp", "--output=json", "spec"]).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(cli.output, crate::output::Output::Json);
+        assert!(parse(["ferromcp", "--output", "yaml", "spec"]).is_err());
     }
 }

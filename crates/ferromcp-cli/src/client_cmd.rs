@@ -1,6 +1,6 @@
 //! The client subcommands: `call`, `tools`, `tool`, `inspect`.
 //!
-//! JSON results go to stdout (pretty); messages, server logs, notifications and progress go
+//! Results go to stdout (see [`crate::output`]); messages, server logs, notifications and progress go
 //! to stderr. Exit status: 0 on success, 1 on a bad value, a protocol or transport error, 2
 //! when `tool` returns a result with `isError: true` (and, from clap, on a command line it
 //! cannot read).
@@ -13,6 +13,7 @@ use ferromcp_types::ProtocolVersion;
 use ferromcp_types::mcp::LoggingLevel;
 use serde_json::{Value, json};
 
+use crate::output::{self, Output};
 use crate::report::Reporter;
 use crate::target::{self, Header, Target};
 
@@ -42,7 +43,7 @@ macro_rules! after {
 /// After the options of `ferromcp call --help`.
 pub(crate) const CALL_AFTER: &str = after!(
     "    ferromcp call \"ferromcp serve\" resources/read '{\"uri\":\"demo://readme\"}'\n    \
-     ferromcp call http://127.0.0.1:8000/mcp tools/list"
+     ferromcp call http://127.0.0.1:8000/mcp tools/list --output compact"
 );
 /// After the options of `ferromcp tools --help`.
 pub(crate) const TOOLS_AFTER: &str = after!(
@@ -57,7 +58,7 @@ pub(crate) const TOOL_AFTER: &str = after!(
 /// After the options of `ferromcp inspect --help`.
 pub(crate) const INSPECT_AFTER: &str = after!(
     "    ferromcp inspect \"ferromcp serve\"\n    \
-     ferromcp inspect http://127.0.0.1:8000/mcp --oauth"
+     ferromcp inspect http://127.0.0.1:8000/mcp --oauth --output json"
 );
 
 /// The options every client subcommand takes.
@@ -132,7 +133,7 @@ pub(crate) struct ToolArgs {
 pub(crate) struct InspectArgs {
     #[arg(value_name = "TARGET", help = "The server (see --help)", long_help = TARGET_HELP)]
     target: Option<String>,
-    /// Print the same as one JSON object.
+    /// Print the same as one JSON object (the same as --output json).
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -144,7 +145,6 @@ pub(crate) struct Request<'a> {
     command: &'static str,
     positional: Vec<String>,
     options: &'a ClientOptions,
-    json: bool,
 }
 
 impl CallArgs {
@@ -177,11 +177,19 @@ impl ToolArgs {
 }
 
 impl InspectArgs {
-    /// This command line, to [`run`].
-    pub(crate) fn request(&self) -> Request<'_> {
-        let mut request = Request::new("inspect", [&self.target], &self.options);
-        request.json = self.json;
-        request
+    /// This command line, to [`run`], and the output format `--json` asks for (`--output
+    /// json` or `compact` wins over it; with `--output pretty`, the default, `--json` is
+    /// `json`).
+    pub(crate) fn request(&self, output: Output) -> (Request<'_>, Output) {
+        let output = if self.json && output == Output::Pretty {
+            Output::Json
+        } else {
+            output
+        };
+        (
+            Request::new("inspect", [&self.target], &self.options),
+            output,
+        )
     }
 }
 
@@ -196,7 +204,6 @@ impl<'a> Request<'a> {
             // clap fills optional positionals in order: the present ones are a prefix.
             positional: positional.into_iter().flatten().cloned().collect(),
             options,
-            json: false,
         }
     }
 }
@@ -209,16 +216,16 @@ struct Invocation {
     headers: Vec<Header>,
     timeout: Option<Duration>,
     log_level: Option<LoggingLevel>,
-    json: bool,
+    output: Output,
     oauth: bool,
 }
 
 /// Checks the values of `request`'s options (clap has read the command line).
-fn parse(request: &Request<'_>) -> Result<Invocation, String> {
+fn parse(request: &Request<'_>, output: Output) -> Result<Invocation, String> {
     let opts = request.options;
     let mut inv = Invocation {
         positional: request.positional.clone(),
-        json: request.json,
+        output,
         oauth: opts.oauth,
         ..Invocation::default()
     };
@@ -301,17 +308,15 @@ fn json_arg(what: &str, text: Option<&String>) -> Result<Value, String> {
     }
 }
 
-fn print_json(value: &Value) -> Result<(), String> {
-    let text =
-        serde_json::to_string_pretty(value).map_err(|e| format!("cannot print the result: {e}"))?;
-    crate::print_out(&format!("{text}\n"));
+fn print_json(value: &Value, output: Output) -> Result<(), String> {
+    crate::print_out(&output::render(value, output)?);
     Ok(())
 }
 
 /// Runs `ferromcp COMMAND …` for `call`, `tools`, `tool` and `inspect`.
-pub(crate) fn run(request: &Request<'_>) -> ExitCode {
+pub(crate) fn run(request: &Request<'_>, output: Output) -> ExitCode {
     let command = request.command;
-    let inv = match parse(request) {
+    let inv = match parse(request, output) {
         Ok(inv) => inv,
         Err(e) => return crate::fail(&format!("{e}; see `ferromcp {command} --help`")),
     };
@@ -400,7 +405,7 @@ async fn execute(
                 .await
                 .map_err(|e| describe(method, &e))?;
             reporter.finish();
-            print_json(&result)?;
+            print_json(&result, inv.output)?;
             Ok(ExitCode::SUCCESS)
         }
         "tools" => {
@@ -408,7 +413,7 @@ async fn execute(
                 .list_all_tools()
                 .await
                 .map_err(|e| describe("tools/list", &e))?;
-            print_json(&json!({ "tools": tools }))?;
+            print_json(&json!({ "tools": tools }), inv.output)?;
             Ok(ExitCode::SUCCESS)
         }
         "tool" => {
@@ -419,7 +424,7 @@ async fn execute(
                 .await
                 .map_err(|e| describe("tools/call", &e))?;
             reporter.finish();
-            print_json(&result)?;
+            print_json(&result, inv.output)?;
             if result.get("isError").and_then(Value::as_bool) == Some(true) {
                 eprintln!(
                     "ferromcp: tool {:?} returned an error result (isError)",
@@ -429,22 +434,26 @@ async fn execute(
             }
             Ok(ExitCode::SUCCESS)
         }
-        _ => crate::inspect::run(client, inv.json).await,
+        _ => crate::inspect::run(client, inv.output).await,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Invocation, Lifecycle, parse};
+    use super::{Invocation, Lifecycle, Output, parse};
     use crate::cli::{Command, parse as parse_cli};
 
     fn inv(args: &[&str]) -> Result<Invocation, String> {
         let cli = parse_cli(["ferromcp"].iter().chain(args)).map_err(|e| e.to_string())?;
+        let output = cli.output;
         match &cli.command {
-            Some(Command::Call(a)) => parse(&a.request()),
-            Some(Command::Tool(a)) => parse(&a.request()),
-            Some(Command::Tools(a)) => parse(&a.request()),
-            Some(Command::Inspect(a)) => parse(&a.request()),
+            Some(Command::Call(a)) => parse(&a.request(), output),
+            Some(Command::Tool(a)) => parse(&a.request(), output),
+            Some(Command::Tools(a)) => parse(&a.request(), output),
+            Some(Command::Inspect(a)) => {
+                let (request, output) = a.request(output);
+                parse(&request, output)
+            }
             other => Err(format!("{other:?}")),
         }
     }
@@ -472,7 +481,11 @@ mod tests {
         assert_eq!(i.lifecycle, Lifecycle::Handshake);
         assert_eq!(i.positional, ["T", "--odd"]);
         assert!(inv(&["tools", "--json"]).is_err());
-        assert!(inv(&["inspect", "--json"]).is_ok_and(|i| i.json));
+        assert!(inv(&["inspect", "--json"]).is_ok_and(|i| i.output == Output::Json));
+        assert!(
+            inv(&["inspect", "--json", "--output", "compact"])
+                .is_ok_and(|i| i.output == Output::Compact)
+        );
         assert!(inv(&["tools", "--protocol", "1999-01-01"]).is_err());
         assert!(inv(&["tools", "--timeout", "0"]).is_err());
         assert!(inv(&["tools", "--timeout"]).is_err());

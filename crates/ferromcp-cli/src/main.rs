@@ -7,6 +7,7 @@ mod cli;
 mod client_cmd;
 mod demo;
 mod inspect;
+mod output;
 mod report;
 // `ferromcp serve --http` (Streamable HTTP): kept in its own file.
 mod serve_http;
@@ -21,6 +22,7 @@ use ferromcp_types::tables::{self, Kind};
 use serde_json::{Value, json};
 
 use crate::cli::Command;
+use crate::output::Output;
 
 fn main() -> ExitCode {
     let cli = match cli::parse(std::env::args_os()) {
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
+    let output = cli.output;
     match cli.command {
         // No command: the help, as `--help` (status 0).
         None => {
@@ -39,15 +42,18 @@ fn main() -> ExitCode {
         }
         Some(Command::Serve(args)) if args.http.is_some() => serve_http::run(&args),
         Some(Command::Serve(_)) => serve(),
-        Some(Command::Call(args)) => client_cmd::run(&args.request()),
-        Some(Command::Tools(args)) => client_cmd::run(&args.request()),
-        Some(Command::Tool(args)) => client_cmd::run(&args.request()),
-        Some(Command::Inspect(args)) => client_cmd::run(&args.request()),
+        Some(Command::Call(args)) => client_cmd::run(&args.request(), output),
+        Some(Command::Tools(args)) => client_cmd::run(&args.request(), output),
+        Some(Command::Tool(args)) => client_cmd::run(&args.request(), output),
+        Some(Command::Inspect(args)) => {
+            let (request, output) = args.request(output);
+            client_cmd::run(&request, output)
+        }
         Some(Command::Bridge(args)) => bridge::run(&args),
         Some(Command::Spec(args)) => match args.version.as_deref() {
-            None => spec(&ProtocolVersion::ALL),
+            None => spec(&ProtocolVersion::ALL, output),
             Some(version) => match version.parse::<ProtocolVersion>() {
-                Ok(v) => spec(&[v]),
+                Ok(v) => spec(&[v], output),
                 Err(e) => fail(&e.to_string()),
             },
         },
@@ -100,7 +106,7 @@ fn serve() -> ExitCode {
     }
 }
 
-fn spec(versions: &[ProtocolVersion]) -> ExitCode {
+fn spec(versions: &[ProtocolVersion], output: Output) -> ExitCode {
     let out: serde_json::Map<String, Value> = versions
         .iter()
         .map(|&v| {
@@ -115,11 +121,11 @@ fn spec(versions: &[ProtocolVersion]) -> ExitCode {
             (v.as_str().to_owned(), entry)
         })
         .collect();
-    match serde_json::to_string_pretty(&out) {
+    match output::render(&Value::Object(out), output) {
         Ok(text) => {
-            print_out(&format!("{text}\n"));
+            print_out(&text);
             ExitCode::SUCCESS
         }
-        Err(e) => fail(&e.to_string()),
+        Err(e) => fail(&e),
     }
 }

@@ -249,7 +249,7 @@ const CLI: CrateLayers = CrateLayers {
     layers: &[
         Layer {
             name: "support",
-            modules: &["report", "split", "target"],
+            modules: &["output", "report", "split", "target"],
             may_name: &[],
         },
         Layer {
