@@ -58,7 +58,7 @@ The demo server exposes:";
     disable_help_subcommand = false
 )]
 pub(crate) struct Cli {
-    /// How results are printed on stdout (call, tools, tool, inspect, spec; not stderr).
+    /// How results are printed on stdout (call, tools, tool, inspect, spec).
     #[arg(
         long,
         global = true,
@@ -95,7 +95,7 @@ pub(crate) enum Command {
         after_help = crate::client_cmd::TOOL_AFTER
     )]
     Tool(ToolArgs),
-    /// Show the server and all it offers.
+    /// Show the server and all it offers
     ///
     /// Name and version, protocol version and era, capabilities, instructions, tools,
     /// resources, resource templates and prompts: text for people on stdout (not for

@@ -259,7 +259,14 @@ const CLI: CrateLayers = CrateLayers {
         },
         Layer {
             name: "app",
-            modules: &["crate", "cli", "bridge", "client_cmd", "inspect", "serve_http"],
+            modules: &[
+                "crate",
+                "cli",
+                "bridge",
+                "client_cmd",
+                "inspect",
+                "serve_http",
+            ],
             may_name: &["demo", "support"],
         },
     ],
