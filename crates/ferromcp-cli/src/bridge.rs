@@ -50,110 +50,119 @@ use serde_json::Value;
 use crate::split::split;
 use crate::target::Header;
 
-/// `ferromcp bridge --help`.
-pub(crate) const HELP: &str = "\
-ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND [ARGS…]
+/// After the options of `ferromcp bridge --help`.
+pub(crate) const AFTER: &str = "\
+--stdio-to-http ADDR [OPTIONS] -- COMMAND [ARGS…]
     Serves the stdio server COMMAND over Streamable HTTP at http://ADDR/mcp (both protocol
     eras). Every request and notification is relayed as raw JSON-RPC, unchanged: one child
     per handshake-era session (started by its initialize, stopped when the session ends),
     one shared child for 2026-07-28 requests. Progress, logs and server→client requests
     travel back on the request's stream (or the session's GET stream).
     COMMAND may also be one quoted, shell-style string.
-    OPTIONS: --json-response, --allowed-host H (repeatable), --allowed-origin O (repeatable),
-    --disable-host-checks (any Host and Origin; only behind a proxy that checks them).
     Without --allowed-host only loopback Host names on the bound port are answered.
 
-ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...
-    Serves the Streamable HTTP server at URL on this process's stdin/stdout.";
+--http-to-stdio URL [--header NAME:VALUE]...
+    Serves the Streamable HTTP server at URL on this process's stdin/stdout.
+
+Examples:
+    ferromcp bridge --stdio-to-http 127.0.0.1:8000 -- python my_server.py
+    ferromcp bridge --stdio-to-http 127.0.0.1:8000 -- \"python my_server.py --name 'a b'\"
+    ferromcp bridge --http-to-stdio https://example.com/mcp --header \"Authorization: Bearer $T\"";
+
+/// `ferromcp bridge (--stdio-to-http ADDR [OPTIONS] -- COMMAND… | --http-to-stdio URL
+/// [--header NAME:VALUE]...)`.
+#[derive(Debug, Default, clap::Args)]
+#[command(
+    override_usage = "ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND [ARGS…]\n       \
+                      ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...",
+    after_help = AFTER
+)]
+pub(crate) struct BridgeArgs {
+    /// Serve the stdio server COMMAND (after `--`) over Streamable HTTP at http://ADDR/mcp.
+    #[arg(long, value_name = "ADDR", conflicts_with = "http_to_stdio")]
+    stdio_to_http: Option<String>,
+    /// Serve the Streamable HTTP server at URL on this process's stdin/stdout.
+    #[arg(long, value_name = "URL")]
+    http_to_stdio: Option<String>,
+    /// Answer requests with JSON, never SSE (--stdio-to-http).
+    #[arg(long, requires = "stdio_to_http", conflicts_with = "http_to_stdio")]
+    json_response: bool,
+    /// Allow this Host header (repeatable; --stdio-to-http).
+    #[arg(
+        long,
+        value_name = "H",
+        requires = "stdio_to_http",
+        conflicts_with = "http_to_stdio"
+    )]
+    allowed_host: Vec<String>,
+    /// Allow this Origin header (repeatable; --stdio-to-http).
+    #[arg(
+        long,
+        value_name = "O",
+        requires = "stdio_to_http",
+        conflicts_with = "http_to_stdio"
+    )]
+    allowed_origin: Vec<String>,
+    /// Accept any Host and Origin (only behind a proxy that checks them; --stdio-to-http).
+    #[arg(long, requires = "stdio_to_http", conflicts_with = "http_to_stdio")]
+    disable_host_checks: bool,
+    /// An HTTP header for every request (repeatable; --http-to-stdio).
+    #[arg(
+        long,
+        value_name = "NAME:VALUE",
+        requires = "http_to_stdio",
+        conflicts_with = "stdio_to_http"
+    )]
+    header: Vec<String>,
+    /// The stdio server to run (--stdio-to-http), after `--`.
+    #[arg(last = true, value_name = "COMMAND", conflicts_with = "http_to_stdio")]
+    command: Vec<String>,
+}
 
 /// Runs `ferromcp bridge …`.
-pub(crate) fn run(args: &[&str]) -> ExitCode {
-    match args {
-        [] | ["--help" | "-h", ..] => {
-            crate::print_out(&format!("{HELP}\n"));
-            ExitCode::SUCCESS
-        }
-        ["--stdio-to-http", rest @ ..] => match parse_stdio_to_http(rest) {
-            Ok((addr, config, argv)) => stdio_to_http(&addr, config, argv),
+pub(crate) fn run(args: &BridgeArgs) -> ExitCode {
+    if let Some(addr) = &args.stdio_to_http {
+        return match args.stdio_to_http_config() {
+            Ok((config, argv)) => stdio_to_http(addr, config, argv),
             Err(e) => crate::fail(&format!("{e}; see `ferromcp bridge --help`")),
-        },
-        ["--http-to-stdio", rest @ ..] => match parse_http_to_stdio(rest) {
-            Ok((url, headers)) => http_to_stdio(&url, &headers),
-            Err(e) => crate::fail(&format!("{e}; see `ferromcp bridge --help`")),
-        },
-        _ => crate::fail(
-            "bridge wants --stdio-to-http or --http-to-stdio; see `ferromcp bridge --help`",
-        ),
+        };
     }
+    if let Some(url) = &args.http_to_stdio {
+        let headers: Result<Vec<Header>, String> =
+            args.header.iter().map(|h| Header::parse(h)).collect();
+        return match headers {
+            Ok(headers) => http_to_stdio(url, &headers),
+            Err(e) => crate::fail(&format!("{e}; see `ferromcp bridge --help`")),
+        };
+    }
+    // Neither mode: the help (as before clap).
+    crate::print_out(&crate::cli::long_help(Some("bridge")));
+    ExitCode::SUCCESS
 }
 
-/// `ADDR [OPTIONS] -- COMMAND…` → the address, the HTTP settings and the child's argv.
-fn parse_stdio_to_http(args: &[&str]) -> Result<(String, HttpConfig, Vec<String>), String> {
-    let Some((addr, mut rest)) = args.split_first() else {
-        return Err("--stdio-to-http needs an address, e.g. 127.0.0.1:8000".to_owned());
-    };
-    let mut config = HttpConfig::default();
-    let (mut hosts, mut origins) = (Vec::new(), Vec::new());
-    let argv: Vec<String> = loop {
-        let Some((flag, tail)) = rest.split_first() else {
-            return Err("missing `-- COMMAND…` (the stdio server to run)".to_owned());
-        };
-        rest = tail;
-        match *flag {
-            "--" => break rest.iter().map(|s| (*s).to_owned()).collect(),
-            "--json-response" => config = config.json_response(true),
-            "--disable-host-checks" => config = config.disable_host_checks(),
-            "--allowed-host" | "--allowed-origin" => {
-                let Some((value, tail)) = rest.split_first() else {
-                    return Err(format!("{flag} needs a value"));
-                };
-                rest = tail;
-                let list = if *flag == "--allowed-host" {
-                    &mut hosts
-                } else {
-                    &mut origins
-                };
-                list.push((*value).to_owned());
-            }
-            other => return Err(format!("unknown option {other:?}")),
+impl BridgeArgs {
+    /// `--stdio-to-http`: the HTTP settings and the child's argv.
+    fn stdio_to_http_config(&self) -> Result<(HttpConfig, Vec<String>), String> {
+        let mut config = HttpConfig::default();
+        if self.json_response {
+            config = config.json_response(true);
         }
-    };
-    let argv = match argv.as_slice() {
-        [] => return Err("the command after `--` is empty".to_owned()),
-        [one] => split(one).map_err(|e| format!("cannot read the command {one:?}: {e}"))?,
-        _ => argv,
-    };
-    if !hosts.is_empty() {
-        config = config.allowed_hosts(hosts);
-    }
-    if !origins.is_empty() {
-        config = config.allowed_origins(origins);
-    }
-    Ok(((*addr).to_owned(), config, argv))
-}
-
-/// `URL [--header NAME:VALUE]...` → the URL and the headers.
-fn parse_http_to_stdio(args: &[&str]) -> Result<(String, Vec<Header>), String> {
-    let Some((url, mut rest)) = args.split_first() else {
-        return Err("--http-to-stdio needs a URL, e.g. http://127.0.0.1:8000/mcp".to_owned());
-    };
-    let mut headers = Vec::new();
-    while let Some((flag, tail)) = rest.split_first() {
-        rest = tail;
-        let value = match flag.split_once('=') {
-            Some(("--header", v)) => v,
-            _ if *flag == "--header" => {
-                let Some((value, tail)) = rest.split_first() else {
-                    return Err("--header needs a value".to_owned());
-                };
-                rest = tail;
-                value
-            }
-            _ => return Err(format!("unknown option {flag:?}")),
+        if self.disable_host_checks {
+            config = config.disable_host_checks();
+        }
+        let argv = match self.command.as_slice() {
+            [] => return Err("missing `-- COMMAND…` (the stdio server to run)".to_owned()),
+            [one] => split(one).map_err(|e| format!("cannot read the command {one:?}: {e}"))?,
+            many => many.to_vec(),
         };
-        headers.push(Header::parse(value)?);
+        if !self.allowed_host.is_empty() {
+            config = config.allowed_hosts(self.allowed_host.clone());
+        }
+        if !self.allowed_origin.is_empty() {
+            config = config.allowed_origins(self.allowed_origin.clone());
+        }
+        Ok((config, argv))
     }
-    Ok(((*url).to_owned(), headers))
 }
 
 fn http_to_stdio(url: &str, headers: &[Header]) -> ExitCode {
@@ -592,11 +601,27 @@ impl Handler for ChildHandler {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_http_to_stdio, parse_stdio_to_http};
+    use super::BridgeArgs;
+    use crate::cli::{Command, parse};
+
+    fn bridge(args: &[&str]) -> Result<BridgeArgs, String> {
+        let argv = ["ferromcp", "bridge"].iter().chain(args);
+        match parse(argv).map_err(|e| e.to_string())?.command {
+            Some(Command::Bridge(a)) => Ok(a),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
+    fn stdio_to_http(args: &[&str]) -> Result<(String, Vec<String>), String> {
+        let a = bridge(args)?;
+        let (_, argv) = a.stdio_to_http_config()?;
+        Ok((a.stdio_to_http.unwrap_or_default(), argv))
+    }
 
     #[test]
     fn parses() {
-        let (addr, c, argv) = parse_stdio_to_http(&[
+        let a = bridge(&[
+            "--stdio-to-http",
             "127.0.0.1:0",
             "--json-response",
             "--allowed-host",
@@ -606,23 +631,37 @@ mod tests {
             "serve",
         ])
         .unwrap_or_else(|e| unreachable!("{e}"));
-        assert_eq!(addr, "127.0.0.1:0");
+        let (c, argv) = a
+            .stdio_to_http_config()
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(a.stdio_to_http.as_deref(), Some("127.0.0.1:0"));
         assert!(c.json_response);
+        assert_eq!(c.allowed_hosts, Some(vec!["a:*".to_owned()]));
         assert_eq!(argv, ["ferromcp", "serve"]);
-        let (_, _, argv) = parse_stdio_to_http(&["x", "--", "my 'server x'"])
+        let (_, argv) = stdio_to_http(&["--stdio-to-http", "x", "--", "my 'server x'"])
             .unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(argv, ["my", "server x"]);
-        assert!(parse_stdio_to_http(&[]).is_err());
-        assert!(parse_stdio_to_http(&["x"]).is_err());
-        assert!(parse_stdio_to_http(&["x", "--"]).is_err());
-        assert!(parse_stdio_to_http(&["x", "--bogus", "--", "a"]).is_err());
-        let (url, headers) =
-            parse_http_to_stdio(&["http://h/mcp", "--header", "A: b", "--header=C:d"])
-                .unwrap_or_else(|e| unreachable!("{e}"));
-        assert_eq!(url, "http://h/mcp");
-        assert_eq!(headers.len(), 2);
-        assert!(parse_http_to_stdio(&[]).is_err());
-        assert!(parse_http_to_stdio(&["u", "--header"]).is_err());
-        assert!(parse_http_to_stdio(&["u", "--x"]).is_err());
+        assert!(stdio_to_http(&["--stdio-to-http"]).is_err());
+        assert!(stdio_to_http(&["--stdio-to-http", "x"]).is_err());
+        assert!(stdio_to_http(&["--stdio-to-http", "x", "--"]).is_err());
+        assert!(stdio_to_http(&["--stdio-to-http", "x", "--bogus", "--", "a"]).is_err());
+        let a = bridge(&[
+            "--http-to-stdio",
+            "http://h/mcp",
+            "--header",
+            "A: b",
+            "--header=C:d",
+        ])
+        .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(a.http_to_stdio.as_deref(), Some("http://h/mcp"));
+        assert_eq!(a.header.len(), 2);
+        assert!(bridge(&["--http-to-stdio"]).is_err());
+        assert!(bridge(&["--http-to-stdio", "u", "--header"]).is_err());
+        assert!(bridge(&["--http-to-stdio", "u", "--x"]).is_err());
+        // One mode at a time; each mode's options need it.
+        assert!(bridge(&["--http-to-stdio", "u", "--stdio-to-http", "a", "--", "x"]).is_err());
+        assert!(bridge(&["--http-to-stdio", "u", "--json-response"]).is_err());
+        assert!(bridge(&["--stdio-to-http", "a", "--header", "A: b", "--", "x"]).is_err());
+        assert!(bridge(&[]).is_ok());
     }
 }

@@ -1,8 +1,9 @@
 //! The client subcommands: `call`, `tools`, `tool`, `inspect`.
 //!
-//! JSON results go to stdout (pretty); messages, server logs, notifications and progress go
-//! to stderr. Exit status: 0 on success, 1 on a usage, protocol or transport error, 2 when
-//! `tool` returns a result with `isError: true`.
+//! Results go to stdout (see [`crate::output`]); messages, server logs, notifications and progress go
+//! to stderr. Exit status: 0 on success, 1 on a bad value, a protocol or transport error, 2
+//! when `tool` returns a result with `isError: true` (and, from clap, on a command line it
+//! cannot read).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,59 +13,199 @@ use ferromcp_types::ProtocolVersion;
 use ferromcp_types::mcp::LoggingLevel;
 use serde_json::{Value, json};
 
+use crate::output::{self, Output};
 use crate::report::Reporter;
 use crate::target::{self, Header, Target};
 
-const COMMON: &str = "\
-TARGET:
-    http://HOST/PATH or https://…   a Streamable HTTP server
-    \"COMMAND [ARGS…]\"               a command that starts a stdio server, split shell-style
-                                    ('…' and \"…\" quote, \\ escapes); a bare `ferromcp` not
-                                    on PATH is this binary
+/// What `--help` says about TARGET.
+const TARGET_HELP: &str = "\
+The server to talk to:
+  http://HOST/PATH or https://…  a Streamable HTTP server;
+  \"COMMAND [ARGS…]\"              a command that starts a stdio server, split shell-style
+                                 ('…' and \"…\" quote, \\ escapes); a bare `ferromcp` not on
+                                 PATH is this binary.";
 
-OPTIONS:
-    --protocol auto|2025-11-25|2026-07-28
-                          auto (default) probes server/discover and falls back to
-                          initialize; a handshake-era version runs initialize; 2026-07-28
-                          runs server/discover and the per-request envelope
-    --header NAME:VALUE   an HTTP header for every request (repeatable; HTTP targets)
-    --timeout SECONDS     per-request timeout, restarted by progress (default 60)
-    --log-level LEVEL     ask the server for logs at LEVEL and above (debug, info, …)
-    --oauth               authorize with OAuth 2.1 when the server asks (HTTP targets):
-                          discovery, dynamic registration, PKCE, and a headless
-                          authorization step that follows the authorization server's
-                          immediate redirect (e.g. `ferromcp serve --http ADDR --auth`)
-
-Server log notifications are shown on stderr as `[log LEVEL] …`, progress as
-`[progress] N/TOTAL message` (a bar redrawn in place when stderr is a terminal).
-Exit status: 0 success, 1 usage, protocol or transport error, 2 tool result with isError.";
-
-/// `ferromcp call --help`.
-pub(crate) fn help(command: &str) -> String {
-    let head = match command {
-        "call" => {
-            "ferromcp call TARGET METHOD [PARAMS_JSON] [OPTIONS]\n\
-             Sends any request (PARAMS_JSON: an object, default {}) and prints its result as JSON.\n\
-             e.g. ferromcp call \"ferromcp serve\" resources/read '{\"uri\":\"demo://readme\"}'"
-        }
-        "tools" => {
-            "ferromcp tools TARGET [OPTIONS]\n\
-             Lists every tool (all pages) as JSON: {\"tools\": [...]}."
-        }
-        "tool" => {
-            "ferromcp tool TARGET NAME [ARGS_JSON] [OPTIONS]\n\
-             Calls tool NAME (ARGS_JSON: an object, default {}) and prints the result as JSON;\n\
-             exit status 2 when the result has isError: true.\n\
-             e.g. ferromcp tool \"ferromcp serve\" add '{\"a\":1,\"b\":2}'"
-        }
-        _ => {
-            "ferromcp inspect TARGET [--json] [OPTIONS]\n\
-             Shows the server: name and version, protocol version and era, capabilities,\n\
-             instructions, tools, resources, resource templates and prompts. Human-readable\n\
-             text on stdout (for people, not scripts); --json prints the same as one JSON object."
-        }
+/// The notes every client subcommand's `--help` ends with.
+macro_rules! after {
+    ($examples:literal) => {
+        concat!(
+            "Examples:\n",
+            $examples,
+            "\n\nServer log notifications are shown on stderr as `[log LEVEL] …`, progress as\n\
+             `[progress] N/TOTAL message` (a bar redrawn in place when stderr is a terminal).\n\
+             Exit status: 0 success; 1 a protocol or transport error, or a bad value (TARGET,\n\
+             JSON, --protocol, --timeout…); 2 an unreadable command line (unknown flag, missing\n\
+             value) or, for `tool`, a result with isError."
+        )
     };
-    format!("{head}\n\n{COMMON}")
+}
+
+/// After the options of `ferromcp call --help`.
+pub(crate) const CALL_AFTER: &str = after!(
+    "    ferromcp call \"ferromcp serve\" resources/read '{\"uri\":\"demo://readme\"}'\n    \
+     ferromcp call http://127.0.0.1:8000/mcp tools/list --output compact"
+);
+/// After the options of `ferromcp tools --help`.
+pub(crate) const TOOLS_AFTER: &str = after!(
+    "    ferromcp tools \"ferromcp serve\"\n    \
+     ferromcp tools http://127.0.0.1:8000/mcp --header \"Authorization: Bearer $TOKEN\""
+);
+/// After the options of `ferromcp tool --help`.
+pub(crate) const TOOL_AFTER: &str = after!(
+    "    ferromcp tool \"ferromcp serve\" add '{\"a\":1,\"b\":2}'\n    \
+     ferromcp tool \"python server.py --name 'my server'\" search '{\"q\":\"x\"}' --timeout 5"
+);
+/// After the options of `ferromcp inspect --help`.
+pub(crate) const INSPECT_AFTER: &str = after!(
+    "    ferromcp inspect \"ferromcp serve\"\n    \
+     ferromcp inspect http://127.0.0.1:8000/mcp --oauth --output json"
+);
+
+/// The options every client subcommand takes.
+#[derive(Debug, Default, clap::Args)]
+pub(crate) struct ClientOptions {
+    /// auto|2025-11-25|2026-07-28 (or another handshake-era version).
+    ///
+    /// auto (default) probes server/discover and falls back to initialize;
+    /// a handshake-era version runs initialize; 2026-07-28 runs server/discover
+    /// and the per-request envelope.
+    #[arg(long, value_name = "PROTOCOL", verbatim_doc_comment)]
+    protocol: Option<String>,
+    /// An HTTP header for every request (repeatable; HTTP targets).
+    #[arg(long, value_name = "NAME:VALUE")]
+    header: Vec<String>,
+    /// Per-request timeout, restarted by progress (default 60).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<String>,
+    /// Ask the server for logs at LEVEL and above (debug, info, notice, warning, error, …).
+    #[arg(long, value_name = "LEVEL")]
+    log_level: Option<String>,
+    /// Authorize with OAuth 2.1 when the server asks (HTTP targets).
+    ///
+    /// Discovery, dynamic registration, PKCE, and a headless authorization step
+    /// that follows the authorization server's immediate redirect
+    /// (e.g. `ferromcp serve --http ADDR --auth`).
+    #[arg(long, verbatim_doc_comment)]
+    oauth: bool,
+}
+
+/// `ferromcp call TARGET METHOD [PARAMS_JSON]`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CallArgs {
+    #[arg(value_name = "TARGET", help = "The server (see --help)", long_help = TARGET_HELP)]
+    target: Option<String>,
+    /// The request's method, e.g. resources/read.
+    #[arg(value_name = "METHOD")]
+    method: Option<String>,
+    /// The request's params: a JSON object (default {}).
+    #[arg(value_name = "PARAMS_JSON")]
+    params: Option<String>,
+    #[command(flatten)]
+    options: ClientOptions,
+}
+
+/// `ferromcp tools TARGET`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ToolsArgs {
+    #[arg(value_name = "TARGET", help = "The server (see --help)", long_help = TARGET_HELP)]
+    target: Option<String>,
+    #[command(flatten)]
+    options: ClientOptions,
+}
+
+/// `ferromcp tool TARGET NAME [ARGS_JSON]`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ToolArgs {
+    #[arg(value_name = "TARGET", help = "The server (see --help)", long_help = TARGET_HELP)]
+    target: Option<String>,
+    /// The tool's name.
+    #[arg(value_name = "NAME")]
+    name: Option<String>,
+    /// The tool's arguments: a JSON object (default {}).
+    #[arg(value_name = "ARGS_JSON")]
+    arguments: Option<String>,
+    #[command(flatten)]
+    options: ClientOptions,
+}
+
+/// `ferromcp inspect TARGET [--json]`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct InspectArgs {
+    #[arg(value_name = "TARGET", help = "The server (see --help)", long_help = TARGET_HELP)]
+    target: Option<String>,
+    /// Print the same as one JSON object (the same as --output json).
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    options: ClientOptions,
+}
+
+/// One client subcommand's command line, as the commands below read it.
+pub(crate) struct Request<'a> {
+    command: &'static str,
+    positional: Vec<String>,
+    options: &'a ClientOptions,
+}
+
+impl CallArgs {
+    /// This command line, to [`run`].
+    pub(crate) fn request(&self) -> Request<'_> {
+        Request::new(
+            "call",
+            [&self.target, &self.method, &self.params],
+            &self.options,
+        )
+    }
+}
+
+impl ToolsArgs {
+    /// This command line, to [`run`].
+    pub(crate) fn request(&self) -> Request<'_> {
+        Request::new("tools", [&self.target], &self.options)
+    }
+}
+
+impl ToolArgs {
+    /// This command line, to [`run`].
+    pub(crate) fn request(&self) -> Request<'_> {
+        Request::new(
+            "tool",
+            [&self.target, &self.name, &self.arguments],
+            &self.options,
+        )
+    }
+}
+
+impl InspectArgs {
+    /// This command line, to [`run`], and the output format `--json` asks for (`--output
+    /// json` or `compact` wins over it; with `--output pretty`, the default, `--json` is
+    /// `json`).
+    pub(crate) fn request(&self, output: Output) -> (Request<'_>, Output) {
+        let output = if self.json && output == Output::Pretty {
+            Output::Json
+        } else {
+            output
+        };
+        (
+            Request::new("inspect", [&self.target], &self.options),
+            output,
+        )
+    }
+}
+
+impl<'a> Request<'a> {
+    fn new<const N: usize>(
+        command: &'static str,
+        positional: [&Option<String>; N],
+        options: &'a ClientOptions,
+    ) -> Self {
+        Self {
+            command,
+            // clap fills optional positionals in order: the present ones are a prefix.
+            positional: positional.into_iter().flatten().cloned().collect(),
+            options,
+        }
+    }
 }
 
 /// The parsed command line of a client subcommand.
@@ -75,65 +216,40 @@ struct Invocation {
     headers: Vec<Header>,
     timeout: Option<Duration>,
     log_level: Option<LoggingLevel>,
-    json: bool,
+    output: Output,
     oauth: bool,
 }
 
-fn parse(args: &[&str], allow_json: bool) -> Result<Invocation, String> {
-    let mut inv = Invocation::default();
-    let mut rest = args.iter().copied();
-    let mut options_done = false;
-    while let Some(arg) = rest.next() {
-        if options_done || !arg.starts_with("--") {
-            inv.positional.push(arg.to_owned());
-            continue;
-        }
-        if arg == "--" {
-            options_done = true;
-            continue;
-        }
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) => (f, Some(v)),
-            None => (arg, None),
-        };
-        if flag == "--json" && allow_json && inline.is_none() {
-            inv.json = true;
-            continue;
-        }
-        if flag == "--oauth" && inline.is_none() {
-            inv.oauth = true;
-            continue;
-        }
-        let takes_value = matches!(
-            flag,
-            "--protocol" | "--header" | "--timeout" | "--log-level"
+/// Checks the values of `request`'s options (clap has read the command line).
+fn parse(request: &Request<'_>, output: Output) -> Result<Invocation, String> {
+    let opts = request.options;
+    let mut inv = Invocation {
+        positional: request.positional.clone(),
+        output,
+        oauth: opts.oauth,
+        ..Invocation::default()
+    };
+    if let Some(value) = &opts.protocol {
+        inv.lifecycle = lifecycle(value)?;
+    }
+    for h in &opts.header {
+        inv.headers.push(Header::parse(h)?);
+    }
+    if let Some(value) = &opts.timeout {
+        let secs: f64 = value
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s > 0.0)
+            .ok_or_else(|| {
+                format!("--timeout wants a positive number of seconds, got {value:?}")
+            })?;
+        inv.timeout = Some(Duration::from_secs_f64(secs));
+    }
+    if let Some(value) = &opts.log_level {
+        inv.log_level = Some(
+            serde_json::from_value(Value::String(value.clone()))
+                .map_err(|_| format!("--log-level: unknown level {value:?}"))?,
         );
-        if !takes_value {
-            return Err(format!("unknown option {arg:?}"));
-        }
-        let Some(value) = inline.or_else(|| rest.next()) else {
-            return Err(format!("{flag} needs a value"));
-        };
-        match flag {
-            "--protocol" => inv.lifecycle = lifecycle(value)?,
-            "--header" => inv.headers.push(Header::parse(value)?),
-            "--timeout" => {
-                let secs: f64 = value
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s > 0.0)
-                    .ok_or_else(|| {
-                        format!("--timeout wants a positive number of seconds, got {value:?}")
-                    })?;
-                inv.timeout = Some(Duration::from_secs_f64(secs));
-            }
-            _ => {
-                inv.log_level = Some(
-                    serde_json::from_value(Value::String(value.to_owned()))
-                        .map_err(|_| format!("--log-level: unknown level {value:?}"))?,
-                );
-            }
-        }
     }
     Ok(inv)
 }
@@ -192,16 +308,15 @@ fn json_arg(what: &str, text: Option<&String>) -> Result<Value, String> {
     }
 }
 
-fn print_json(value: &Value) -> Result<(), String> {
-    let text =
-        serde_json::to_string_pretty(value).map_err(|e| format!("cannot print the result: {e}"))?;
-    crate::print_out(&format!("{text}\n"));
+fn print_json(value: &Value, output: Output) -> Result<(), String> {
+    crate::print_out(&output::render(value, output)?);
     Ok(())
 }
 
 /// Runs `ferromcp COMMAND …` for `call`, `tools`, `tool` and `inspect`.
-pub(crate) fn run(command: &str, args: &[&str]) -> ExitCode {
-    let inv = match parse(args, command == "inspect") {
+pub(crate) fn run(request: &Request<'_>, output: Output) -> ExitCode {
+    let command = request.command;
+    let inv = match parse(request, output) {
         Ok(inv) => inv,
         Err(e) => return crate::fail(&format!("{e}; see `ferromcp {command} --help`")),
     };
@@ -290,7 +405,7 @@ async fn execute(
                 .await
                 .map_err(|e| describe(method, &e))?;
             reporter.finish();
-            print_json(&result)?;
+            print_json(&result, inv.output)?;
             Ok(ExitCode::SUCCESS)
         }
         "tools" => {
@@ -298,7 +413,7 @@ async fn execute(
                 .list_all_tools()
                 .await
                 .map_err(|e| describe("tools/list", &e))?;
-            print_json(&json!({ "tools": tools }))?;
+            print_json(&json!({ "tools": tools }), inv.output)?;
             Ok(ExitCode::SUCCESS)
         }
         "tool" => {
@@ -309,7 +424,7 @@ async fn execute(
                 .await
                 .map_err(|e| describe("tools/call", &e))?;
             reporter.finish();
-            print_json(&result)?;
+            print_json(&result, inv.output)?;
             if result.get("isError").and_then(Value::as_bool) == Some(true) {
                 eprintln!(
                     "ferromcp: tool {:?} returned an error result (isError)",
@@ -319,44 +434,63 @@ async fn execute(
             }
             Ok(ExitCode::SUCCESS)
         }
-        _ => crate::inspect::run(client, inv.json).await,
+        _ => crate::inspect::run(client, inv.output).await,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Lifecycle, parse};
+    use super::{Invocation, Lifecycle, Output, parse};
+    use crate::cli::{Command, parse as parse_cli};
+
+    fn inv(args: &[&str]) -> Result<Invocation, String> {
+        let cli = parse_cli(["ferromcp"].iter().chain(args)).map_err(|e| e.to_string())?;
+        let output = cli.output;
+        match &cli.command {
+            Some(Command::Call(a)) => parse(&a.request(), output),
+            Some(Command::Tool(a)) => parse(&a.request(), output),
+            Some(Command::Tools(a)) => parse(&a.request(), output),
+            Some(Command::Inspect(a)) => {
+                let (request, output) = a.request(output);
+                parse(&request, output)
+            }
+            other => Err(format!("{other:?}")),
+        }
+    }
 
     #[test]
     fn options_anywhere() {
-        let inv = parse(
-            &[
-                "--protocol",
-                "2026-07-28",
-                "T",
-                "add",
-                "--timeout=2.5",
-                "{}",
-                "--header",
-                "A: b",
-            ],
-            false,
-        )
+        let i = inv(&[
+            "tool",
+            "--protocol",
+            "2026-07-28",
+            "T",
+            "add",
+            "--timeout=2.5",
+            "{}",
+            "--header",
+            "A: b",
+        ])
         .unwrap_or_else(|e| unreachable!("{e}"));
-        assert_eq!(inv.positional, ["T", "add", "{}"]);
-        assert_eq!(inv.lifecycle, Lifecycle::Modern);
-        assert_eq!(inv.timeout, Some(std::time::Duration::from_millis(2500)));
-        assert_eq!(inv.headers.len(), 1);
-        let inv = parse(&["--protocol=2025-11-25", "--", "--odd"], false)
+        assert_eq!(i.positional, ["T", "add", "{}"]);
+        assert_eq!(i.lifecycle, Lifecycle::Modern);
+        assert_eq!(i.timeout, Some(std::time::Duration::from_millis(2500)));
+        assert_eq!(i.headers.len(), 1);
+        let i = inv(&["call", "--protocol=2025-11-25", "T", "--", "--odd"])
             .unwrap_or_else(|e| unreachable!("{e}"));
-        assert_eq!(inv.lifecycle, Lifecycle::Handshake);
-        assert_eq!(inv.positional, ["--odd"]);
-        assert!(parse(&["--json"], false).is_err());
-        assert!(parse(&["--json"], true).is_ok_and(|i| i.json));
-        assert!(parse(&["--protocol", "1999-01-01"], false).is_err());
-        assert!(parse(&["--timeout", "0"], false).is_err());
-        assert!(parse(&["--timeout"], false).is_err());
-        assert!(parse(&["--log-level", "loud"], false).is_err());
-        assert!(parse(&["--log-level", "debug"], false).is_ok_and(|i| i.log_level.is_some()));
+        assert_eq!(i.lifecycle, Lifecycle::Handshake);
+        assert_eq!(i.positional, ["T", "--odd"]);
+        assert!(inv(&["tools", "--json"]).is_err());
+        assert!(inv(&["inspect", "--json"]).is_ok_and(|i| i.output == Output::Json));
+        assert!(
+            inv(&["inspect", "--json", "--output", "compact"])
+                .is_ok_and(|i| i.output == Output::Compact)
+        );
+        assert!(inv(&["tools", "--protocol", "1999-01-01"]).is_err());
+        assert!(inv(&["tools", "--timeout", "0"]).is_err());
+        assert!(inv(&["tools", "--timeout"]).is_err());
+        assert!(inv(&["tools", "--log-level", "loud"]).is_err());
+        assert!(inv(&["tools", "--log-level", "debug"]).is_ok_and(|i| i.log_level.is_some()));
+        assert!(inv(&["tools", "a", "b"]).is_err());
     }
 }

@@ -1,8 +1,9 @@
-//! `ferromcp inspect TARGET [--json]`: what a server is and what it offers.
+//! `ferromcp inspect TARGET [--json] [--output FORMAT]`: what a server is and what it offers.
 //!
 //! The default output is text for people (stdout): server, protocol version and era,
 //! capabilities, instructions, then every tool, resource, resource template and prompt (all
-//! pages), one per line. `--json` prints the same as one JSON object for scripts. A list the
+//! pages), one per line. `--json` (`--output json`) prints the same as one JSON object for
+//! scripts, `--output compact` that object on one line. A list the
 //! server does not declare is skipped; a list that fails is reported and the exit status is 1.
 
 use std::fmt::Write as _;
@@ -13,6 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::client_cmd::describe;
+use crate::output::Output;
 
 /// One list the server may offer: its JSON, or why it is missing.
 enum Listed {
@@ -41,7 +43,7 @@ async fn list<T: Serialize>(
 }
 
 /// Runs `inspect` on a connected client.
-pub(crate) async fn run(client: &Client, as_json: bool) -> Result<std::process::ExitCode, String> {
+pub(crate) async fn run(client: &Client, output: Output) -> Result<std::process::ExitCode, String> {
     let session = client.session();
     let caps = serde_json::to_value(&session.capabilities).unwrap_or(Value::Null);
     let has = |k: &str| caps.get(k).is_some_and(|v| !v.is_null());
@@ -65,7 +67,7 @@ pub(crate) async fn run(client: &Client, as_json: bool) -> Result<std::process::
         ("resourceTemplates", "Resource templates", &templates),
         ("prompts", "Prompts", &prompts),
     ];
-    let text = if as_json {
+    let text = if !output.is_text() {
         let mut out = Map::new();
         out.insert("serverInfo".into(), json!(session.server_info));
         out.insert(
@@ -87,10 +89,7 @@ pub(crate) async fn run(client: &Client, as_json: bool) -> Result<std::process::
             };
             out.insert((*key).into(), value);
         }
-        let mut s = serde_json::to_string_pretty(&Value::Object(out))
-            .map_err(|e| format!("cannot print the result: {e}"))?;
-        s.push('\n');
-        s
+        crate::output::render(&Value::Object(out), output)?
     } else {
         human(session, &caps, &sections)
     };

@@ -3,9 +3,11 @@
 
 // The client subcommands (`call`, `tools`, `tool`, `inspect`) and `bridge`: own files.
 mod bridge;
+mod cli;
 mod client_cmd;
 mod demo;
 mod inspect;
+mod output;
 mod report;
 // `ferromcp serve --http` (Streamable HTTP): kept in its own file.
 mod serve_http;
@@ -19,81 +21,47 @@ use ferromcp_types::ProtocolVersion;
 use ferromcp_types::tables::{self, Kind};
 use serde_json::{Value, json};
 
-const USAGE: &str = "\
-ferromcp — a Model Context Protocol toolkit (Rust)
-
-USAGE:
-    ferromcp serve            Serve the built-in demo server on stdio (both protocol eras)
-    ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
-                   [--allowed-origin O]... [--auth]
-                              Serve it over Streamable HTTP at /mcp (--auth: behind the
-                              embedded OAuth 2.1 authorization server)
-    ferromcp spec [VERSION]   Print which methods exist at each protocol version, as JSON
-    ferromcp --version        Print the version
-    ferromcp --help           Print this help
-
-  Talk to any MCP server (TARGET: an http(s):// URL, or a quoted command that starts a stdio
-  server, e.g. \"ferromcp serve\"; options --protocol auto|2025-11-25|2026-07-28,
-  --header NAME:VALUE, --timeout SECONDS, --log-level LEVEL, --oauth):
-    ferromcp call TARGET METHOD [PARAMS_JSON]   Send any request; print the result as JSON
-    ferromcp tools TARGET                       List every tool as JSON
-    ferromcp tool TARGET NAME [ARGS_JSON]       Call a tool (exit 2 on an isError result)
-    ferromcp inspect TARGET [--json]            Show the server and all it offers
-    ferromcp bridge --stdio-to-http ADDR -- COMMAND...
-                              Serve a stdio server over Streamable HTTP at http://ADDR/mcp
-    ferromcp bridge --http-to-stdio URL         Serve an HTTP server on this process's stdio
-  (`ferromcp COMMAND --help` for each; JSON on stdout, messages and server logs on stderr;
-  exit status 1 on a protocol or transport error)
-
-ENVIRONMENT:
-    FERROMCP_LOG=error|warn|info|debug|trace   log level on stderr (default warn)
-
-The demo server exposes:
-";
+use crate::cli::Command;
+use crate::output::Output;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    match args.as_slice() {
-        [] | ["--help" | "-h" | "help"] => {
-            print_out(&format!("{USAGE}{}\n", demo::CONTENTS));
+    let cli = match cli::parse(std::env::args_os()) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and the version on stdout (status 0); a usage error on stderr (status 2).
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    let output = cli.output;
+    match cli.command {
+        // No command: the help, as `--help` (status 0).
+        None => {
+            print_out(&cli::long_help(None));
             ExitCode::SUCCESS
         }
-        ["--version" | "-V"] => {
-            print_out(&format!("ferromcp {}\n", env!("CARGO_PKG_VERSION")));
-            ExitCode::SUCCESS
+        Some(Command::Serve(args)) if args.http.is_some() => serve_http::run(&args),
+        Some(Command::Serve(_)) => serve(),
+        Some(Command::Call(args)) => client_cmd::run(&args.request(), output),
+        Some(Command::Tools(args)) => client_cmd::run(&args.request(), output),
+        Some(Command::Tool(args)) => client_cmd::run(&args.request(), output),
+        Some(Command::Inspect(args)) => {
+            let (request, output) = args.request(output);
+            client_cmd::run(&request, output)
         }
-        ["serve", "--help" | "-h"] => {
-            print_out(&format!(
-                "ferromcp serve: the demo server on stdio.\n\n{}\n",
-                demo::CONTENTS
-            ));
-            ExitCode::SUCCESS
-        }
-        ["serve"] => serve(),
-        // Streamable HTTP (src/serve_http.rs).
-        ["serve", "--http", "--help" | "-h"] => {
-            print_out(&format!("{}\n\n{}\n", serve_http::HELP, demo::CONTENTS));
-            ExitCode::SUCCESS
-        }
-        ["serve", "--http", rest @ ..] => serve_http::run(rest),
-        // The client subcommands (src/client_cmd.rs, src/inspect.rs) and the bridge.
-        [cmd @ ("call" | "tools" | "tool" | "inspect"), rest @ ..] => {
-            if rest.iter().any(|a| matches!(*a, "--help" | "-h")) {
-                print_out(&format!("{}\n", client_cmd::help(cmd)));
-                return ExitCode::SUCCESS;
-            }
-            client_cmd::run(cmd, rest)
-        }
-        ["bridge", rest @ ..] => bridge::run(rest),
-        ["spec"] => spec(&ProtocolVersion::ALL),
-        ["spec", version] => match version.parse::<ProtocolVersion>() {
-            Ok(v) => spec(&[v]),
-            Err(e) => fail(&e.to_string()),
+        Some(Command::Bridge(args)) => bridge::run(&args),
+        Some(Command::Spec(args)) => match args.version.as_deref() {
+            None => spec(&ProtocolVersion::ALL, output),
+            Some(version) => match version.parse::<ProtocolVersion>() {
+                Ok(v) => spec(&[v], output),
+                Err(e) => fail(&e.to_string()),
+            },
         },
-        _ => fail(&format!(
-            "unknown arguments {args:?}; see `ferromcp --help`"
-        )),
+        Some(Command::Completions(args)) => {
+            let script = cli::completions(args.shell);
+            let _ = std::io::stdout().write_all(&script);
+            ExitCode::SUCCESS
+        }
     }
 }
 
@@ -138,7 +106,7 @@ fn serve() -> ExitCode {
     }
 }
 
-fn spec(versions: &[ProtocolVersion]) -> ExitCode {
+fn spec(versions: &[ProtocolVersion], output: Output) -> ExitCode {
     let out: serde_json::Map<String, Value> = versions
         .iter()
         .map(|&v| {
@@ -153,11 +121,11 @@ fn spec(versions: &[ProtocolVersion]) -> ExitCode {
             (v.as_str().to_owned(), entry)
         })
         .collect();
-    match serde_json::to_string_pretty(&out) {
+    match output::render(&Value::Object(out), output) {
         Ok(text) => {
-            print_out(&format!("{text}\n"));
+            print_out(&text);
             ExitCode::SUCCESS
         }
-        Err(e) => fail(&e.to_string()),
+        Err(e) => fail(&e),
     }
 }

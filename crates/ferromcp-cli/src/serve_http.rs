@@ -1,110 +1,115 @@
-//! `ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
-//! [--allowed-origin O]... [--disable-host-checks] [--max-sessions-per-peer N] [--redis URL]
-//! [--auth]`: the demo server over Streamable HTTP at
-//! `/mcp`, both eras (with `--auth`, behind the embedded OAuth 2.1 authorization server).
+//! `ferromcp serve --http ADDR [OPTIONS]`: the demo server over Streamable HTTP at `/mcp`,
+//! both eras (with `--auth`, behind the embedded OAuth 2.1 authorization server). The options
+//! are [`ServeArgs`].
 
 use std::process::ExitCode;
 
 use ferromcp_http_server::{HttpConfig, HttpServer};
 
-pub(crate) const HELP: &str = "\
-ferromcp serve --http ADDR: the demo server over Streamable HTTP at http://ADDR/mcp
-(both protocol eras: 2026-07-28 single exchanges, and handshake-era sessions).
-
-OPTIONS:
-    --stateless             no sessions (handshake era): every POST on its own
-    --json-response         answer requests with JSON, never SSE
-    --allowed-host H        allow this Host header (repeatable; `host:*` = any port)
-    --allowed-origin O      allow this Origin header (repeatable)
-    --disable-host-checks   accept any Host and Origin (only behind a proxy that
-                            checks them; logs a warning)
-    --max-sessions-per-peer N
-                            live handshake-era sessions one client address may hold
-                            (default 64; a load generator or a reverse proxy needs more)
-    --redis URL             share handshake-era sessions and resumable streams with the
-                            other nodes using this Redis (built with the `redis` feature)
-    --auth                  protect /mcp with the embedded OAuth 2.1 authorization server
-                            at http://ADDR (metadata, /authorize, /token, /register,
-                            /revoke, /jwks; scope `mcp`). It approves every authorization
-                            request at once (no login page): for local development only,
-                            so loopback addresses only (the issuer is http://ADDR).
-                            Try it with `ferromcp inspect http://ADDR/mcp --oauth`.
+/// After the options of `ferromcp serve --help` (the demo server's contents follow).
+pub(crate) const AFTER: &str = "\
+Without --http the demo server speaks on stdin/stdout (both protocol eras). With --http ADDR
+it is served over Streamable HTTP at http://ADDR/mcp (both eras: 2026-07-28 single exchanges
+and handshake-era sessions); the other options apply to --http only.
 
 By default only loopback Host and Origin values on the bound port are answered
 (DNS-rebinding protection), whatever ADDR is: a public deployment names its hosts and
-origins with --allowed-host/--allowed-origin (a wider bind without them logs a warning).";
+origins with --allowed-host/--allowed-origin (a wider bind without them logs a warning).
 
-/// Parses the arguments after `--http` into the address, the settings and the Redis URL.
-fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>, bool), String> {
-    let Some((addr, mut rest)) = args.split_first() else {
-        return Err("serve --http needs an address, e.g. 127.0.0.1:8000".to_owned());
-    };
-    let mut config = HttpConfig::default();
-    let mut hosts: Vec<String> = Vec::new();
-    let mut origins: Vec<String> = Vec::new();
-    let mut redis = None;
-    let mut auth = false;
-    while let Some((flag, tail)) = rest.split_first() {
-        rest = tail;
-        match *flag {
-            "--auth" => auth = true,
-            "--stateless" => config = config.stateless(true),
-            "--json-response" => config = config.json_response(true),
-            "--disable-host-checks" => config = config.disable_host_checks(),
-            "--max-sessions-per-peer" => {
-                let n = rest
-                    .first()
-                    .and_then(|v| v.parse::<usize>().ok())
-                    .filter(|n| *n > 0)
-                    .ok_or("--max-sessions-per-peer needs a positive number")?;
-                rest = &rest[1..];
-                config = config.max_sessions_per_peer(n);
-            }
-            "--redis" => {
-                let Some((value, tail)) = rest.split_first() else {
-                    return Err("--redis needs a URL, e.g. redis://127.0.0.1:6379".to_owned());
-                };
-                rest = tail;
-                if !cfg!(feature = "redis") {
-                    return Err(
-                        "--redis: this ferromcp was built without the `redis` feature".to_owned(),
-                    );
-                }
-                redis = Some((*value).to_owned());
-            }
-            "--allowed-host" | "--allowed-origin" => {
-                let Some((value, tail)) = rest.split_first() else {
-                    return Err(format!("{flag} needs a value"));
-                };
-                rest = tail;
-                if *flag == "--allowed-host" {
-                    hosts.push((*value).to_owned());
-                } else {
-                    origins.push((*value).to_owned());
-                }
-            }
-            other => {
-                return Err(format!(
-                    "unknown option {other:?}; see `ferromcp serve --help`"
-                ));
-            }
+Examples:
+    ferromcp serve
+    ferromcp serve --http 127.0.0.1:8000
+    ferromcp serve --http 127.0.0.1:8000 --auth   # then: ferromcp inspect http://127.0.0.1:8000/mcp --oauth
+
+The demo server exposes:";
+
+/// `ferromcp serve [--http ADDR [OPTIONS]]`. A new option of `serve` is a new field here
+/// (`requires = "http"` when it only makes sense over HTTP), read in [`run`] or
+/// [`ServeArgs::http_config`].
+#[derive(Debug, Default, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Serve over Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8000) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<String>,
+    /// No sessions (handshake era): every POST on its own.
+    #[arg(long, requires = "http")]
+    pub(crate) stateless: bool,
+    /// Answer requests with JSON, never SSE.
+    #[arg(long, requires = "http")]
+    pub(crate) json_response: bool,
+    /// Allow this Host header (repeatable; `host:*` = any port).
+    #[arg(long, value_name = "H", requires = "http")]
+    pub(crate) allowed_host: Vec<String>,
+    /// Allow this Origin header (repeatable).
+    #[arg(long, value_name = "O", requires = "http")]
+    pub(crate) allowed_origin: Vec<String>,
+    /// Accept any Host and Origin (only behind a proxy that checks them; logs a warning).
+    #[arg(long, requires = "http")]
+    pub(crate) disable_host_checks: bool,
+    /// Live handshake-era sessions one client address may hold.
+    ///
+    /// Default 64; a load generator or a reverse proxy needs more.
+    #[arg(long, value_name = "N", requires = "http")]
+    pub(crate) max_sessions_per_peer: Option<String>,
+    /// Share sessions and resumable streams with other nodes through this Redis.
+    ///
+    /// Handshake-era sessions; needs a ferromcp built with the `redis` feature.
+    #[arg(long, value_name = "URL", requires = "http", verbatim_doc_comment)]
+    pub(crate) redis: Option<String>,
+    /// Protect /mcp with the embedded OAuth 2.1 authorization server at http://ADDR.
+    ///
+    /// Metadata, /authorize, /token, /register, /revoke, /jwks; scope `mcp`.
+    /// It approves every authorization request at once (no login page): for local
+    /// development only, so loopback addresses only (the issuer is http://ADDR).
+    /// Try it with `ferromcp inspect http://ADDR/mcp --oauth`.
+    #[arg(long, requires = "http", verbatim_doc_comment)]
+    pub(crate) auth: bool,
+}
+
+impl ServeArgs {
+    /// The HTTP server's settings these options ask for (checks the values clap does not).
+    pub(crate) fn http_config(&self) -> Result<HttpConfig, String> {
+        let mut config = HttpConfig::default();
+        if self.stateless {
+            config = config.stateless(true);
         }
+        if self.json_response {
+            config = config.json_response(true);
+        }
+        if self.disable_host_checks {
+            config = config.disable_host_checks();
+        }
+        if let Some(n) = &self.max_sessions_per_peer {
+            let n = n
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or("--max-sessions-per-peer needs a positive number")?;
+            config = config.max_sessions_per_peer(n);
+        }
+        if self.redis.is_some() && !cfg!(feature = "redis") {
+            return Err("--redis: this ferromcp was built without the `redis` feature".to_owned());
+        }
+        if !self.allowed_host.is_empty() {
+            config = config.allowed_hosts(self.allowed_host.clone());
+        }
+        if !self.allowed_origin.is_empty() {
+            config = config.allowed_origins(self.allowed_origin.clone());
+        }
+        Ok(config)
     }
-    if !hosts.is_empty() {
-        config = config.allowed_hosts(hosts);
-    }
-    if !origins.is_empty() {
-        config = config.allowed_origins(origins);
-    }
-    Ok(((*addr).to_owned(), config, redis, auth))
 }
 
 /// Runs `ferromcp serve --http …` until the listener fails.
-pub(crate) fn run(args: &[&str]) -> ExitCode {
-    let (addr, config, redis, auth) = match parse(args) {
-        Ok(p) => p,
+pub(crate) fn run(args: &ServeArgs) -> ExitCode {
+    let Some(addr) = args.http.clone() else {
+        return super::fail("serve --http needs an address, e.g. 127.0.0.1:8000");
+    };
+    let config = match args.http_config() {
+        Ok(c) => c,
         Err(e) => return super::fail(&e),
     };
+    let (redis, auth) = (args.redis.clone(), args.auth);
     super::init_logging();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -174,11 +179,25 @@ async fn with_redis(config: HttpConfig, _url: Option<String>) -> std::io::Result
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::ServeArgs;
+    use crate::cli::{Command, parse};
+
+    fn serve(args: &[&str]) -> Result<ServeArgs, String> {
+        let argv = ["ferromcp", "serve"].iter().chain(args);
+        match parse(argv).map_err(|e| e.to_string())?.command {
+            Some(Command::Serve(a)) => Ok(a),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
+    fn config(args: &[&str]) -> Result<ferromcp_http_server::HttpConfig, String> {
+        serve(args)?.http_config()
+    }
 
     #[test]
     fn parses_flags() {
-        let (addr, c, redis, auth) = parse(&[
+        let a = serve(&[
+            "--http",
             "127.0.0.1:0",
             "--stateless",
             "--json-response",
@@ -188,35 +207,30 @@ mod tests {
             "http://a:*",
         ])
         .unwrap_or_else(|e| unreachable!("{e}"));
-        assert_eq!(addr, "127.0.0.1:0");
+        assert_eq!(a.http.as_deref(), Some("127.0.0.1:0"));
+        let c = a.http_config().unwrap_or_else(|e| unreachable!("{e}"));
         assert!(c.stateless && c.json_response);
-        assert!(!auth);
-        assert!(parse(&["x", "--auth"]).is_ok_and(|p| p.3));
-        assert_eq!(redis, None);
-        let with = parse(&["x", "--redis", "redis://127.0.0.1:6379"]);
-        if cfg!(feature = "redis") {
-            let (_, _, url, _) = with.unwrap_or_else(|e| unreachable!("{e}"));
-            assert_eq!(url.as_deref(), Some("redis://127.0.0.1:6379"));
-        } else {
-            assert!(with.is_err());
-        }
-        assert!(parse(&["x", "--redis"]).is_err());
+        assert!(!a.auth);
+        assert!(serve(&["--http", "x", "--auth"]).is_ok_and(|p| p.auth));
+        assert_eq!(a.redis, None);
+        let with = config(&["--http", "x", "--redis", "redis://127.0.0.1:6379"]);
+        assert_eq!(with.is_ok(), cfg!(feature = "redis"));
+        assert!(serve(&["--http", "x", "--redis"]).is_err());
         assert_eq!(c.allowed_hosts, Some(vec!["a:*".to_owned()]));
         assert_eq!(c.allowed_origins, Some(vec!["http://a:*".to_owned()]));
-        assert!(parse(&[]).is_err());
-        assert!(parse(&["x", "--allowed-host"]).is_err());
-        assert!(parse(&["x", "--bogus"]).is_err());
-        let (_, off, _, _) =
-            parse(&["x", "--disable-host-checks"]).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(serve(&["--http"]).is_err());
+        assert!(serve(&["--http", "x", "--allowed-host"]).is_err());
+        assert!(serve(&["--http", "x", "--bogus"]).is_err());
+        // The HTTP options need --http.
+        assert!(serve(&["--stateless"]).is_err());
+        assert!(serve(&[]).is_ok_and(|a| a.http.is_none()));
+        let off = config(&["--http", "x", "--disable-host-checks"])
+            .unwrap_or_else(|e| unreachable!("{e}"));
         assert!(!off.host_checks && off.allowed_hosts.is_none());
-        let (_, many, _, _) = parse(&["x", "--max-sessions-per-peer", "4096"])
+        let many = config(&["--http", "x", "--max-sessions-per-peer", "4096"])
             .unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(many.max_sessions_per_peer, 4096);
-        for bad in [
-            &["x", "--max-sessions-per-peer"][..],
-            &["x", "--max-sessions-per-peer", "0"],
-        ] {
-            assert!(parse(bad).is_err(), "{bad:?}");
-        }
+        assert!(serve(&["--http", "x", "--max-sessions-per-peer"]).is_err());
+        assert!(config(&["--http", "x", "--max-sessions-per-peer", "0"]).is_err());
     }
 }

@@ -4,17 +4,24 @@
 //! It follows the POSIX shell's quoting rules, without expansions (no variables, globs,
 //! tildes or command substitution; nothing is executed):
 //!
-//! - unquoted blanks (space, tab, newline) separate words;
+//! - unquoted blanks (space, tab, newline, carriage return) separate words;
 //! - `'…'` keeps everything literally up to the next `'`;
 //! - `"…"` keeps everything literally except `\"`, `\\`, `\$`, `` \` `` and a backslash-newline
 //!   (dropped), which are escapes;
 //! - outside quotes a backslash makes the next character literal (a backslash-newline is
 //!   dropped);
 //! - quoted and unquoted parts next to each other join into one word (`a"b c"` is `ab c`),
-//!   and `''` or `""` alone is an empty word.
+//!   and `''` or `""` alone is an empty word;
+//! - `#` is an ordinary character (no comments), and a carriage return is a blank like a
+//!   space (a command pasted with CRLF line ends).
 //!
-//! Written here rather than taken from `shell-words`/`shlex`: it is ~60 lines, tested below,
-//! and keeps the binary's dependency tree as it is.
+//! Written here rather than taken from `shlex` (the ecosystem's splitter, 2.0.1 in the
+//! lockfile), because shlex differs where it matters for a command line that is run:
+//! `shlex::split("srv --tag #1")` is `["srv", "--tag"]` (a word starting with `#` silently
+//! drops the rest of the line, as a comment), `"a \\\n b"` gives a spurious empty word
+//! between `a` and `b`, `"a\r\nb"` keeps the `\r` in `a\r`, and every error is a bare `None`,
+//! where this splitter says which quote is unterminated or that a backslash escapes nothing
+//! (`ferromcp tools "a 'b"` prints `unterminated ' quote`). Tests below pin each of these.
 
 use std::fmt;
 
@@ -160,6 +167,15 @@ mod tests {
             ok(r#"/opt/my\ tools/server --json '{"a": 1}'"#),
             ["/opt/my tools/server", "--json", r#"{"a": 1}"#]
         );
+    }
+
+    /// What shlex does differently (see the module documentation), kept on purpose.
+    #[test]
+    fn no_comments_no_spurious_words() {
+        assert_eq!(ok("srv --tag #1"), ["srv", "--tag", "#1"]);
+        assert_eq!(ok("#x"), ["#x"]);
+        assert_eq!(ok("a \\\n b"), ["a", "b"]);
+        assert_eq!(ok("a\r\nb"), ["a", "b"]);
     }
 
     #[test]
