@@ -13,6 +13,7 @@ use ferromcp_types::ProtocolVersion;
 use ferromcp_types::mcp::LoggingLevel;
 use serde_json::{Value, json};
 
+use crate::answer::{AnswerArgs, Answers};
 use crate::output::{self, Output};
 use crate::report::Reporter;
 use crate::target::{self, Header, Target};
@@ -87,6 +88,8 @@ pub(crate) struct ClientOptions {
     /// (e.g. `ferromcp serve --http ADDR --auth`).
     #[arg(long, verbatim_doc_comment)]
     oauth: bool,
+    #[command(flatten)]
+    answer: AnswerArgs,
 }
 
 /// `ferromcp call TARGET METHOD [PARAMS_JSON]`.
@@ -218,6 +221,7 @@ struct Invocation {
     log_level: Option<LoggingLevel>,
     output: Output,
     oauth: bool,
+    answers: Answers,
 }
 
 /// Checks the values of `request`'s options (clap has read the command line).
@@ -229,6 +233,7 @@ fn parse(request: &Request<'_>, output: Output) -> Result<Invocation, String> {
         oauth: opts.oauth,
         ..Invocation::default()
     };
+    inv.answers = opts.answer.answers_here()?;
     if let Some(value) = &opts.protocol {
         inv.lifecycle = lifecycle(value)?;
     }
@@ -351,6 +356,8 @@ pub(crate) fn run(request: &Request<'_>, output: Output) -> ExitCode {
         outcome
     });
     match outcome {
+        // An `--elicit` that did not fit a form (reported when it was answered).
+        Ok(_) if inv.answers.failure().is_some() => ExitCode::FAILURE,
         Ok(code) => code,
         Err(message) => crate::fail(&message),
     }
@@ -373,6 +380,7 @@ async fn connect(target: &Target, inv: &Invocation, reporter: &Reporter) -> Resu
             notes.notification(&n);
             std::future::ready(())
         });
+    builder = inv.answers.install(builder);
     if let Some(t) = inv.timeout {
         builder = builder
             .request_timeout(Some(t))

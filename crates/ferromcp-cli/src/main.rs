@@ -1,6 +1,8 @@
 //! `ferromcp`: serve the demo MCP server, talk to any MCP server, bridge transports, and look
 //! at what the SDK knows about the protocol.
 
+// How the client subcommands answer the server's elicitation, sampling and roots requests.
+mod answer;
 // The client subcommands (`call`, `tools`, `tool`, `inspect`) and `bridge`: own files.
 mod bridge;
 mod cli;
@@ -13,6 +15,7 @@ mod report;
 mod serve_http;
 mod split;
 mod target;
+mod terminal;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -41,7 +41,8 @@ impl Reporter {
             let _ = write!(err, "\r{}\r", " ".repeat(*drawn));
             *drawn = 0;
         }
-        let _ = writeln!(err, "{text}");
+        // C45: the text carries server strings (log data, progress messages).
+        let _ = writeln!(err, "{}", crate::terminal::safe(text, true, "  "));
     }
 
     /// Shows a progress report.
@@ -50,7 +51,7 @@ impl Reporter {
             self.line(&progress_line(p));
             return;
         }
-        let bar = bar_line(p);
+        let bar = crate::terminal::line(&bar_line(p));
         let mut drawn = self.drawn.lock().unwrap_or_else(PoisonError::into_inner);
         let len = bar.chars().count();
         let pad = drawn.saturating_sub(len);

@@ -249,8 +249,13 @@ const CLI: CrateLayers = CrateLayers {
     layers: &[
         Layer {
             name: "support",
-            modules: &["output", "report", "split", "target"],
+            modules: &["output", "report", "split", "target", "terminal"],
             may_name: &[],
+        },
+        Layer {
+            name: "answer",
+            modules: &["answer"],
+            may_name: &["support"],
         },
         Layer {
             name: "demo",
@@ -267,7 +272,7 @@ const CLI: CrateLayers = CrateLayers {
                 "inspect",
                 "serve_http",
             ],
-            may_name: &["demo", "support"],
+            may_name: &["answer", "demo", "support"],
         },
     ],
 };

@@ -1,0 +1,370 @@
+//! `ferromcp tool`/`call` answering what the demo server asks of the client, in both eras:
+//! elicitation from `--elicit` (JSON, decline, cancel), sampling from `--sampling-cmd` (with
+//! its timeout and output limit), roots from `--root`. The binary runs as a user runs it,
+//! stdin not a terminal; every run is killed after a deadline.
+
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ferromcp");
+const LIMIT: Duration = Duration::from_secs(30);
+const ERAS: [&str; 2] = ["2025-11-25", "2026-07-28"];
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+fn reader(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut s = String::new();
+        let _ = pipe.read_to_string(&mut s);
+        s
+    })
+}
+
+/// Runs the binary with `args`, stdin empty, killing it after [`LIMIT`].
+fn run(args: &[&str]) -> Run {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = reader(child.stdout.take().unwrap());
+    let err = reader(child.stderr.take().unwrap());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ferromcp {args:?} did not finish within {LIMIT:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+        took: start.elapsed(),
+    }
+}
+
+fn serve() -> String {
+    format!("{BIN} serve")
+}
+
+/// `ferromcp tool "ferromcp serve" NAME ARGS --protocol ERA --output compact EXTRA…`.
+fn tool(era: &str, name: &str, args: &str, extra: &[&str]) -> Run {
+    let target = serve();
+    let mut argv = vec![
+        "tool",
+        &target,
+        name,
+        args,
+        "--protocol",
+        era,
+        "--output",
+        "compact",
+    ];
+    argv.extend_from_slice(extra);
+    run(&argv)
+}
+
+/// The text of a tool result's first content block.
+fn text(r: &Run) -> String {
+    let v: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            r.stdout, r.stderr
+        )
+    });
+    v["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// B60: `--elicit JSON` answers the demo's elicitation in both eras (a live request in the
+/// handshake era, an input-required round at 2026-07-28); the result shows the content.
+#[test]
+fn b60_elicit_json_answers_in_both_eras() {
+    for era in ERAS {
+        let r = tool(
+            era,
+            "test_elicitation",
+            r#"{"message":"Sign up"}"#,
+            &[
+                "--elicit",
+                r#"{"username":"ada","email":"ada@example.org"}"#,
+            ],
+        );
+        assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+        let t = text(&r);
+        assert!(t.contains("action=accept"), "{era}: {t}");
+        assert!(
+            t.contains(r#""username":"ada""#) && t.contains("ada@example.org"),
+            "{era}: {t}"
+        );
+        let r = tool(
+            era,
+            "test_input_required_result_multi_round",
+            "{}",
+            &["--elicit", r#"{"name":"Ada","color":"green"}"#],
+        );
+        // One answer for two forms (two rounds): each form takes the keys it has.
+        assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+        assert_eq!(text(&r), "Ada likes green", "{era}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("has no field color; left out"),
+            "{era}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// B60: `--elicit decline` and `--elicit cancel` answer so in both eras; the message is shown
+/// on stderr, stdout holds only the result.
+#[test]
+fn b60_elicit_decline_and_cancel() {
+    for era in ERAS {
+        for action in ["decline", "cancel"] {
+            let r = tool(
+                era,
+                "test_elicitation",
+                r#"{"message":"Sign up"}"#,
+                &["--elicit", action],
+            );
+            assert_eq!(r.code, 0, "{era} {action}: {}", r.stderr);
+            assert!(
+                text(&r).contains(&format!("action={action}")),
+                "{era}: {}",
+                r.stdout
+            );
+            assert!(
+                r.stderr.contains("the server asks: Sign up"),
+                "{era}: {}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains(&format!("answering {action}")),
+                "{era}: {}",
+                r.stderr
+            );
+        }
+    }
+}
+
+/// C46: `--elicit` JSON that does not fit the form is answered with cancel, and the command
+/// fails with the reason on stderr (both eras).
+#[test]
+fn c46_elicit_json_that_does_not_fit_fails_the_command() {
+    for era in ERAS {
+        let r = tool(
+            era,
+            "test_elicitation",
+            r#"{"message":"Sign up"}"#,
+            &["--elicit", r#"{"username":"ada","email":"not-an-email"}"#],
+        );
+        assert_eq!(r.code, 1, "{era}: {}", r.stderr);
+        assert!(text(&r).contains("action=cancel"), "{era}: {}", r.stdout);
+        assert!(
+            r.stderr.contains("--elicit does not fit the form"),
+            "{era}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("email"), "{era}: {}", r.stderr);
+    }
+    let r = run(&["tool", &serve(), "add", "{}", "--elicit", "[1]"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("--elicit wants a JSON object"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// B60: `--root` answers roots/list in both eras with canonical, percent-encoded file URIs.
+#[test]
+fn b60_roots_in_both_eras() {
+    let dir = std::env::temp_dir().join(format!("ferromcp roots {}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let canonical = std::fs::canonicalize(&dir).unwrap();
+    let dotted = dir.join(".");
+    for era in ERAS {
+        let r = tool(
+            era,
+            "test_input_required_result_list_roots",
+            "{}",
+            &["--root", dotted.to_str().unwrap()],
+        );
+        assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+        let t = text(&r);
+        assert!(t.starts_with("Client roots: file://"), "{era}: {t}");
+        assert!(t.contains("ferromcp%20roots%20"), "{era}: {t}");
+        assert!(!t.contains("/."), "{era}: not canonical: {t}");
+        let name = canonical
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .replace(' ', "%20");
+        assert!(t.ends_with(&name), "{era}: {t}");
+    }
+    let r = run(&[
+        "tool",
+        &serve(),
+        "add",
+        "{}",
+        "--root",
+        "/no/such/dir/at/all",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("--root"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+const ANSWER: &str = r#"sh -c 'cat >/dev/null; echo "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paris\"},\"model\":\"sh\"}"'"#;
+
+/// B60: `--sampling-cmd` answers the demo's sampling in both eras: the command reads the
+/// request on stdin and prints the result.
+#[cfg(unix)]
+#[test]
+fn b60_sampling_cmd_in_both_eras() {
+    for era in ERAS {
+        let r = tool(
+            era,
+            "test_sampling",
+            r#"{"prompt":"Capital?"}"#,
+            &["--sampling-cmd", ANSWER],
+        );
+        assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+        assert_eq!(text(&r), "LLM response: Paris", "{era}");
+        // The request reaches the command on stdin.
+        let echo = r#"sh -c 'grep -q "Write a one-line greeting" && echo "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"hi\"},\"model\":\"m\"}"'"#;
+        let r = tool(
+            era,
+            "test_input_required_result_sampling",
+            "{}",
+            &["--sampling-cmd", ANSWER],
+        );
+        assert_eq!(text(&r), "The model answered: Paris", "{era}: {}", r.stderr);
+        let r = tool(
+            era,
+            "test_input_required_result_multiple_inputs",
+            "{}",
+            &[
+                "--sampling-cmd",
+                echo,
+                "--elicit",
+                r#"{"name":"Ada"}"#,
+                "--root",
+                "/",
+            ],
+        );
+        assert_eq!(text(&r), "hi Ada (roots: file:///)", "{era}: {}", r.stderr);
+    }
+}
+
+/// C47: a sampling command that runs past `--sampling-timeout`, prints more than
+/// `--sampling-max-output`, prints invalid JSON or fails is stopped and answered with an error
+/// the server sees; stderr says why (both eras).
+#[cfg(unix)]
+#[test]
+fn c47_sampling_cmd_limits_and_failures() {
+    let cases = [
+        (
+            r#"sh -c 'exec sleep 20'"#,
+            &["--sampling-timeout", "0.5"][..],
+            "timed out",
+            "did not finish within 0.5 s",
+        ),
+        (
+            r#"sh -c 'head -c 5000 /dev/zero'"#,
+            &["--sampling-max-output", "1000"][..],
+            "output too large",
+            "more than 1000 bytes",
+        ),
+        (
+            r#"sh -c 'echo not json'"#,
+            &[][..],
+            "invalid result",
+            "not a CreateMessageResult",
+        ),
+        (r#"sh -c 'exit 3'"#, &[][..], "non-zero exit", "exited with"),
+        ("/no/such/program", &[][..], "cannot start", "cannot start"),
+    ];
+    for era in ERAS {
+        for (cmd, extra, short, long) in cases {
+            let mut args = vec!["--sampling-cmd", cmd];
+            args.extend_from_slice(extra);
+            let r = tool(era, "test_sampling", r#"{"prompt":"x"}"#, &args);
+            assert_ne!(r.code, 0, "{era} {cmd}: {}", r.stdout);
+            let all = format!("{}{}", r.stdout, r.stderr);
+            assert!(
+                all.contains(short),
+                "{era} {cmd}: the server's error lacks {short:?}: {all}"
+            );
+            assert!(
+                r.stderr.contains(long),
+                "{era} {cmd}: stderr lacks {long:?}: {}",
+                r.stderr
+            );
+            assert!(
+                r.took < Duration::from_secs(15),
+                "{era} {cmd}: took {:?}",
+                r.took
+            );
+        }
+    }
+    let r = run(&["tool", &serve(), "add", "{}", "--sampling-timeout", "3"]);
+    assert_eq!(
+        r.code, 2,
+        "--sampling-timeout without --sampling-cmd: {}",
+        r.stderr
+    );
+}
+
+/// Without `--elicit`, `--sampling-cmd` or `--root` (and stdin not a terminal), the client
+/// declares none of them: the demo's capability-driven tool falls back to asking for roots,
+/// which the client cannot answer either.
+#[test]
+fn nothing_is_declared_without_the_options() {
+    for era in ERAS {
+        let r = tool(era, "test_missing_capability", "{}", &[]);
+        assert!(
+            r.stdout.contains("sampling") || r.stderr.contains("sampling"),
+            "{era}: {} {}",
+            r.stdout,
+            r.stderr
+        );
+        assert!(
+            !r.stdout.contains("the client can sample"),
+            "{era}: {}",
+            r.stdout
+        );
+    }
+    #[cfg(unix)]
+    {
+        let r = tool(
+            "2025-11-25",
+            "test_missing_capability",
+            "{}",
+            &["--sampling-cmd", ANSWER],
+        );
+        assert_eq!(text(&r), "the client can sample", "{}", r.stderr);
+    }
+}
