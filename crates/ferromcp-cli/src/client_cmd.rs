@@ -287,6 +287,14 @@ fn lifecycle(value: &str) -> Result<Lifecycle, String> {
     }
 }
 
+/// [`describe`], and which option would have let the client answer what the server asked.
+fn describe_call(method: &str, e: &ClientError) -> String {
+    match crate::answer::hint(e) {
+        Some(hint) => format!("{}\nferromcp: {hint}", describe(method, e)),
+        None => describe(method, e),
+    }
+}
+
 /// `METHOD failed: CODE MESSAGE` for a protocol error, `METHOD failed: …` otherwise.
 pub(crate) fn describe(method: &str, e: &ClientError) -> String {
     match e.as_protocol() {
@@ -411,7 +419,7 @@ async fn execute(
             let result = client
                 .send_request(method, params, options(reporter))
                 .await
-                .map_err(|e| describe(method, &e))?;
+                .map_err(|e| describe_call(method, &e))?;
             reporter.finish();
             print_json(&result, inv.output)?;
             Ok(ExitCode::SUCCESS)
@@ -430,7 +438,7 @@ async fn execute(
             let result = client
                 .send_request("tools/call", params, options(reporter))
                 .await
-                .map_err(|e| describe("tools/call", &e))?;
+                .map_err(|e| describe_call("tools/call", &e))?;
             reporter.finish();
             print_json(&result, inv.output)?;
             if result.get("isError").and_then(Value::as_bool) == Some(true) {

@@ -338,11 +338,11 @@ fn c47_sampling_cmd_limits_and_failures() {
     );
 }
 
-/// Without `--elicit`, `--sampling-cmd` or `--root` (and stdin not a terminal), the client
-/// declares none of them: the demo's capability-driven tool falls back to asking for roots,
-/// which the client cannot answer either.
+/// B60: without `--elicit`, `--sampling-cmd` or `--root` (and stdin not a terminal), the
+/// client declares none of them; a server that needs one fails the call, and stderr names the
+/// option that would answer it.
 #[test]
-fn nothing_is_declared_without_the_options() {
+fn b60_nothing_is_declared_without_the_options() {
     for era in ERAS {
         let r = tool(era, "test_missing_capability", "{}", &[]);
         assert!(

@@ -139,3 +139,31 @@ impl Answers {
             .clone()
     }
 }
+
+/// For a server's "missing required client capability" error naming elicitation, sampling
+/// or roots: which option lets this client answer it.
+pub(crate) fn hint(e: &ferromcp_client::ClientError) -> Option<String> {
+    let obj = e.as_protocol()?;
+    if obj.code != ferromcp_types::jsonrpc::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY {
+        return None;
+    }
+    let required = obj.data.as_ref()?.get("requiredCapabilities")?;
+    let options: Vec<&str> = [
+        (
+            "elicitation",
+            "--elicit JSON|decline|cancel (or a terminal on stdin)",
+        ),
+        ("sampling", "--sampling-cmd CMD"),
+        ("roots", "--root PATH"),
+    ]
+    .into_iter()
+    .filter(|(cap, _)| required.get(cap).is_some())
+    .map(|(_, option)| option)
+    .collect();
+    (!options.is_empty()).then(|| {
+        format!(
+            "the server asks this client for what it does not answer without {}",
+            options.join(", ")
+        )
+    })
+}
