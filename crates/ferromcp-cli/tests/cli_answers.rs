@@ -418,3 +418,61 @@ fn c45_hostile_server_text_reaches_stderr_escaped() {
         assert!(r.stderr.contains(shown), "{shown:?} not in {}", r.stderr);
     }
 }
+
+/// B61 on a real terminal: util-linux `script` gives the binary a pseudo-terminal as stdin,
+/// so the form is asked field by field (a bad answer asked again), or declined with an empty
+/// first answer, in both eras. Skipped with a notice where `script` is missing.
+#[cfg(unix)]
+#[test]
+fn b61_interactive_prompts_on_a_terminal() {
+    let script = ["/usr/bin/script", "/bin/script"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists());
+    let Some(script) = script else {
+        eprintln!("b61_interactive_prompts_on_a_terminal: skipped, no `script` command");
+        return;
+    };
+    let on_terminal = |era: &str, input: &str| {
+        let command = format!(
+            "{BIN} tool '{BIN} serve' test_elicitation '{{\"message\":\"Sign up\"}}' --output compact --protocol {era}"
+        );
+        let mut child = Command::new(script)
+            .args(["-qec", &command, "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, input.as_bytes()).unwrap();
+        let out = reader(child.stdout.take().unwrap());
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > LIMIT {
+                let _ = child.kill();
+                panic!("{command} did not finish within {LIMIT:?}");
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        drop(stdin);
+        (status.code(), out.join().unwrap())
+    };
+    for era in ERAS {
+        let (code, out) = on_terminal(era, "bad email\nada@example.org\nada\n");
+        assert_eq!(code, Some(0), "{era}: {out}");
+        assert!(out.contains("not an email address"), "{era}: {out}");
+        assert!(out.contains("try again"), "{era}: {out}");
+        assert!(
+            out.contains(
+                r#"action=accept, content={\"username\":\"ada\",\"email\":\"ada@example.org\"}"#
+            ),
+            "{era}: {out}"
+        );
+        let (code, out) = on_terminal(era, "\nd\n");
+        assert_eq!(code, Some(0), "{era}: {out}");
+        assert!(out.contains("action=decline"), "{era}: {out}");
+    }
+}

@@ -32,6 +32,7 @@ pub(crate) struct AnswerArgs {
     /// (prompts on stderr), and not offered to the server otherwise. JSON that
     /// does not fit the form is answered with cancel and fails the command.
     /// A URL-mode elicitation's link is shown on stderr, never opened.
+    /// Before 2026-07-28, --timeout also bounds the time spent answering.
     #[arg(long, value_name = "JSON|decline|cancel", verbatim_doc_comment)]
     elicit: Option<String>,
     /// Answer sampling requests with CMD: the request's params as JSON on its
