@@ -640,3 +640,37 @@ fn modern_examples_shaped_down_validate() {
     }
     assert!(checked >= 32, "only {checked} checked");
 }
+
+/// Client features, "Elicitation": an accepted form carries values "matching the requested
+/// schema", and a requested field may be `{"type": "number"}`. `schema.ts` types an answer as
+/// `string | number | boolean (| string[])`; the published `schema.json` says "integer", which
+/// would refuse 95.5 (the tables follow `schema.ts`, `xtask/src/codegen/errata.rs`). Holds for
+/// the handshake-era result of `elicitation/create` and for the 2026-07-28 answer that travels
+/// in `tools/call`'s `inputResponses`.
+#[test]
+fn elicitation_answers_may_be_fractional_numbers() {
+    let answer = json!({"action": "accept", "content": {"score": 95.5, "n": 3, "ok": true}});
+    for v in [V2025_06_18, V2025_11_25] {
+        assert!(
+            validate_result("elicitation/create", v, &answer).is_ok(),
+            "{v}"
+        );
+        let nested = json!({"action": "accept", "content": {"score": {"x": 1}}});
+        assert!(
+            validate_result("elicitation/create", v, &nested).is_err(),
+            "{v}"
+        );
+    }
+    let mut params = json!({
+        "name": "t",
+        "arguments": {},
+        "inputResponses": {"ask": answer},
+    });
+    params["_meta"] = envelope();
+    assert_eq!(
+        validate_params("tools/call", V2026_07_28, Some(&params)).map_err(|e| e.to_string()),
+        Ok(())
+    );
+    params["inputResponses"]["ask"]["content"]["score"] = json!([1.5]);
+    assert!(validate_params("tools/call", V2026_07_28, Some(&params)).is_err());
+}

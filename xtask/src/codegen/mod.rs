@@ -1,7 +1,8 @@
 //! `cargo xtask codegen`: the (method, version) tables of `ferromcp-types`.
 //!
 //! For every vendored revision the generator reads `spec/<version>/schema.json`, collects the
-//! members of the `ClientRequest`, `ClientNotification`, `ServerRequest` and
+//! members (after correcting the published schema's known errors, `errata.rs`) of the
+//! `ClientRequest`, `ClientNotification`, `ServerRequest` and
 //! `ServerNotification` unions (by their `method` constant), pairs each request with its result
 //! type, keeps the definitions reachable from those params and results (stripped of
 //! documentation-only keywords), compiles them into the node tables the runtime interprets
@@ -11,6 +12,7 @@
 //! is stable under `cargo fmt`.
 
 mod emit;
+mod errata;
 mod extract;
 mod nodes;
 
@@ -67,8 +69,9 @@ pub(crate) fn generate(root: &Path) -> Result<String, String> {
         let rel = format!("spec/{version}/schema.json");
         let text =
             fs::read_to_string(root.join(&rel)).map_err(|e| format!("cannot read {rel}: {e}"))?;
-        let schema: serde_json::Value =
+        let mut schema: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| format!("{rel} is not JSON: {e}"))?;
+        errata::apply(version, &mut schema).map_err(|e| format!("{rel}: {e}"))?;
         tables.push(extract::extract(version, &schema).map_err(|e| format!("{rel}: {e}"))?);
     }
     rustfmt(root, &emit::emit(&tables)?)
