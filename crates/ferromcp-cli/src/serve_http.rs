@@ -1,6 +1,6 @@
 //! `ferromcp serve --http ADDR [--stateless] [--json-response] [--allowed-host H]...
 //! [--allowed-origin O]... [--disable-host-checks] [--max-sessions-per-peer N] [--redis URL]
-//! [--auth]`: the demo server over Streamable HTTP at
+//! [--auth] [--legacy-sse]`: the demo server over Streamable HTTP at
 //! `/mcp`, both eras (with `--auth`, behind the embedded OAuth 2.1 authorization server).
 
 use std::process::ExitCode;
@@ -29,6 +29,8 @@ OPTIONS:
                             request at once (no login page): for local development only,
                             so loopback addresses only (the issuer is http://ADDR).
                             Try it with `ferromcp inspect http://ADDR/mcp --oauth`.
+    --legacy-sse            also serve the 2024-11-05 HTTP+SSE transport: the stream at
+                            http://ADDR/sse, messages POSTed to /messages?sessionId=...
 
 By default only loopback Host and Origin values on the bound port are answered
 (DNS-rebinding protection), whatever ADDR is: a public deployment names its hosts and
@@ -50,6 +52,7 @@ fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>, bool), St
             "--auth" => auth = true,
             "--stateless" => config = config.stateless(true),
             "--json-response" => config = config.json_response(true),
+            "--legacy-sse" => config = with_legacy_sse(config),
             "--disable-host-checks" => config = config.disable_host_checks(),
             "--max-sessions-per-peer" => {
                 let n = rest
@@ -99,6 +102,12 @@ fn parse(args: &[&str]) -> Result<(String, HttpConfig, Option<String>, bool), St
     Ok(((*addr).to_owned(), config, redis, auth))
 }
 
+/// `--legacy-sse`: `config` also serving the 2024-11-05 HTTP+SSE transport at `/sse` (its
+/// clients POST to `/messages`), next to Streamable HTTP at `/mcp`.
+pub(crate) fn with_legacy_sse(config: HttpConfig) -> HttpConfig {
+    config.legacy_sse(true)
+}
+
 /// Runs `ferromcp serve --http …` until the listener fails.
 pub(crate) fn run(args: &[&str]) -> ExitCode {
     let (addr, config, redis, auth) = match parse(args) {
@@ -120,11 +129,18 @@ pub(crate) fn run(args: &[&str]) -> ExitCode {
         if auth {
             return serve_with_auth(&addr, demo.server().clone(), config).await;
         }
+        let legacy_sse = config.legacy_sse;
         let server = HttpServer::bind(addr.as_str(), demo.server().clone(), config).await?;
         eprintln!(
             "ferromcp: serving the demo server at http://{}/mcp",
             server.local_addr()
         );
+        if legacy_sse {
+            eprintln!(
+                "ferromcp: and over the 2024-11-05 HTTP+SSE transport at http://{}/sse",
+                server.local_addr()
+            );
+        }
         server.run().await
     });
     match served {
@@ -192,6 +208,8 @@ mod tests {
         assert!(c.stateless && c.json_response);
         assert!(!auth);
         assert!(parse(&["x", "--auth"]).is_ok_and(|p| p.3));
+        assert!(!c.legacy_sse);
+        assert!(parse(&["x", "--legacy-sse"]).is_ok_and(|p| p.1.legacy_sse));
         assert_eq!(redis, None);
         let with = parse(&["x", "--redis", "redis://127.0.0.1:6379"]);
         if cfg!(feature = "redis") {

@@ -305,8 +305,9 @@ impl HttpConfig {
         self
     }
 
-    /// Whether `path` is one of the 2024-11-05 HTTP+SSE paths served.
-    pub(crate) fn is_legacy_sse_path(&self, path: &str) -> bool {
+    /// Whether `path` is one of the 2024-11-05 HTTP+SSE paths served (never when
+    /// [`legacy_sse`](Self::legacy_sse) is off): for a router in front of the service.
+    pub fn is_legacy_sse_path(&self, path: &str) -> bool {
         self.legacy_sse && (path == self.legacy_sse_path || path == self.legacy_messages_path)
     }
 
