@@ -18,7 +18,8 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use ferromcp_dispatch::codec::{SseError, SseParser};
 use ferromcp_dispatch::{Inbound, MessageMeta, TransportMessage};
-use ferromcp_types::jsonrpc::{Message, RequestId};
+use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId};
+use ferromcp_types::mcp::methods;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderValue, Method, Uri};
 use http_body_util::BodyExt;
@@ -308,6 +309,18 @@ impl Engine {
         }
         let TransportMessage { message, meta } = msg;
         let id = match &message {
+            Message::Request(r) if r.method == methods::SERVER_DISCOVER => {
+                // The transport of the handshake era: the 2026-07-28 probe is answered here,
+                // so that the client goes on with `initialize` at once (a 2024-11-05 server
+                // may leave a request before `initialize` unanswered).
+                let refusal = ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    "the 2024-11-05 HTTP+SSE transport speaks the handshake era only",
+                );
+                self.deliver(Message::error(Some(r.id.clone()), refusal))
+                    .await;
+                return true;
+            }
             Message::Request(r) => Some(r.id.clone()),
             _ => None,
         };
