@@ -85,6 +85,12 @@ async fn c35_a_refused_initialize_falls_back_to_http_sse() {
 /// stream (read to the connection's end) that sends `first` (if any), then only keep-alive
 /// comments. Returns its address.
 async fn fake(first: Option<String>) -> SocketAddr {
+    fake_for(first, Duration::MAX).await
+}
+
+/// [`fake`] whose streams end after `open_for`, and whose `/messages` accepts POSTs (202)
+/// without ever answering them.
+async fn fake_for(first: Option<String>, open_for: Duration) -> SocketAddr {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -101,6 +107,12 @@ async fn fake(first: Option<String>) -> SocketAddr {
                         Ok(n) => head.extend_from_slice(&buf[..n]),
                     }
                 }
+                if head.starts_with(b"POST /messages") {
+                    let _ = s
+                        .write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                        .await;
+                    return;
+                }
                 if !head.starts_with(b"GET ") {
                     let _ = s
                         .write_all(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
@@ -112,7 +124,8 @@ async fn fake(first: Option<String>) -> SocketAddr {
                 if s.write_all(&out).await.is_err() {
                     return;
                 }
-                loop {
+                let until = tokio::time::Instant::now() + open_for.min(Duration::from_secs(3600));
+                while tokio::time::Instant::now() < until {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     if s.write_all(b":\n\n").await.is_err() {
                         return;
@@ -176,6 +189,22 @@ async fn c37_a_stream_without_its_endpoint_event_is_given_up() {
         let e = connect(t).await.err().unwrap().to_string();
         assert!(e.contains("in time"), "{e}");
         assert!(started.elapsed() < Duration::from_secs(5));
+    })
+    .await;
+}
+
+/// C38: requests waiting for their answer fail (-32000) when the stream ends, instead of
+/// hanging: here the `initialize` POSTed to a server that accepts and never answers.
+#[tokio::test]
+async fn c38_requests_fail_when_the_stream_ends() {
+    within(async {
+        let first = "event: endpoint\ndata: /messages?sessionId=s\n\n".to_owned();
+        let addr = fake_for(Some(first), Duration::from_millis(500)).await;
+        let t = HttpTransport::legacy_sse(format!("http://{addr}/sse")).unwrap();
+        let started = tokio::time::Instant::now();
+        let e = connect(t).await.err().unwrap().to_string();
+        assert!(e.contains("stream ended"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(10));
     })
     .await;
 }
