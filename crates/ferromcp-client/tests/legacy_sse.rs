@@ -52,7 +52,10 @@ async fn c34_the_http_sse_transport_reaches_a_2024_11_05_server() {
         assert_eq!(client.session().era, ferromcp_types::Era::Handshake);
         let tools = client.list_tools(None).await.unwrap();
         assert!(tools.tools.iter().any(|t| t.name == "echo"));
-        let r = client.call_tool("echo", json!({"text": "old"})).await.unwrap();
+        let r = client
+            .call_tool("echo", json!({"text": "old"}))
+            .await
+            .unwrap();
         assert_eq!(first_text(&r), "old");
         let r = client.call_tool("ask", json!({})).await.unwrap();
         assert!(!r.is_error.unwrap_or(false));
@@ -70,7 +73,10 @@ async fn c35_a_refused_initialize_falls_back_to_http_sse() {
         let addr = sse_server().await;
         let url = format!("http://{addr}/sse");
         let client = connect(HttpTransport::new(&url).unwrap()).await.unwrap();
-        let r = client.call_tool("echo", json!({"text": "fell back"})).await.unwrap();
+        let r = client
+            .call_tool("echo", json!({"text": "fell back"}))
+            .await
+            .unwrap();
         assert_eq!(first_text(&r), "fell back");
         client.shutdown().await;
         let off = HttpTransport::new(&url)
@@ -96,7 +102,9 @@ async fn fake_for(first: Option<String>, open_for: Duration) -> SocketAddr {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         loop {
-            let Ok((mut s, _)) = listener.accept().await else { return };
+            let Ok((mut s, _)) = listener.accept().await else {
+                return;
+            };
             let first = first.clone();
             tokio::spawn(async move {
                 let mut head = Vec::new();
@@ -165,7 +173,11 @@ async fn c36_an_endpoint_on_another_origin_is_refused() {
             assert!(connect(HttpTransport::new(&url).unwrap()).await.is_err());
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(hits.load(Ordering::SeqCst), 0, "a message went to the other origin");
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            0,
+            "a message went to the other origin"
+        );
     })
     .await;
 }

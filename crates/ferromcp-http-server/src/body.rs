@@ -369,7 +369,12 @@ pub(crate) fn sse_queue_response_guarded(
     guard: Box<dyn Any + Send>,
     pool: Option<Arc<TimerPool>>,
 ) -> Response<McpBody> {
-    with_sse_headers(McpBody::sse(Frames::Queue(rx), keep_alive, Some(guard), pool))
+    with_sse_headers(McpBody::sse(
+        Frames::Queue(rx),
+        keep_alive,
+        Some(guard),
+        pool,
+    ))
 }
 
 fn with_sse_headers(body: McpBody) -> Response<McpBody> {

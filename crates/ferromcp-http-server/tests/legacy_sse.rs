@@ -163,7 +163,10 @@ async fn s63_sse_session_ids_are_checked() {
         assert_eq!(send_message(addr, &guess, &[], &ping).await.status(), 404);
         let r = post(
             addr,
-            &[("mcp-session-id", &id), ("mcp-protocol-version", "2025-11-25")],
+            &[
+                ("mcp-session-id", &id),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
             &ping,
         )
         .await;
@@ -174,7 +177,14 @@ async fn s63_sse_session_ids_are_checked() {
         // Bad input on a good session: 400 with a JSON-RPC error, and the session goes on.
         let r = send_path(addr, Method::POST, &url, &[], "{not json").await;
         assert_eq!(r.status(), 400);
-        let r = send_path(addr, Method::POST, &url, &[("content-type", "text/plain")], "{}").await;
+        let r = send_path(
+            addr,
+            Method::POST,
+            &url,
+            &[("content-type", "text/plain")],
+            "{}",
+        )
+        .await;
         assert_eq!(r.status(), 415);
         assert_eq!(send_message(addr, &url, &[], &ping).await.status(), 202);
     })
@@ -296,7 +306,8 @@ async fn s67_a_stream_that_is_not_read_is_closed() {
         let (addr, _) = start(sse_config().stream_queue(2)).await;
         // A raw GET whose socket is read up to the endpoint event, then never again.
         let mut s = TcpStream::connect(addr).await.unwrap();
-        let head = format!("GET /sse HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\n\r\n");
+        let head =
+            format!("GET /sse HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\n\r\n");
         s.write_all(head.as_bytes()).await.unwrap();
         let mut got = Vec::new();
         let mut buf = [0u8; 1024];
@@ -313,7 +324,9 @@ async fn s67_a_stream_that_is_not_read_is_closed() {
         let at = text.find("data: ").unwrap() + 6;
         let url = text[at..].lines().next().unwrap().trim().to_owned();
         assert_eq!(
-            send_message(addr, &url, &[], &initialize(1, "2024-11-05")).await.status(),
+            send_message(addr, &url, &[], &initialize(1, "2024-11-05"))
+                .await
+                .status(),
             202
         );
         let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
@@ -321,7 +334,13 @@ async fn s67_a_stream_that_is_not_read_is_closed() {
         let text = "z".repeat(512 * 1024);
         let mut ended = false;
         for i in 0..200 {
-            let r = send_message(addr, &url, &[], &call(10 + i, "echo", json!({"text": text}))).await;
+            let r = send_message(
+                addr,
+                &url,
+                &[],
+                &call(10 + i, "echo", json!({"text": text})),
+            )
+            .await;
             if r.status() == 404 {
                 ended = true;
                 break;

@@ -337,15 +337,20 @@ fn http_server_example_serves_a_tool_over_http() {
 /// example's own client explicitly and by fallback, next to Streamable HTTP at `/mcp`.
 #[test]
 fn legacy_sse_example_serves_both_transports() {
-    let Some(path) = example("legacy_sse", cfg!(all(feature = "http", feature = "client")))
-    else {
+    let Some(path) = example(
+        "legacy_sse",
+        cfg!(all(feature = "http", feature = "client")),
+    ) else {
         return;
     };
     let (running, url) = start_http(&path, &["127.0.0.1:0"], &[]);
     assert!(url.ends_with("/sse"), "{url}");
     assert_eq!(running.line(), "explicit HTTP+SSE: add = 5");
     let fallback = running.line();
-    assert!(fallback.starts_with("fallback to HTTP+SSE: add = 9"), "{fallback}");
+    assert!(
+        fallback.starts_with("fallback to HTTP+SSE: add = 9"),
+        "{fallback}"
+    );
     let mcp = url.replace("/sse", "/mcp");
     let session = http_initialize(&mcp, &[]);
     let call = http_request(

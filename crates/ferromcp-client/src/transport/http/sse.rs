@@ -200,7 +200,11 @@ async fn read_stream(
     }
     let pending: Vec<RequestId> = lock(&link.pending).drain().collect();
     for id in pending {
-        deliver(transport_error(&id, "the HTTP+SSE stream ended before the answer")).await;
+        deliver(transport_error(
+            &id,
+            "the HTTP+SSE stream ended before the answer",
+        ))
+        .await;
     }
 }
 
@@ -350,8 +354,14 @@ mod tests {
     fn endpoints_resolve_on_the_stream_origin_only() {
         let base: http::Uri = "http://127.0.0.1:8000/sse".parse().unwrap();
         let ok = |d: &str| resolve_endpoint(&base, d).unwrap().to_string();
-        assert_eq!(ok("/messages?sessionId=a"), "http://127.0.0.1:8000/messages?sessionId=a");
-        assert_eq!(ok("messages/?session_id=b"), "http://127.0.0.1:8000/messages/?session_id=b");
+        assert_eq!(
+            ok("/messages?sessionId=a"),
+            "http://127.0.0.1:8000/messages?sessionId=a"
+        );
+        assert_eq!(
+            ok("messages/?session_id=b"),
+            "http://127.0.0.1:8000/messages/?session_id=b"
+        );
         assert_eq!(ok("?s=1"), "http://127.0.0.1:8000/sse?s=1");
         assert_eq!(ok("http://127.0.0.1:8000/m"), "http://127.0.0.1:8000/m");
         assert_eq!(ok("HTTP://127.0.0.1:8000/m"), "http://127.0.0.1:8000/m");
