@@ -66,7 +66,8 @@ async fn c34_the_http_sse_transport_reaches_a_2024_11_05_server() {
 
 /// C35: a plain `HttpTransport` on an HTTP+SSE server's URL falls back: its `initialize`
 /// POST is refused (405), it GETs the URL, reads `endpoint`, and goes on over the old
-/// transport; with the fallback off the connect fails.
+/// transport; with the fallback off the connect fails, and on a URL that offers no stream
+/// either the original refusal is the error.
 #[tokio::test]
 async fn c35_a_refused_initialize_falls_back_to_http_sse() {
     within(async {
@@ -83,6 +84,10 @@ async fn c35_a_refused_initialize_falls_back_to_http_sse() {
             .unwrap()
             .config(HttpConfig::default().legacy_sse_fallback(false));
         assert!(connect(off).await.is_err());
+        // A URL with no stream either: the refusal stands (404), not the fallback's error.
+        let nowhere = HttpTransport::new(format!("http://{addr}/nowhere")).unwrap();
+        let e = connect(nowhere).await.err().unwrap().to_string();
+        assert!(e.contains("404") && !e.contains("HTTP+SSE"), "{e}");
     })
     .await;
 }

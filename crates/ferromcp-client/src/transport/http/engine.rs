@@ -486,13 +486,9 @@ impl Engine {
                 Ok(r) => r,
                 Err(e) => return transport_error(id, e),
             };
-            if method == methods::INITIALIZE
-                && self.cfg.legacy_sse_fallback
-                && matches!(resp.status().as_u16(), 400 | 404 | 405)
-            {
-                // 2025-03-26 "Backwards Compatibility": maybe a 2024-11-05 HTTP+SSE server.
-                drain(resp.into_body());
-                return self.fall_back_to_sse(id, body).await;
+            if self.wants_sse_fallback(method, &resp) {
+                let refused = self.read_answer(resp, id, hooks.as_deref(), false).await;
+                return self.fall_back_to_sse(id, body).await.unwrap_or(refused);
             }
             if resp.status() == StatusCode::NOT_FOUND
                 && sent.with_session

@@ -258,26 +258,37 @@ impl Engine {
         Ok(link)
     }
 
-    /// The fallback: the `initialize` POST (`body`, request `id`) was refused with a 4xx;
-    /// open the HTTP+SSE stream on the same URL, send it there and wait for its answer.
-    pub(super) async fn fall_back_to_sse(&self, id: &RequestId, body: Bytes) -> Message {
+    /// Whether the answer `resp` to a `method` POST calls for the fallback (MCP 2025-03-26
+    /// "Backwards Compatibility"): an `initialize` refused with 400, 404 or 405, when
+    /// enabled. (A Streamable HTTP server refusing it, e.g. -32022 from a 2026-07-28 server,
+    /// has no HTTP+SSE stream at its URL: its refusal then stands.)
+    pub(super) fn wants_sse_fallback(&self, method: &str, resp: &http::Response<Incoming>) -> bool {
+        method == methods::INITIALIZE
+            && self.cfg.legacy_sse_fallback
+            && matches!(resp.status().as_u16(), 400 | 404 | 405)
+    }
+
+    /// The fallback: the `initialize` POST (`body`, request `id`) was refused; open the
+    /// HTTP+SSE stream on the same URL, send it there and wait for its answer. `None` when
+    /// the URL offers no such stream (the refusal then stands).
+    pub(super) async fn fall_back_to_sse(&self, id: &RequestId, body: Bytes) -> Option<Message> {
         let link = match self.open_legacy_sse().await {
             Ok(l) => l,
             Err(e) => {
-                return transport_error(
-                    id,
-                    format!("Streamable HTTP was refused, and HTTP+SSE failed: {e}"),
-                );
+                tracing::debug!(error = %e, "no HTTP+SSE stream to fall back to");
+                return None;
             }
         };
         let (tx, rx) = oneshot::channel();
         *lock(&link.waiting) = Some((id.clone(), tx));
         if let Err(e) = self.post_legacy(&link, body, None).await {
             lock(&link.waiting).take();
-            return transport_error(id, e);
+            return Some(transport_error(id, e));
         }
-        rx.await
-            .unwrap_or_else(|_| transport_error(id, "the HTTP+SSE stream ended"))
+        Some(
+            rx.await
+                .unwrap_or_else(|_| transport_error(id, "the HTTP+SSE stream ended")),
+        )
     }
 
     /// Posts one message to the endpoint (202 expected).
