@@ -48,6 +48,9 @@ pub(crate) struct Shared {
 ///   not serve) goes to the 2026-07-28 entry: one POST, one exchange.
 /// - Everything else speaks the handshake-era wire (≤ 2025-11-25): sessions, the GET
 ///   stream, DELETE, resumable SSE streams.
+/// - With [`HttpConfig::legacy_sse`], requests whose path is the HTTP+SSE stream's or
+///   messages path speak the 2024-11-05 HTTP+SSE transport (mount the service at those
+///   paths too).
 ///
 /// Cheap to clone (clones share sessions). Mount it in axum with
 /// `Router::new().route_service("/mcp", service)`, or serve it with
@@ -198,9 +201,6 @@ where
             return r;
         }
     }
-    // Era routing by header: a served handshake version (or none) is the handshake wire;
-    // 2026-07-28, or a value ferromcp does not serve, goes to the 2026-07-28 entry, whose
-    // version rung answers -32022 with the supported list.
     // The 2024-11-05 HTTP+SSE paths, when served: GET opens a stream, POST sends a message.
     let legacy_sse = shared.config.is_legacy_sse_path(parts.uri.path());
     if legacy_sse {
@@ -212,6 +212,9 @@ where
             (false, _) => return method_not_allowed("POST"),
         }
     }
+    // Era routing by header: a served handshake version (or none) is the handshake wire;
+    // 2026-07-28, or a value ferromcp does not serve, goes to the 2026-07-28 entry, whose
+    // version rung answers -32022 with the supported list.
     let header = headers::first(&parts.headers, &MCP_PROTOCOL_VERSION);
     let version = header.map(ProtocolVersion::parse);
     let modern = match version {
