@@ -9,7 +9,7 @@ use super::legacy::session::{InMemorySessionStore, SessionStore};
 
 /// The default MCP endpoint path.
 pub const DEFAULT_PATH: &str = "/mcp";
-/// The default path of the 2024-11-05 HTTP+SSE stream ([`HttpConfig::legacy_sse`]).
+/// The default path of the 2024-11-05 HTTP+SSE stream ([`HttpConfig::legacy_sse`](field@HttpConfig::legacy_sse)).
 pub const DEFAULT_LEGACY_SSE_PATH: &str = "/sse";
 /// The default path the 2024-11-05 HTTP+SSE clients POST their messages to.
 pub const DEFAULT_LEGACY_MESSAGES_PATH: &str = "/messages";
@@ -297,7 +297,7 @@ impl HttpConfig {
     }
 
     /// Sets the paths of the 2024-11-05 HTTP+SSE transport: the stream's and the one its
-    /// clients POST to (see [`legacy_sse`](Self::legacy_sse)).
+    /// clients POST to (see [`legacy_sse`](field@Self::legacy_sse)).
     #[must_use]
     pub fn legacy_sse_paths(mut self, sse: impl Into<String>, messages: impl Into<String>) -> Self {
         self.legacy_sse_path = sse.into();
@@ -306,7 +306,7 @@ impl HttpConfig {
     }
 
     /// Whether `path` is one of the 2024-11-05 HTTP+SSE paths served (never when
-    /// [`legacy_sse`](Self::legacy_sse) is off): for a router in front of the service.
+    /// [`legacy_sse`](field@Self::legacy_sse) is off): for a router in front of the service.
     pub fn is_legacy_sse_path(&self, path: &str) -> bool {
         self.legacy_sse && (path == self.legacy_sse_path || path == self.legacy_messages_path)
     }

@@ -13,7 +13,7 @@
 //!   ferromcp does not serve, takes the 2026-07-28 entry (one POST, one exchange, routing
 //!   headers checked, a disconnect cancels); everything else takes the handshake-era wire
 //!   (sessions, the GET stream, DELETE, resumable streams through an [`EventStore`]).
-//! - The 2024-11-05 HTTP+SSE transport, off by default ([`HttpConfig::legacy_sse`]): a GET on
+//! - The 2024-11-05 HTTP+SSE transport, off by default ([`HttpConfig::legacy_sse`](field@HttpConfig::legacy_sse)): a GET on
 //!   `/sse` opens a session's stream, whose `endpoint` event names `/messages?sessionId=…`
 //!   for the client's POSTs; served next to Streamable HTTP with the same checks and limits.
 //!

@@ -48,7 +48,7 @@ pub(crate) struct Shared {
 ///   not serve) goes to the 2026-07-28 entry: one POST, one exchange.
 /// - Everything else speaks the handshake-era wire (≤ 2025-11-25): sessions, the GET
 ///   stream, DELETE, resumable SSE streams.
-/// - With [`HttpConfig::legacy_sse`], requests whose path is the HTTP+SSE stream's or
+/// - With [`HttpConfig::legacy_sse`](field@HttpConfig::legacy_sse), requests whose path is the HTTP+SSE stream's or
 ///   messages path speak the 2024-11-05 HTTP+SSE transport (mount the service at those
 ///   paths too).
 ///

@@ -7,7 +7,7 @@
 //! The sessions are the handshake-era sessions of this module's parent (same caps, owner
 //! check, timeouts, dispatcher and kernel entry); they live as long as their stream.
 //!
-//! [`HttpConfig::legacy_sse`]: crate::HttpConfig::legacy_sse
+//! [`HttpConfig::legacy_sse`]: field@crate::HttpConfig::legacy_sse
 
 use std::sync::{Arc, Weak};
 

@@ -47,9 +47,9 @@
 //!   `TCP_NODELAY` and TCP keep-alive on every connection, a connect timeout, idle connections
 //!   reused; https through rustls with the webpki roots (feature `https`). Redirects are not
 //!   followed, so static headers never leak to another origin.
-//! - **The 2024-11-05 HTTP+SSE transport**: chosen with [`HttpTransport::legacy_sse`], or
+//! - **The 2024-11-05 HTTP+SSE transport**: chosen with [`HttpTransport::legacy_sse`](method@HttpTransport::legacy_sse), or
 //!   reached by falling back when the `initialize` POST is refused with 400, 404 or 405
-//!   ([`HttpConfig::legacy_sse_fallback`]); an `endpoint` on another origin is refused.
+//!   ([`HttpConfig::legacy_sse_fallback`](field@HttpConfig::legacy_sse_fallback)); an `endpoint` on another origin is refused.
 //! - **Bounds**: JSON bodies ([`HttpConfig::max_body_size`]), SSE events
 //!   ([`HttpConfig::max_event_size`]), error bodies (64 KiB).
 //!

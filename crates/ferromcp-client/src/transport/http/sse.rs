@@ -3,7 +3,7 @@
 //! the URL the client POSTs its messages to; every server message, answers included, comes
 //! on the stream as a `message` event.
 //!
-//! Chosen explicitly ([`HttpTransport::legacy_sse`](super::HttpTransport::legacy_sse)) or by
+//! Chosen explicitly ([`HttpTransport::legacy_sse`](method@super::HttpTransport::legacy_sse)) or by
 //! the fallback of MCP 2025-03-26 "Backwards Compatibility": an `initialize` POST refused
 //! with 400, 404 or 405 makes the engine GET the same URL and, when an `endpoint` event
 //! comes first, speak the old transport from then on.
