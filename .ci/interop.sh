@@ -13,7 +13,11 @@
 #   2. ferromcp's client -> peer servers: the Python SDK, the TS SDK v1 and v2 and rmcp 3.11
 #      (interop/*/server.*, interop/rmcp-server/) in each era they speak, over stdio with the
 #      library (crates/ferromcp-cli/tests/interop_peers.rs), and with the `ferromcp` CLI's
-#      client commands over stdio and Streamable HTTP (interop/cli_peer.py).
+#      client commands over stdio and Streamable HTTP (interop/cli_peer.py);
+#   3. the 2024-11-05 HTTP+SSE transport both ways: the Python SDK's `sse_client` and the TS SDK's
+#      `SSEClientTransport` -> `ferromcp serve --http --legacy-sse`; the `ferromcp` CLI -> the
+#      Python SDK's SSE server and the TS SDK's `SSEServerTransport` (through the client's
+#      fallback from Streamable HTTP, and pinned to the handshake era).
 #
 # Installs what it needs under .ci/tools/ (gitignored; reused when the pins match), builds,
 # runs every pairing with a deadline, prints one line per pairing and
@@ -228,14 +232,15 @@ free_port() {
 
 # http_pairing NAME CMD...: start the HTTP server "${SERVER[@]}" (every @PORT@ replaced by a
 # fresh loopback port) in its own process group, wait until it listens, run CMD with the URL
-# http://127.0.0.1:PORT/mcp appended, stop the server's whole process group.
+# http://127.0.0.1:PORT/mcp appended (another path with URL_PATH=/...), stop the server's whole
+# process group.
 http_pairing() {
   local name=$1
   shift
   if [[ -n ${INTEROP_ONLY:-} && ! $name =~ $INTEROP_ONLY ]]; then return 0; fi
   local port pid url ready=0
   port=$(free_port)
-  url=http://127.0.0.1:$port/mcp
+  url=http://127.0.0.1:$port${URL_PATH:-/mcp}
   setsid "${SERVER[@]//@PORT@/$port}" >"$LOGS/$name.server.log" 2>&1 &
   pid=$!
   for _ in $(seq 150); do
@@ -344,6 +349,18 @@ SERVER=("$NODE" interop/typescript-v2/server.mjs --http @PORT@)
 http_pairing "ferromcp-cli.ts-v2-server.http.2025-11-25" "${CLI[@]}" 2025-11-25 handshake
 http_pairing "ferromcp-cli.ts-v2-server.http.2026-07-28" "${CLI[@]}" 2026-07-28 modern
 http_pairing "ferromcp-cli.ts-v2-server.http.auto" "${CLI[@]}" auto modern
+
+say ""
+say "== the 2024-11-05 HTTP+SSE transport, both ways"
+SERVER=("$FERROMCP" serve --http 127.0.0.1:@PORT@ --legacy-sse)
+URL_PATH=/sse http_pairing "python-client.sse.legacy" "${PYC[@]}" --mode legacy sse
+URL_PATH=/sse http_pairing "ts-client.sse.2025-11-25" "${TSC[@]}" sse
+SERVER=("$PY" interop/python/server.py --sse @PORT@)
+URL_PATH=/sse http_pairing "ferromcp-cli.python-server.sse.auto" "${CLI[@]}" auto handshake
+URL_PATH=/sse http_pairing "ferromcp-cli.python-server.sse.2025-11-25" "${CLI[@]}" 2025-11-25 handshake
+SERVER=("$NODE" interop/typescript/server.mjs --sse @PORT@)
+URL_PATH=/sse http_pairing "ferromcp-cli.ts-server.sse.auto" "${CLI[@]}" auto handshake
+URL_PATH=/sse http_pairing "ferromcp-cli.ts-server.sse.2025-11-25" "${CLI[@]}" 2025-11-25 handshake
 
 say ""
 if [[ -f $EXPECTED && -z ${INTEROP_ONLY:-} ]]; then

@@ -4,6 +4,7 @@
 Usage:
     client.py [--mode legacy|auto|2026-07-28] [--deadline SECONDS] stdio CMD [ARG...]
     client.py [--mode ...] http URL
+    client.py --mode legacy sse URL     the 2024-11-05 HTTP+SSE transport (URL: the stream)
 
 `legacy` forces the 2025-11-25 initialize handshake; `auto` probes `server/discover` first
 (2026-07-28) and must end up on 2026-07-28 with a server that speaks it; a version string pins
@@ -25,6 +26,7 @@ from typing import Any
 
 import anyio
 from mcp import Client, MCPError, StdioServerParameters, types
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ToolsListChanged
 from mcp.client.streamable_http import streamable_http_client
@@ -199,6 +201,8 @@ async def run(args: argparse.Namespace, results: Results) -> None:
     wire = Wire()
     if args.transport == "stdio":
         inner = stdio_client(StdioServerParameters(command=args.target[0], args=args.target[1:]))
+    elif args.transport == "sse":
+        inner = sse_client(args.target[0])
     else:
         inner = streamable_http_client(args.target[0])
     logs: list[Any] = []
@@ -455,8 +459,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", default="auto", help="legacy | auto | 2026-07-28")
     parser.add_argument("--deadline", type=float, default=60.0, help="seconds for the whole run")
-    parser.add_argument("transport", choices=["stdio", "http"])
-    parser.add_argument("target", nargs="+", help="the command (stdio) or the URL (http)")
+    parser.add_argument("transport", choices=["stdio", "http", "sse"])
+    parser.add_argument("target", nargs="+", help="the command (stdio) or the URL (http, sse)")
     args = parser.parse_args()
 
     results = Results()

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Interop peer: a tiny MCP server written with the Python SDK (`mcp` 2.3.0), for ferromcp's
 client. It serves what the SDK serves (2025-11-25 through `initialize`, 2026-07-28 through
-`server/discover`) on stdio, or with `--http PORT` over Streamable HTTP at
-http://127.0.0.1:PORT/mcp.
+`server/discover`) on stdio, with `--http PORT` over Streamable HTTP at
+http://127.0.0.1:PORT/mcp, or with `--sse PORT` over the 2024-11-05 HTTP+SSE transport (the
+stream at http://127.0.0.1:PORT/sse, messages POSTed to /messages/).
 
 Contents, the same in every interop peer server: tools `add` (a + b), `echo` (text), `fail`
 (an error result); resource `interop://hello` (text); prompt `greet` (argument `name`).
@@ -45,5 +46,7 @@ def greet(name: str) -> str:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run("stdio")

@@ -5,6 +5,7 @@
 // Usage:
 //   MCP_SDK_NODE_MODULES=DIR node client.mjs [--deadline SECONDS] stdio CMD [ARG...]
 //   MCP_SDK_NODE_MODULES=DIR node client.mjs [--deadline SECONDS] http URL
+//   MCP_SDK_NODE_MODULES=DIR node client.mjs [--deadline SECONDS] sse URL   (2024-11-05 HTTP+SSE)
 //
 // MCP_SDK_NODE_MODULES is the node_modules directory holding @modelcontextprotocol/sdk (plain
 // ESM, no build step). Every check prints `ok   <id>`, `FAIL <id>: <why>` or `skip <id>: <why>`;
@@ -23,6 +24,7 @@ const sdk = (p) => import(pathToFileURL(join(modules, '@modelcontextprotocol/sdk
 const { Client } = await sdk('client/index.js');
 const { StdioClientTransport } = await sdk('client/stdio.js');
 const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
+const { SSEClientTransport } = await sdk('client/sse.js');
 const types = await sdk('types.js');
 
 // --- arguments ---------------------------------------------------------------------------
@@ -33,8 +35,8 @@ if (argv[0] === '--deadline') {
   argv.splice(0, 2);
 }
 const [transportKind, ...target] = argv;
-if (!['stdio', 'http'].includes(transportKind) || target.length === 0) {
-  console.log('FAIL run: usage: client.mjs [--deadline S] stdio CMD [ARG...] | http URL');
+if (!['stdio', 'http', 'sse'].includes(transportKind) || target.length === 0) {
+  console.log('FAIL run: usage: client.mjs [--deadline S] stdio CMD [ARG...] | http URL | sse URL');
   process.exit(1);
 }
 
@@ -90,7 +92,9 @@ const ELICITED_NAME = 'interop-user';
 async function main() {
   const inner = transportKind === 'stdio'
     ? new StdioClientTransport({ command: target[0], args: target.slice(1), stderr: 'inherit' })
-    : new StreamableHTTPClientTransport(new URL(target[0]));
+    : transportKind === 'sse'
+      ? new SSEClientTransport(new URL(target[0]))
+      : new StreamableHTTPClientTransport(new URL(target[0]));
   const wire = new WireTap(inner);
   const client = new Client(
     { name: 'ferromcp-interop-ts', version: '1.0.0' },

@@ -6,6 +6,9 @@
 // Usage: MCP_SDK_NODE_MODULES=DIR node server.mjs              stdio
 //        MCP_SDK_NODE_MODULES=DIR node server.mjs --http PORT  Streamable HTTP at
 //                                    http://127.0.0.1:PORT/mcp (stateless: no sessions)
+//        MCP_SDK_NODE_MODULES=DIR node server.mjs --sse PORT   the 2024-11-05 HTTP+SSE
+//                                    transport (SSEServerTransport on a plain node server): the
+//                                    stream at http://127.0.0.1:PORT/sse, POSTs to /messages
 //
 // Contents, the same in every interop peer server: tools `add` (a + b), `echo` (text), `fail`
 // (an error result); resource `interop://hello` (text); prompt `greet` (argument `name`).
@@ -23,6 +26,7 @@ const load = (p) => import(pathToFileURL(join(modules, p)).href);
 const { McpServer } = await load('@modelcontextprotocol/sdk/dist/esm/server/mcp.js');
 const { StdioServerTransport } = await load('@modelcontextprotocol/sdk/dist/esm/server/stdio.js');
 const { StreamableHTTPServerTransport } = await load('@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.js');
+const { SSEServerTransport } = await load('@modelcontextprotocol/sdk/dist/esm/server/sse.js');
 const { z } = await load('zod/index.js');
 
 function build() {
@@ -84,6 +88,32 @@ if (process.argv[2] === '--http') {
     res.on('close', () => { transport.close(); server.close(); });
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
+  });
+  http.listen(port, '127.0.0.1');
+} else if (process.argv[2] === '--sse') {
+  const port = Number(process.argv[3]);
+  // One server and transport per stream, found again by the session id of the POSTs.
+  const sessions = new Map();
+  const http = createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    if (url.pathname === '/sse' && req.method === 'GET') {
+      const transport = new SSEServerTransport('/messages', res);
+      const server = build();
+      sessions.set(transport.sessionId, transport);
+      res.on('close', () => { sessions.delete(transport.sessionId); server.close(); });
+      await server.connect(transport);
+    } else if (url.pathname === '/messages' && req.method === 'POST') {
+      const transport = sessions.get(url.searchParams.get('sessionId'));
+      if (!transport) {
+        res.writeHead(404).end('unknown session');
+        return;
+      }
+      await transport.handlePostMessage(req, res);
+    } else if (url.pathname === '/sse' || url.pathname === '/messages') {
+      res.writeHead(405, { Allow: url.pathname === '/sse' ? 'GET' : 'POST' }).end();
+    } else {
+      res.writeHead(404).end();
+    }
   });
   http.listen(port, '127.0.0.1');
 } else {

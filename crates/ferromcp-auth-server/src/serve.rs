@@ -200,7 +200,8 @@ async fn serve_connection(stream: TcpStream, peer: SocketAddr, routes: Arc<Route
             {
                 return Ok(r);
             }
-            if path == routes.service.config().path {
+            let config = routes.service.config();
+            if path == config.path || config.is_legacy_sse_path(&path) {
                 // The service reads the body (bounded) before any 401, so the connection
                 // stays usable for the client's retry with its new token.
                 return Ok(routes.service.handle(req).await);

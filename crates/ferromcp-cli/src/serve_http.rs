@@ -64,12 +64,20 @@ pub(crate) struct ServeArgs {
     /// Try it with `ferromcp inspect http://ADDR/mcp --oauth`.
     #[arg(long, requires = "http", verbatim_doc_comment)]
     pub(crate) auth: bool,
+    /// Also serve the 2024-11-05 HTTP+SSE transport.
+    ///
+    /// The stream at http://ADDR/sse, messages POSTed to /messages?sessionId=...
+    #[arg(long, requires = "http", verbatim_doc_comment)]
+    pub(crate) legacy_sse: bool,
 }
 
 impl ServeArgs {
     /// The HTTP server's settings these options ask for (checks the values clap does not).
     pub(crate) fn http_config(&self) -> Result<HttpConfig, String> {
         let mut config = HttpConfig::default();
+        if self.legacy_sse {
+            config = with_legacy_sse(config);
+        }
         if self.stateless {
             config = config.stateless(true);
         }
@@ -100,6 +108,12 @@ impl ServeArgs {
     }
 }
 
+/// `--legacy-sse`: `config` also serving the 2024-11-05 HTTP+SSE transport at `/sse` (its
+/// clients POST to `/messages`), next to Streamable HTTP at `/mcp`.
+pub(crate) fn with_legacy_sse(config: HttpConfig) -> HttpConfig {
+    config.legacy_sse(true)
+}
+
 /// Runs `ferromcp serve --http …` until the listener fails.
 pub(crate) fn run(args: &ServeArgs) -> ExitCode {
     let Some(addr) = args.http.clone() else {
@@ -125,11 +139,18 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         if auth {
             return serve_with_auth(&addr, demo.server().clone(), config).await;
         }
+        let legacy_sse = config.legacy_sse;
         let server = HttpServer::bind(addr.as_str(), demo.server().clone(), config).await?;
         eprintln!(
             "ferromcp: serving the demo server at http://{}/mcp",
             server.local_addr()
         );
+        if legacy_sse {
+            eprintln!(
+                "ferromcp: and over the 2024-11-05 HTTP+SSE transport at http://{}/sse",
+                server.local_addr()
+            );
+        }
         server.run().await
     });
     match served {
@@ -212,6 +233,9 @@ mod tests {
         assert!(c.stateless && c.json_response);
         assert!(!a.auth);
         assert!(serve(&["--http", "x", "--auth"]).is_ok_and(|p| p.auth));
+        assert!(!c.legacy_sse);
+        let sse = config(&["--http", "x", "--legacy-sse"]);
+        assert!(sse.is_ok_and(|c| c.legacy_sse));
         assert_eq!(a.redis, None);
         let with = config(&["--http", "x", "--redis", "redis://127.0.0.1:6379"]);
         assert_eq!(with.is_ok(), cfg!(feature = "redis"));

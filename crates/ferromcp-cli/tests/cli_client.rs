@@ -555,6 +555,35 @@ fn bridges_carry_the_cli_client_in_both_eras() {
     }
 }
 
+/// C39: `serve --http ADDR --legacy-sse` serves the 2024-11-05 HTTP+SSE transport at `/sse`,
+/// and the CLI's client commands reach it on that URL, directly and through `bridge
+/// --http-to-stdio`, by the client's fallback from Streamable HTTP.
+#[test]
+fn c39_the_cli_and_the_bridge_reach_an_http_sse_server() {
+    let server = start_http(&["serve", "--http", "127.0.0.1:0", "--legacy-sse"]);
+    let url = format!("http://{}/sse", server.addr);
+    let via_stdio = format!("{BIN} bridge --http-to-stdio {url}");
+    for target in [url.as_str(), via_stdio.as_str()] {
+        for protocol in ["2025-11-25", "auto"] {
+            let r = run(&[
+                "tool",
+                target,
+                "add",
+                r#"{"a":4,"b":5}"#,
+                "--protocol",
+                protocol,
+            ]);
+            assert_eq!(r.code, 0, "{target} {protocol}: {}", r.stderr);
+            assert_eq!(json_of(&r)["content"][0]["text"], "9", "{target}");
+            let r = run(&["inspect", "--json", target, "--protocol", protocol]);
+            assert_eq!(r.code, 0, "{target} {protocol}: {}", r.stderr);
+            let v = json_of(&r);
+            assert_eq!(v["serverInfo"]["name"], "ferromcp-demo", "{target}");
+            assert_eq!(v["era"], "handshake", "{target} {protocol}");
+        }
+    }
+}
+
 /// A server→client request of the child (elicitation, handshake era) travels on the POST's
 /// SSE stream through `bridge --stdio-to-http`, and the client's answer travels back.
 #[test]

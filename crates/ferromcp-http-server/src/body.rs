@@ -362,6 +362,21 @@ pub(crate) fn sse_queue_response(
     with_sse_headers(McpBody::sse(Frames::Queue(rx), keep_alive, None, pool))
 }
 
+/// [`sse_queue_response`] holding `guard` until the body is dropped (the client left).
+pub(crate) fn sse_queue_response_guarded(
+    rx: FrameRx,
+    keep_alive: Duration,
+    guard: Box<dyn Any + Send>,
+    pool: Option<Arc<TimerPool>>,
+) -> Response<McpBody> {
+    with_sse_headers(McpBody::sse(
+        Frames::Queue(rx),
+        keep_alive,
+        Some(guard),
+        pool,
+    ))
+}
+
 fn with_sse_headers(body: McpBody) -> Response<McpBody> {
     let mut r = Response::new(body);
     let h = r.headers_mut();

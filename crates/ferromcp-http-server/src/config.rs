@@ -9,6 +9,10 @@ use super::legacy::session::{InMemorySessionStore, SessionStore};
 
 /// The default MCP endpoint path.
 pub const DEFAULT_PATH: &str = "/mcp";
+/// The default path of the 2024-11-05 HTTP+SSE stream ([`HttpConfig::legacy_sse`](field@HttpConfig::legacy_sse)).
+pub const DEFAULT_LEGACY_SSE_PATH: &str = "/sse";
+/// The default path the 2024-11-05 HTTP+SSE clients POST their messages to.
+pub const DEFAULT_LEGACY_MESSAGES_PATH: &str = "/messages";
 /// The default bound on a request body: 4 MiB.
 pub const DEFAULT_MAX_BODY_SIZE: usize = 4 * 1024 * 1024;
 /// The default bound on live handshake-era sessions.
@@ -169,6 +173,18 @@ pub struct HttpConfig {
     /// default). See [`crate::auth`].
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<crate::auth::AuthConfig>>,
+    /// Also serve the 2024-11-05 HTTP+SSE transport (default `false`): a GET on
+    /// [`legacy_sse_path`](Self::legacy_sse_path) opens a session whose stream first names
+    /// [`legacy_messages_path`](Self::legacy_messages_path) (with a `sessionId` query
+    /// parameter), where the client POSTs its messages. Same checks and limits as
+    /// Streamable HTTP: Host/Origin, auth, body size and time, the session caps (a GET is a
+    /// session), the stream queue and keep-alive; a session ends when its stream closes.
+    pub legacy_sse: bool,
+    /// The path of the 2024-11-05 HTTP+SSE stream (default [`DEFAULT_LEGACY_SSE_PATH`]).
+    pub legacy_sse_path: String,
+    /// The path 2024-11-05 HTTP+SSE clients POST to (default
+    /// [`DEFAULT_LEGACY_MESSAGES_PATH`]).
+    pub legacy_messages_path: String,
 }
 
 impl Default for HttpConfig {
@@ -203,6 +219,9 @@ impl Default for HttpConfig {
             check_param_headers: true,
             #[cfg(feature = "auth")]
             auth: None,
+            legacy_sse: false,
+            legacy_sse_path: DEFAULT_LEGACY_SSE_PATH.to_owned(),
+            legacy_messages_path: DEFAULT_LEGACY_MESSAGES_PATH.to_owned(),
         }
     }
 }
@@ -277,7 +296,24 @@ impl HttpConfig {
         self
     }
 
+    /// Sets the paths of the 2024-11-05 HTTP+SSE transport: the stream's and the one its
+    /// clients POST to (see [`legacy_sse`](field@Self::legacy_sse)).
+    #[must_use]
+    pub fn legacy_sse_paths(mut self, sse: impl Into<String>, messages: impl Into<String>) -> Self {
+        self.legacy_sse_path = sse.into();
+        self.legacy_messages_path = messages.into();
+        self
+    }
+
+    /// Whether `path` is one of the 2024-11-05 HTTP+SSE paths served (never when
+    /// [`legacy_sse`](field@Self::legacy_sse) is off): for a router in front of the service.
+    pub fn is_legacy_sse_path(&self, path: &str) -> bool {
+        self.legacy_sse && (path == self.legacy_sse_path || path == self.legacy_messages_path)
+    }
+
     setter! {
+        /// Serves the 2024-11-05 HTTP+SSE transport too (see the field).
+        legacy_sse: bool,
         /// Sets stateless mode.
         stateless: bool,
         /// Sets JSON-response mode.
@@ -369,6 +405,7 @@ impl fmt::Debug for HttpConfig {
             .field("max_connections_per_peer", &self.max_connections_per_peer)
             .field("event_store", &self.event_store.is_some())
             .field("auth", &self.auth_debug())
+            .field("legacy_sse", &self.legacy_sse)
             .finish_non_exhaustive()
     }
 }

@@ -13,6 +13,9 @@
 //!   ferromcp does not serve, takes the 2026-07-28 entry (one POST, one exchange, routing
 //!   headers checked, a disconnect cancels); everything else takes the handshake-era wire
 //!   (sessions, the GET stream, DELETE, resumable streams through an [`EventStore`]).
+//! - The 2024-11-05 HTTP+SSE transport, off by default ([`HttpConfig::legacy_sse`](field@HttpConfig::legacy_sse)): a GET on
+//!   `/sse` opens a session's stream, whose `endpoint` event names `/messages?sessionId=…`
+//!   for the client's POSTs; served next to Streamable HTTP with the same checks and limits.
 //!
 //! ```no_run
 //! # async fn demo(server: ferromcp_server::Server) -> std::io::Result<()> {
@@ -50,9 +53,10 @@ pub use body::McpBody;
 pub use config::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_FIRST_REQUEST_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT, DEFAULT_INBOUND_QUEUE, DEFAULT_INIT_TIMEOUT, DEFAULT_KEEP_ALIVE,
-    DEFAULT_MAX_BODY_SIZE, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS,
-    DEFAULT_MAX_SESSIONS_PER_PEER, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_PATH,
-    DEFAULT_RETRY_MS, DEFAULT_SSE_DEFERRAL, DEFAULT_STREAM_QUEUE, HttpConfig, PeerAddr,
+    DEFAULT_LEGACY_MESSAGES_PATH, DEFAULT_LEGACY_SSE_PATH, DEFAULT_MAX_BODY_SIZE,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PEER,
+    DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_PATH, DEFAULT_RETRY_MS, DEFAULT_SSE_DEFERRAL,
+    DEFAULT_STREAM_QUEUE, HttpConfig, PeerAddr,
 };
 pub use conn_limit::{
     ConnectionLimits, ConnectionPermit, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
@@ -201,7 +205,8 @@ async fn serve_connection(stream: TcpStream, peer: SocketAddr, service: McpHttpS
     let svc = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
         let service = service.clone();
         req.extensions_mut().insert(PeerAddr(peer));
-        let on_path = req.uri().path() == path;
+        let on_path =
+            req.uri().path() == path || service.config().is_legacy_sse_path(req.uri().path());
         async move {
             #[cfg(feature = "auth")]
             if let Some(auth) = &service.config().auth {

@@ -48,6 +48,9 @@ pub(crate) struct Shared {
 ///   not serve) goes to the 2026-07-28 entry: one POST, one exchange.
 /// - Everything else speaks the handshake-era wire (≤ 2025-11-25): sessions, the GET
 ///   stream, DELETE, resumable SSE streams.
+/// - With [`HttpConfig::legacy_sse`](field@HttpConfig::legacy_sse), requests whose path is the HTTP+SSE stream's or
+///   messages path speak the 2024-11-05 HTTP+SSE transport (mount the service at those
+///   paths too).
 ///
 /// Cheap to clone (clones share sessions). Mount it in axum with
 /// `Router::new().route_service("/mcp", service)`, or serve it with
@@ -198,6 +201,17 @@ where
             return r;
         }
     }
+    // The 2024-11-05 HTTP+SSE paths, when served: GET opens a stream, POST sends a message.
+    let legacy_sse = shared.config.is_legacy_sse_path(parts.uri.path());
+    if legacy_sse {
+        let is_stream = parts.uri.path() == shared.config.legacy_sse_path;
+        match (is_stream, &parts.method) {
+            (true, &Method::GET) => return legacy::sse::get(&shared, Arc::new(parts)).await,
+            (true, _) => return method_not_allowed("GET"),
+            (false, &Method::POST) => {}
+            (false, _) => return method_not_allowed("POST"),
+        }
+    }
     // Era routing by header: a served handshake version (or none) is the handshake wire;
     // 2026-07-28, or a value ferromcp does not serve, goes to the 2026-07-28 entry, whose
     // version rung answers -32022 with the supported list.
@@ -209,7 +223,7 @@ where
         Some(None) => true,
     };
     let is_post = parts.method == Method::POST;
-    if !is_post {
+    if !is_post && !legacy_sse {
         if matches!(version, Some(None)) {
             return http_error(
                 StatusCode::BAD_REQUEST,
@@ -272,7 +286,9 @@ where
         }
     }
     let parts = Arc::new(parts);
-    if modern {
+    if legacy_sse {
+        legacy::sse::post(&shared, parts, decoded).await
+    } else if modern {
         modern::post(&shared, parts, decoded).await
     } else {
         legacy::post(&shared, parts, decoded).await
@@ -282,7 +298,9 @@ where
 /// Starts the session sweeper once (stateful services only). It holds the service weakly and
 /// stops when the service is dropped.
 fn start_sweeper(shared: &Arc<Shared>) {
-    if shared.config.stateless || shared.sweeper.swap(true, Ordering::AcqRel) {
+    if (shared.config.stateless && !shared.config.legacy_sse)
+        || shared.sweeper.swap(true, Ordering::AcqRel)
+    {
         return;
     }
     let weak: Weak<Shared> = Arc::downgrade(shared);

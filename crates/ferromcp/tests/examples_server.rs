@@ -333,6 +333,37 @@ fn http_server_example_serves_a_tool_over_http() {
     assert_eq!(text(&call.json()), "5");
 }
 
+/// examples/legacy_sse.rs: the 2024-11-05 HTTP+SSE transport at `/sse`, reached by the
+/// example's own client explicitly and by fallback, next to Streamable HTTP at `/mcp`.
+#[test]
+fn legacy_sse_example_serves_both_transports() {
+    let Some(path) = example(
+        "legacy_sse",
+        cfg!(all(feature = "http", feature = "client")),
+    ) else {
+        return;
+    };
+    let (running, url) = start_http(&path, &["127.0.0.1:0"], &[]);
+    assert!(url.ends_with("/sse"), "{url}");
+    assert_eq!(running.line(), "explicit HTTP+SSE: add = 5");
+    let fallback = running.line();
+    assert!(
+        fallback.starts_with("fallback to HTTP+SSE: add = 9"),
+        "{fallback}"
+    );
+    let mcp = url.replace("/sse", "/mcp");
+    let session = http_initialize(&mcp, &[]);
+    let call = http_request(
+        &mcp,
+        &session,
+        &[],
+        2,
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 1, "b": 1}}),
+    );
+    assert_eq!(text(&call.json()), "2");
+}
+
 /// examples/axum_mount.rs: `/health` and the MCP endpoint on one axum router.
 #[test]
 fn axum_mount_example_serves_mcp_next_to_other_routes() {

@@ -2,6 +2,7 @@
 //! standalone GET stream, DELETE, resumable SSE streams; and the stateless mode.
 
 pub(crate) mod session;
+pub(crate) mod sse;
 pub(crate) mod streams;
 mod transport;
 
@@ -65,11 +66,30 @@ fn lookup(
             "Bad Request: invalid Mcp-Session-Id",
         )
     })?;
+    lookup_id(shared, id, parts, SessionKind::StreamableHttp)
+}
+
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the HTTP response itself, built once on a cold path"
+)]
+/// The session `id` names, for the request `parts` (404 when unknown, expired or another
+/// principal's).
+fn lookup_id(
+    shared: &Shared,
+    id: Option<&str>,
+    parts: &http::request::Parts,
+    kind: SessionKind,
+) -> Result<Option<Arc<Session>>, Response<McpBody>> {
     let Some(id) = id else { return Ok(None) };
     let store = &shared.config.session_store;
     let Some(session) = store.get(id) else {
         return Err(not_found());
     };
+    if session.streams.is_legacy_sse() != (kind == SessionKind::LegacySse) {
+        // One wire per session: the other wire's requests do not reach it.
+        return Err(not_found());
+    }
     if session.is_terminated() {
         store.remove(id);
         return Err(not_found());
@@ -115,6 +135,7 @@ pub(crate) fn sweep(shared: &Shared) {
 fn create(
     shared: &Arc<Shared>,
     parts: &http::request::Parts,
+    kind: SessionKind,
 ) -> Result<Arc<Session>, Response<McpBody>> {
     let c = &shared.config;
     if c.session_store.len() >= c.max_sessions {
@@ -136,12 +157,22 @@ fn create(
             "no randomness for a session id",
         ));
     };
-    let streams = Arc::new(Streams::new(
-        id.clone(),
-        c.event_store.clone(),
-        c.retry_ms,
-        c.stream_queue,
-    ));
+    let legacy_sse = kind == SessionKind::LegacySse;
+    let streams = Arc::new(if legacy_sse {
+        Streams::legacy_sse(id.clone(), c.stream_queue)
+    } else {
+        Streams::new(
+            id.clone(),
+            c.event_store.clone(),
+            c.retry_ms,
+            c.stream_queue,
+        )
+    });
+    let (transport, back_channel) = if legacy_sse {
+        (TransportKind::Other("sse"), true)
+    } else {
+        (TransportKind::StreamableHttp, !c.json_response)
+    };
     let inbox = Arc::new(Inbox::new(c.inbound_queue));
     let dispatcher = JsonRpcDispatcher::new(
         InboxSource(inbox.clone()),
@@ -151,17 +182,19 @@ fn create(
         DispatcherConfig::default()
             .max_concurrent_requests(c.max_in_flight)
             .max_queued_requests(c.inbound_queue)
-            .transport(TransportInfo::new(
-                TransportKind::StreamableHttp,
-                !c.json_response,
-            )),
+            .transport(TransportInfo::new(transport, back_channel)),
     );
     let outbound: Arc<dyn Outbound> = Arc::new(dispatcher.clone());
-    let seed = headers::first(&parts.headers, &MCP_PROTOCOL_VERSION)
-        .and_then(ProtocolVersion::parse)
-        .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
+    // A 2024-11-05 HTTP+SSE session starts at that revision until `initialize` negotiates.
+    let seed = if legacy_sse {
+        ProtocolVersion::V2024_11_05
+    } else {
+        headers::first(&parts.headers, &MCP_PROTOCOL_VERSION)
+            .and_then(ProtocolVersion::parse)
+            .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE)
+    };
     let connection =
-        Connection::for_handshake(outbound, !c.json_response, seed).with_session_id(id.clone());
+        Connection::for_handshake(outbound, back_channel, seed).with_session_id(id.clone());
     let principal = parts.extensions.get::<CallerId>().cloned();
     let session = Arc::new(Session::new(
         id,
@@ -192,6 +225,15 @@ fn create(
         }
     });
     Ok(session)
+}
+
+/// Which wire a session speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SessionKind {
+    /// Streamable HTTP (2025-03-26 … 2025-11-25): created by an `initialize` POST.
+    StreamableHttp,
+    /// The 2024-11-05 HTTP+SSE transport: created by the GET that opens its stream.
+    LegacySse,
 }
 
 /// Who a new session counts against: its principal (the request's [`CallerId`]) or, without
@@ -297,7 +339,7 @@ pub(crate) async fn post(
             }
             s
         }
-        Ok(None) if is_init => match create(shared, &parts) {
+        Ok(None) if is_init => match create(shared, &parts, SessionKind::StreamableHttp) {
             Ok(s) => {
                 created = true;
                 s

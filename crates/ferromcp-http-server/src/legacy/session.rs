@@ -124,6 +124,11 @@ impl Session {
 
     /// [`expired`](Self::expired) at `age` after the session was created.
     fn expired_at(&self, age: Duration, t: Timeouts) -> bool {
+        // A 2024-11-05 HTTP+SSE session lives as long as its one stream: a client cannot
+        // attach another to it.
+        if self.streams.is_legacy_sse() && self.streams.standalone_gone() {
+            return true;
+        }
         if !self.connection.is_initialized() && age > t.init {
             return true;
         }

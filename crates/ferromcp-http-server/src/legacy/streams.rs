@@ -51,6 +51,9 @@ pub(crate) struct Streams {
     queue: usize,
     next_stream: AtomicU64,
     state: Mutex<State>,
+    /// The 2024-11-05 HTTP+SSE transport: every outbound message goes on the one GET
+    /// stream as a `message` event (no request streams, no event store).
+    legacy_sse: bool,
 }
 
 /// Why a stream could not be opened.
@@ -81,6 +84,77 @@ impl Streams {
             queue: queue.max(1),
             next_stream: AtomicU64::new(0),
             state: Mutex::new(State::default()),
+            legacy_sse: false,
+        }
+    }
+
+    /// The streams of a 2024-11-05 HTTP+SSE session: one GET stream carrying every outbound
+    /// message, at most `queue` frames behind its reader.
+    pub(crate) fn legacy_sse(session: String, queue: usize) -> Self {
+        let mut s = Self::new(session, None, 0, queue);
+        s.legacy_sse = true;
+        s
+    }
+
+    /// Whether this is a 2024-11-05 HTTP+SSE session.
+    pub(crate) fn is_legacy_sse(&self) -> bool {
+        self.legacy_sse
+    }
+
+    /// Whether the GET stream is gone (never opened, closed, or its reader left).
+    pub(crate) fn standalone_gone(&self) -> bool {
+        self.lock()
+            .standalone
+            .as_ref()
+            .is_none_or(FrameTx::is_closed)
+    }
+
+    /// Opens the one stream of a 2024-11-05 HTTP+SSE session, its first event the
+    /// `endpoint` event naming `endpoint` (where the client POSTs its messages).
+    pub(crate) fn open_legacy_sse(&self, endpoint: &str) -> Result<FrameRx, OpenError> {
+        let (tx, rx) = frames::channel(self.queue);
+        let mut frame = Vec::with_capacity(endpoint.len() + 24);
+        frame.extend_from_slice(b"event: endpoint\ndata: ");
+        frame.extend_from_slice(endpoint.as_bytes());
+        frame.extend_from_slice(b"\n\n");
+        let _ = tx.try_send(Bytes::from(frame));
+        let mut s = self.lock();
+        if s.closed {
+            return Err(OpenError::Closed);
+        }
+        if s.standalone.is_some() {
+            return Err(OpenError::Conflict);
+        }
+        s.standalone = Some(tx);
+        Ok(rx)
+    }
+
+    /// Sends `message` on the GET stream as a `message` event; a reader too slow to keep
+    /// its queue below the bound, or gone, loses the stream (and so the session).
+    fn route_legacy_sse(&self, message: &Message) {
+        let json = message.to_vec();
+        let mut frame = Vec::with_capacity(json.len() + 24);
+        frame.extend_from_slice(b"event: message\ndata: ");
+        let start = frame.len();
+        frame.extend_from_slice(&json);
+        if has_line_break(&json) {
+            for b in &mut frame[start..] {
+                if matches!(*b, b'\n' | b'\r') {
+                    *b = b' ';
+                }
+            }
+        }
+        frame.extend_from_slice(b"\n\n");
+        let mut s = self.lock();
+        let Some(tx) = &s.standalone else { return };
+        match tx.try_send(Bytes::from(frame)) {
+            Ok(()) => {}
+            Err(e) => {
+                if e == TrySendError::Full {
+                    tracing::warn!(session = %self.session, "SSE client too slow; stream closed");
+                }
+                s.standalone = None;
+            }
         }
     }
 
@@ -255,6 +329,10 @@ impl Streams {
     /// Routes one outbound message of the dispatcher.
     pub(crate) async fn route(&self, msg: TransportMessage) {
         let TransportMessage { message, meta } = msg;
+        if self.legacy_sse {
+            self.route_legacy_sse(&message);
+            return;
+        }
         let final_id = match &message {
             Message::Response(r) => Some(r.id.clone()),
             Message::Error(e) => e.id.clone(),

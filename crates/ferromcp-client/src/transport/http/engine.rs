@@ -77,6 +77,8 @@ pub(crate) struct Engine {
     /// The version of the last modern-era request: set once the client runs in that era.
     pub(super) modern_version: Mutex<Option<HeaderValue>>,
     pub(super) closed: AtomicBool,
+    /// Set once the connection speaks the 2024-11-05 HTTP+SSE transport.
+    pub(super) legacy: std::sync::OnceLock<Arc<super::sse::SseLink>>,
 }
 
 /// The session headers a request was sent with.
@@ -206,6 +208,7 @@ impl Engine {
             requests: Arc::new(Semaphore::new(permits)),
             modern_version: Mutex::new(None),
             closed: AtomicBool::new(false),
+            legacy: std::sync::OnceLock::new(),
         }
     }
 
@@ -224,6 +227,9 @@ impl Engine {
     pub(crate) async fn send(self: &Arc<Self>, msg: TransportMessage) -> bool {
         if self.is_closed() {
             return false;
+        }
+        if let Some(link) = self.legacy.get() {
+            return self.send_legacy(link, msg).await;
         }
         let TransportMessage { message, meta } = msg;
         match message {
@@ -356,6 +362,18 @@ impl Engine {
     pub(super) async fn send_http(
         &self,
         method: Method,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<http::Response<Incoming>, String> {
+        self.send_http_to(&self.uri, method, headers, body).await
+    }
+
+    /// [`send_http`](Self::send_http) to another URL of the same origin (the HTTP+SSE
+    /// endpoint).
+    pub(super) async fn send_http_to(
+        &self,
+        uri: &Uri,
+        method: Method,
         mut headers: HeaderMap,
         body: Bytes,
     ) -> Result<http::Response<Incoming>, String> {
@@ -363,11 +381,11 @@ impl Engine {
         loop {
             if let Some(auth) = &self.cfg.auth {
                 auth.0.prepare().await;
-                auth.0.apply(&method, &self.uri, &mut headers);
+                auth.0.apply(&method, uri, &mut headers);
             }
             let mut req = http::Request::new(Full::new(body.clone()));
             *req.method_mut() = method.clone();
-            *req.uri_mut() = self.uri.clone();
+            *req.uri_mut() = uri.clone();
             *req.headers_mut() = headers.clone();
             let resp = self
                 .client
@@ -468,6 +486,10 @@ impl Engine {
                 Ok(r) => r,
                 Err(e) => return transport_error(id, e),
             };
+            if self.wants_sse_fallback(method, &resp) {
+                let refused = self.read_answer(resp, id, hooks.as_deref(), false).await;
+                return self.fall_back_to_sse(id, body).await.unwrap_or(refused);
+            }
             if resp.status() == StatusCode::NOT_FOUND
                 && sent.with_session
                 && method != methods::INITIALIZE
@@ -731,6 +753,9 @@ impl Engine {
         }
         if let Some(get) = lock(&self.get_stream).take() {
             get.abort();
+        }
+        if let Some(link) = self.legacy.get() {
+            link.close();
         }
         if lock(&self.session).id.is_none() {
             return;

@@ -47,6 +47,9 @@
 //!   `TCP_NODELAY` and TCP keep-alive on every connection, a connect timeout, idle connections
 //!   reused; https through rustls with the webpki roots (feature `https`). Redirects are not
 //!   followed, so static headers never leak to another origin.
+//! - **The 2024-11-05 HTTP+SSE transport**: chosen with [`HttpTransport::legacy_sse`](method@HttpTransport::legacy_sse), or
+//!   reached by falling back when the `initialize` POST is refused with 400, 404 or 405
+//!   ([`HttpConfig::legacy_sse_fallback`](field@HttpConfig::legacy_sse_fallback)); an `endpoint` on another origin is refused.
 //! - **Bounds**: JSON bodies ([`HttpConfig::max_body_size`]), SSE events
 //!   ([`HttpConfig::max_event_size`]), error bodies (64 KiB).
 //!
@@ -67,6 +70,7 @@
 pub(crate) mod client;
 mod engine;
 mod headers;
+mod sse;
 mod stream;
 
 use std::fmt;
@@ -100,6 +104,9 @@ pub const DEFAULT_MAX_EVENT_SIZE: usize = ferromcp_dispatch::codec::DEFAULT_MAX_
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
 /// The default bound on SSE reconnections in a row: 5.
 pub const DEFAULT_MAX_RECONNECT_ATTEMPTS: u32 = 5;
+/// The default bound on the wait for a 2024-11-05 HTTP+SSE stream and its `endpoint` event:
+/// 10 s.
+pub const DEFAULT_LEGACY_ENDPOINT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The reconnection delay when the server sent no `retry`: 1 s.
 pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
@@ -149,6 +156,13 @@ pub struct HttpConfig {
     pub shutdown_timeout: Duration,
     /// The authorization hook ([`HttpTransport::auth`]).
     pub(crate) auth: Option<AuthHook>,
+    /// Fall back to the 2024-11-05 HTTP+SSE transport when the `initialize` POST is refused
+    /// with 400, 404 or 405 (default `true`; MCP 2025-03-26 "Backwards Compatibility"): GET
+    /// the same URL and, when its stream's first event is `endpoint`, speak that transport.
+    pub legacy_sse_fallback: bool,
+    /// How long opening a 2024-11-05 HTTP+SSE stream may take, up to its `endpoint` event
+    /// (default [`DEFAULT_LEGACY_ENDPOINT_TIMEOUT`]).
+    pub legacy_endpoint_timeout: Duration,
 }
 
 /// At most this many challenges (401, or 403 `insufficient_scope`) are handed to the
@@ -233,6 +247,8 @@ impl Default for HttpConfig {
             tcp_keepalive: Duration::from_secs(60),
             shutdown_timeout: Duration::from_secs(5),
             auth: None,
+            legacy_sse_fallback: true,
+            legacy_endpoint_timeout: DEFAULT_LEGACY_ENDPOINT_TIMEOUT,
         }
     }
 }
@@ -292,6 +308,10 @@ impl HttpConfig {
         tcp_keepalive: Duration;
         /// Sets the bound on the shutdown DELETE.
         shutdown_timeout: Duration;
+        /// Sets whether a refused `initialize` POST falls back to HTTP+SSE.
+        legacy_sse_fallback: bool;
+        /// Sets the bound on opening an HTTP+SSE stream, up to its `endpoint` event.
+        legacy_endpoint_timeout: Duration;
     }
 }
 
@@ -313,6 +333,8 @@ impl HttpConfig {
 pub struct HttpTransport {
     uri: Uri,
     config: HttpConfig,
+    /// Speak the 2024-11-05 HTTP+SSE transport from the start.
+    legacy_sse: bool,
 }
 
 impl fmt::Debug for HttpTransport {
@@ -346,7 +368,23 @@ impl HttpTransport {
         Ok(Self {
             uri,
             config: HttpConfig::default(),
+            legacy_sse: false,
         })
+    }
+
+    /// A transport speaking the 2024-11-05 HTTP+SSE transport to the stream at `url` (e.g.
+    /// `http://127.0.0.1:8000/sse`): GET opens the stream, whose `endpoint` event names where
+    /// messages are POSTed (on the same origin, or the connection is refused). [`new`](Self::new)
+    /// reaches such servers too, by falling back when its `initialize` POST is refused.
+    ///
+    /// ```
+    /// let t = ferromcp_client::HttpTransport::legacy_sse("http://127.0.0.1:8000/sse").unwrap();
+    /// assert_eq!(t.url().path(), "/sse");
+    /// ```
+    pub fn legacy_sse(url: impl AsRef<str>) -> Result<Self, ClientError> {
+        let mut t = Self::new(url)?;
+        t.legacy_sse = true;
+        Ok(t)
     }
 
     /// Replaces the settings (static headers added before are kept).
@@ -399,6 +437,12 @@ impl Transport for HttpTransport {
             let client = client::build(&self.config, &scheme)?;
             let (tx, rx) = mpsc::channel(256);
             let engine = Arc::new(Engine::new(client, self.uri, self.config, tx));
+            if self.legacy_sse {
+                engine
+                    .open_legacy_sse()
+                    .await
+                    .map_err(|e| ClientError::Transport(io::Error::other(e)))?;
+            }
             let config = DispatcherConfig::default()
                 .transport(TransportInfo::new(TransportKind::StreamableHttp, true));
             let dispatcher = JsonRpcDispatcher::new(
