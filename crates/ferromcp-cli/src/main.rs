@@ -11,6 +11,7 @@ mod report;
 mod serve_http;
 mod split;
 mod target;
+mod telemetry;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -52,6 +53,7 @@ The demo server exposes:
 ";
 
 fn main() -> ExitCode {
+    let _telemetry = telemetry::init_from_env();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {

@@ -167,7 +167,10 @@ impl OutgoingCall {
         attributes.push(KeyValue::new(attr::MCP_METHOD_NAME, method.to_owned()));
         if let Some(tool) = tool {
             attributes.push(KeyValue::new(attr::GEN_AI_TOOL_NAME, tool.to_owned()));
-            attributes.push(KeyValue::new(attr::GEN_AI_OPERATION_NAME, attr::EXECUTE_TOOL));
+            attributes.push(KeyValue::new(
+                attr::GEN_AI_OPERATION_NAME,
+                attr::EXECUTE_TOOL,
+            ));
         }
         if let Some(prompt) = prompt {
             attributes.push(KeyValue::new(attr::GEN_AI_PROMPT_NAME, prompt.to_owned()));
@@ -222,8 +225,7 @@ impl OutgoingCall {
                     .record("otel.status_description", message.as_str());
             }
             if let Some(code) = status_code {
-                self.span
-                    .record("rpc.response.status_code", code.as_str());
+                self.span.record("rpc.response.status_code", code.as_str());
                 self.attributes
                     .push(KeyValue::new(attr::RPC_RESPONSE_STATUS_CODE, code));
             }

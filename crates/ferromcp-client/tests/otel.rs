@@ -20,11 +20,11 @@ use ferromcp_client::{Client, Lifecycle};
 use ferromcp_dispatch::HandlerError;
 use ferromcp_server::middleware::{McpRequest, Next, middleware_fn};
 use ferromcp_server::{RequestContext, Server};
+use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::{
     SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
     TracerProvider as _,
 };
-use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
@@ -184,25 +184,47 @@ async fn s70_client_and_server_spans_form_one_trace_in_both_eras() {
         let c = otel.span("tools/call get-weather", SpanKind::Client).await;
         let s = otel.span("tools/call get-weather", SpanKind::Server).await;
         // One trace: the server span is the client span's child, through `_meta`.
-        assert_eq!(s.span_context.trace_id(), c.span_context.trace_id(), "{mode:?}");
+        assert_eq!(
+            s.span_context.trace_id(),
+            c.span_context.trace_id(),
+            "{mode:?}"
+        );
         assert_eq!(s.parent_span_id, c.span_context.span_id(), "{mode:?}");
         assert!(s.parent_span_is_remote);
         let tp = seen.lock().unwrap()[0].clone().unwrap();
         assert_eq!(
             tp,
-            format!("00-{}-{}-01", c.span_context.trace_id(), c.span_context.span_id())
+            format!(
+                "00-{}-{}-01",
+                c.span_context.trace_id(),
+                c.span_context.span_id()
+            )
         );
         for span in [&c, &s] {
             assert_eq!(attr(span, "mcp.method.name").as_deref(), Some("tools/call"));
-            assert_eq!(attr(span, "gen_ai.tool.name").as_deref(), Some("get-weather"));
-            assert_eq!(attr(span, "gen_ai.operation.name").as_deref(), Some("execute_tool"));
-            assert_eq!(attr(span, "mcp.protocol.version").as_deref(), Some(version), "{mode:?}");
+            assert_eq!(
+                attr(span, "gen_ai.tool.name").as_deref(),
+                Some("get-weather")
+            );
+            assert_eq!(
+                attr(span, "gen_ai.operation.name").as_deref(),
+                Some("execute_tool")
+            );
+            assert_eq!(
+                attr(span, "mcp.protocol.version").as_deref(),
+                Some(version),
+                "{mode:?}"
+            );
             assert_eq!(attr(span, "error.type"), None);
             assert_eq!(span.status, Status::Unset);
         }
         assert!(attr(&s, "jsonrpc.request.id").is_some());
         // The lifecycle has its spans too.
-        let first = if mode == Lifecycle::Modern { "server/discover" } else { "initialize" };
+        let first = if mode == Lifecycle::Modern {
+            "server/discover"
+        } else {
+            "initialize"
+        };
         otel.span(first, SpanKind::Client).await;
         otel.span(first, SpanKind::Server).await;
 
@@ -217,12 +239,19 @@ async fn s70_client_and_server_spans_form_one_trace_in_both_eras() {
         // Nothing sensitive, anywhere.
         for span in otel.all_spans() {
             for kv in &span.attributes {
-                assert!(!kv.value.to_string().contains(SECRET), "{}: {kv:?}", span.name);
+                assert!(
+                    !kv.value.to_string().contains(SECRET),
+                    "{}: {kv:?}",
+                    span.name
+                );
             }
         }
 
         // The operation histograms.
-        for name in [metric::CLIENT_OPERATION_DURATION, metric::SERVER_OPERATION_DURATION] {
+        for name in [
+            metric::CLIENT_OPERATION_DURATION,
+            metric::SERVER_OPERATION_DURATION,
+        ] {
             let points = otel.histogram(name);
             let call = points
                 .iter()
@@ -234,12 +263,19 @@ async fn s70_client_and_server_spans_form_one_trace_in_both_eras() {
             assert_eq!(call.1, 1);
             assert_eq!(call.2, metric::DURATION_BUCKETS.to_vec());
             assert_eq!(call.3, "s");
-            assert!(call.0.contains(&("mcp.protocol.version".into(), version.into())));
+            assert!(
+                call.0
+                    .contains(&("mcp.protocol.version".into(), version.into()))
+            );
             let broken = points
                 .iter()
                 .find(|(a, ..)| a.contains(&("gen_ai.tool.name".into(), "broken".into())))
                 .unwrap();
-            assert!(broken.0.contains(&("error.type".into(), "tool_error".into())));
+            assert!(
+                broken
+                    .0
+                    .contains(&("error.type".into(), "tool_error".into()))
+            );
         }
         // The client's session ends with the client.
         client.shutdown().await;
@@ -284,12 +320,9 @@ async fn s72_an_unsampled_trace_is_recorded_on_neither_side() {
     parent
         .set_parent(opentelemetry::Context::new().with_remote_span_context(remote))
         .unwrap();
-    tracing::Instrument::instrument(
-        within(client.call_tool("get-weather", json!({}))),
-        parent,
-    )
-    .await
-    .unwrap();
+    tracing::Instrument::instrument(within(client.call_tool("get-weather", json!({}))), parent)
+        .await
+        .unwrap();
     let tp = seen.lock().unwrap()[0].clone().unwrap();
     assert!(
         tp.starts_with("00-0af7651916cd43dd8448eb211c80319c-") && tp.ends_with("-00"),

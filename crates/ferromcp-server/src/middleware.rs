@@ -161,7 +161,11 @@ impl fmt::Display for SpanName<'_> {
 /// from what the transport told the kernel (nothing for in-process transports).
 pub(crate) fn network_of(
     ctx: &RequestContext,
-) -> (Option<&'static str>, Option<&'static str>, Option<&'static str>) {
+) -> (
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+) {
     match ctx.peer().dispatch_context().transport().kind {
         TransportKind::Stdio => (Some("pipe"), None, None),
         TransportKind::StreamableHttp => {
@@ -194,11 +198,17 @@ pub(crate) fn error_of(result: &McpResult) -> Option<(String, Option<String>, Op
             let code = e.code.0.to_string();
             Some((code.clone(), Some(code), Some(&*e.message)))
         }
-        Err(HandlerError::InvalidParams(_)) => {
-            Some(("-32602".into(), Some("-32602".into()), Some("Invalid params")))
-        }
+        Err(HandlerError::InvalidParams(_)) => Some((
+            "-32602".into(),
+            Some("-32602".into()),
+            Some("Invalid params"),
+        )),
         // Internal errors, and any kind added later: -32603 on the wire.
-        Err(_) => Some(("-32603".into(), Some("-32603".into()), Some("Internal error"))),
+        Err(_) => Some((
+            "-32603".into(),
+            Some("-32603".into()),
+            Some("Internal error"),
+        )),
     }
 }
 

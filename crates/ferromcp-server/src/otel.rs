@@ -137,7 +137,10 @@ impl Measure {
         match (method, target(method, params)) {
             ("tools/call", Some(tool)) => {
                 attributes.push(KeyValue::new(attr::GEN_AI_TOOL_NAME, tool.to_owned()));
-                attributes.push(KeyValue::new(attr::GEN_AI_OPERATION_NAME, attr::EXECUTE_TOOL));
+                attributes.push(KeyValue::new(
+                    attr::GEN_AI_OPERATION_NAME,
+                    attr::EXECUTE_TOOL,
+                ));
             }
             (_, Some(prompt)) => {
                 attributes.push(KeyValue::new(attr::GEN_AI_PROMPT_NAME, prompt.to_owned()));

@@ -268,7 +268,10 @@ async fn malformed_traceparent_is_ignored() {
 #[tokio::test]
 async fn s71_an_over_long_traceparent_is_ignored() {
     let otel = install_otel();
-    let long = format!("01-{TRACE_ID}-{PARENT_SPAN_ID}-01-{}", "a".repeat(64 * 1024));
+    let long = format!(
+        "01-{TRACE_ID}-{PARENT_SPAN_ID}-01-{}",
+        "a".repeat(64 * 1024)
+    );
     within(call_tool(Some(json!({"traceparent": long})))).await;
     let span = otel.request_span().await;
     assert_eq!(span.parent_span_id, SpanId::INVALID);

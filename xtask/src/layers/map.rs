@@ -253,7 +253,7 @@ const CLI: CrateLayers = CrateLayers {
     layers: &[
         Layer {
             name: "support",
-            modules: &["report", "split", "target"],
+            modules: &["report", "split", "target", "telemetry"],
             may_name: &[],
         },
         Layer {

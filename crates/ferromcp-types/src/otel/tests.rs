@@ -49,7 +49,10 @@ fn rejects_malformed_traceparents() {
     // Non-string values count as absent.
     let meta = json!({ "traceparent": 42 });
     let p = TraceContextPropagator::default();
-    assert!(p.span_context(&MetaExtractor(meta.as_object().unwrap())).is_none());
+    assert!(
+        p.span_context(&MetaExtractor(meta.as_object().unwrap()))
+            .is_none()
+    );
 }
 
 /// S71: the peer's trace context is bounded: an over-long `traceparent` is ignored (no parent),
@@ -58,7 +61,11 @@ fn rejects_malformed_traceparents() {
 fn s71_trace_context_length_is_bounded() {
     let p = TraceContextPropagator::default();
     // A later version may append fields: within the bound it is accepted, beyond it is not.
-    let long_ok = format!("01{}-{}", &TP[2..], "a".repeat(DEFAULT_MAX_TRACEPARENT_LEN - 56));
+    let long_ok = format!(
+        "01{}-{}",
+        &TP[2..],
+        "a".repeat(DEFAULT_MAX_TRACEPARENT_LEN - 56)
+    );
     assert_eq!(long_ok.len(), DEFAULT_MAX_TRACEPARENT_LEN);
     assert!(parse_with(p, &long_ok, "").is_some());
     let too_long = format!("{long_ok}b");
@@ -73,14 +80,24 @@ fn s71_trace_context_length_is_bounded() {
     let sc = parse_with(p, TP, &state).unwrap();
     assert_eq!(sc.trace_state().header().len(), DEFAULT_MAX_TRACESTATE_LEN);
     let sc = parse_with(p, TP, &format!("{state}v")).unwrap();
-    assert_eq!(sc.trace_state().header(), "", "over-long tracestate dropped");
+    assert_eq!(
+        sc.trace_state().header(),
+        "",
+        "over-long tracestate dropped"
+    );
 
     // The bounds are settings.
     let tight = OtelOptions::new().max_trace_context_len(54, 3).propagator();
     assert!(parse_with(tight, TP, "").is_none());
     let fits = OtelOptions::new().max_trace_context_len(55, 3).propagator();
-    assert_eq!(parse_with(fits, TP, "k=v").unwrap().trace_state().get("k"), Some("v"));
-    assert_eq!(parse_with(fits, TP, "k=vv").unwrap().trace_state().header(), "");
+    assert_eq!(
+        parse_with(fits, TP, "k=v").unwrap().trace_state().get("k"),
+        Some("v")
+    );
+    assert_eq!(
+        parse_with(fits, TP, "k=vv").unwrap().trace_state().header(),
+        ""
+    );
 }
 
 #[test]
@@ -115,11 +132,20 @@ fn injects_without_overwriting() {
 #[test]
 fn span_names_follow_the_conventions() {
     let call = json!({"name": "get-weather", "arguments": {"secret": 1}});
-    assert_eq!(span_name("tools/call", Some(&call)), "tools/call get-weather");
-    assert_eq!(span_name("prompts/get", Some(&call)), "prompts/get get-weather");
+    assert_eq!(
+        span_name("tools/call", Some(&call)),
+        "tools/call get-weather"
+    );
+    assert_eq!(
+        span_name("prompts/get", Some(&call)),
+        "prompts/get get-weather"
+    );
     let read = json!({"uri": "file:///x"});
     // A URI is high-cardinality: never in the name.
     assert_eq!(span_name("resources/read", Some(&read)), "resources/read");
-    assert_eq!(resource_uri("resources/read", Some(&read)), Some("file:///x"));
+    assert_eq!(
+        resource_uri("resources/read", Some(&read)),
+        Some("file:///x")
+    );
     assert_eq!(span_name("initialize", None), "initialize");
 }

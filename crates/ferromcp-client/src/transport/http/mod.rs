@@ -397,7 +397,10 @@ impl Transport for HttpTransport {
         Box::pin(async move {
             let scheme = self.uri.scheme_str().unwrap_or("http").to_owned();
             let host = self.uri.host().unwrap_or_default().to_owned();
-            let port = self.uri.port_u16().unwrap_or(if scheme == "https" { 443 } else { 80 });
+            let port = self
+                .uri
+                .port_u16()
+                .unwrap_or(if scheme == "https" { 443 } else { 80 });
             let client = client::build(&self.config, &scheme)?;
             let (tx, rx) = mpsc::channel(256);
             let engine = Arc::new(Engine::new(client, self.uri, self.config, tx));
