@@ -1,7 +1,8 @@
 //! OTLP export from the binary (src/telemetry.rs): with `OTEL_EXPORTER_OTLP_ENDPOINT` set,
 //! `ferromcp call` against `ferromcp serve` sends both processes' spans to the collector, in
 //! `http/protobuf` (the default) and `http/json`, under `OTEL_SERVICE_NAME`; the client's and
-//! the server's spans of one call share a trace. Without the variable nothing is sent.
+//! the server's spans of one call share a trace. Without the variable nothing is sent
+//! (CL-U08).
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
