@@ -221,11 +221,13 @@ impl Inner {
         }
         // otel: a CLIENT span whose trace context travels in `params._meta` (src/otel.rs).
         #[cfg(feature = "otel")]
-        let traced = crate::otel::OutgoingCall::start(self, method, &mut params);
+        let mut traced = crate::otel::OutgoingCall::start(self, method, &mut params);
         let payload = Payload::from(params);
         let send = self.dispatcher.send_request(method, Some(payload), call);
+        // (Boxed again: the instrumented future and the call stay out of every caller's future.)
         #[cfg(feature = "otel")]
-        let send = tracing::Instrument::instrument(send, traced.span().clone());
+        let send: ferromcp_dispatch::BoxFuture<'static, _> =
+            Box::pin(tracing::Instrument::instrument(send, traced.span().clone()));
         let result = send.await.map_err(ClientError::from).and_then(|payload| {
             payload
                 .into_value()

@@ -97,8 +97,10 @@ impl ClientOtel {
     }
 
     /// Records `mcp.client.session.duration` (the client is going away).
+    /// Nothing when the lifecycle never completed (no session to measure).
     pub(crate) fn session_ended(&self, session: Option<&SessionInfo>) {
-        let attributes = self.common(session.map(|s| s.protocol_version));
+        let Some(session) = session else { return };
+        let attributes = self.common(Some(session.protocol_version));
         self.metrics
             .client_session
             .record(self.started.elapsed().as_secs_f64(), &attributes);
@@ -116,7 +118,8 @@ pub(crate) struct OutgoingCall {
 
 impl OutgoingCall {
     /// Opens the span of `method` and writes its trace context into `params._meta`.
-    pub(crate) fn start(inner: &Inner, method: &str, params: &mut JsonObject) -> Self {
+    /// (Boxed: it lives across the request's await, in every caller's future.)
+    pub(crate) fn start(inner: &Inner, method: &str, params: &mut JsonObject) -> Box<Self> {
         let otel = &inner.otel;
         let version = inner.session.get().map(|s| s.protocol_version).or_else(|| {
             // The envelope's version, on a 2026-07-28 request made before the session is known.
@@ -132,8 +135,10 @@ impl OutgoingCall {
             "prompts/get" => (None, as_value("name")),
             _ => (None, None),
         };
-        let uri = params.get("uri").and_then(Value::as_str);
-        let uri = resource_uri(method, params.get("uri")).and(uri);
+        let uri = match method {
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => as_value("uri"),
+            _ => None,
+        };
         let n = &otel.network;
         let span = tracing::debug_span!(
             "mcp.client.request",
@@ -186,13 +191,13 @@ impl OutgoingCall {
                 }
             }
         }
-        Self {
+        Box::new(Self {
             span,
             started: Instant::now(),
             attributes,
             histogram: otel.metrics.client_operation.clone(),
             record_result,
-        }
+        })
     }
 
     /// The request's span.
@@ -201,7 +206,7 @@ impl OutgoingCall {
     }
 
     /// Records the outcome on the span and the duration histogram.
-    pub(crate) fn finish(mut self, result: &Result<Value, ClientError>) {
+    pub(crate) fn finish(&mut self, result: &Result<Value, ClientError>) {
         let error = match result {
             Ok(value) => {
                 if self.record_result {

@@ -97,7 +97,7 @@ impl Otel {
     }
 
     /// The data points of histogram `name`: (attributes, count, bounds, unit).
-    fn histogram(&self, name: &str) -> Vec<(Vec<(String, String)>, u64, Vec<f64>, String)> {
+    fn histogram(&self, name: &str) -> Vec<Point> {
         self.meter.force_flush().unwrap();
         let all: Vec<ResourceMetrics> = self.metrics.get_finished_metrics().unwrap();
         let mut out = Vec::new();
@@ -119,6 +119,9 @@ impl Otel {
         out
     }
 }
+
+/// One histogram data point: (attributes, count, bucket bounds, unit).
+type Point = (Vec<(String, String)>, u64, Vec<f64>, String);
 
 fn attr(span: &SpanData, key: &str) -> Option<String> {
     span.attributes
@@ -282,6 +285,22 @@ async fn s70_client_and_server_spans_form_one_trace_in_both_eras() {
         drop(client);
         let sessions = otel.histogram(metric::CLIENT_SESSION_DURATION);
         assert_eq!(sessions.iter().map(|p| p.1).sum::<u64>(), 1, "{sessions:?}");
+        // The server's handshake-era connection records its session when it closes (a
+        // 2026-07-28 stream has no session).
+        if mode == Lifecycle::Handshake {
+            within(async {
+                while otel.histogram(metric::SERVER_SESSION_DURATION).is_empty() {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            })
+            .await;
+            let points = otel.histogram(metric::SERVER_SESSION_DURATION);
+            assert!(
+                points[0]
+                    .0
+                    .contains(&("mcp.protocol.version".into(), version.into()))
+            );
+        }
     }
 }
 

@@ -14,6 +14,8 @@
 //! as a tree on stdout; a real application would use an OTLP exporter instead (the `ferromcp`
 //! CLI does, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set).
 
+#![allow(clippy::print_stdout)]
+
 use std::sync::Arc;
 
 use ferromcp::McpServer;

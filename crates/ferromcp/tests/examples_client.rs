@@ -396,8 +396,10 @@ fn testing_example_passes() {
 /// span's child, in the same trace.
 #[test]
 fn otel_trace_example_prints_one_trace_per_call() {
-    let Some(program) = example("otel_trace", cfg!(all(feature = "otel", feature = "client")))
-    else {
+    let Some(program) = example(
+        "otel_trace",
+        cfg!(all(feature = "otel", feature = "client")),
+    ) else {
         return;
     };
     let (ok, out) = run(&program, &[]);
