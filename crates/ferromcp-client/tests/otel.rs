@@ -357,3 +357,52 @@ async fn s72_an_unsampled_trace_is_recorded_on_neither_side() {
     // Metrics are not sampled: the call is still counted.
     assert!(!otel.histogram(metric::SERVER_OPERATION_DURATION).is_empty());
 }
+
+/// S70 over Streamable HTTP: the transport attributes the conventions ask for, from what the
+/// HTTP transports know (`network.*`, the peer's `client.address`, `server.address` and
+/// `server.port`, the handshake-era `mcp.session.id`), in both eras.
+#[tokio::test]
+async fn s70_http_spans_carry_the_transport_attributes() {
+    for (mode, session) in [(Lifecycle::Handshake, true), (Lifecycle::Modern, false)] {
+        let otel = install();
+        let http = ferromcp_http_server::HttpServer::bind(
+            "127.0.0.1:0",
+            server(otel.options(), Seen::default()),
+            ferromcp_http_server::HttpConfig::default(),
+        )
+        .await
+        .unwrap();
+        let addr = http.local_addr();
+        let running = tokio::spawn(http.run());
+        let transport = ferromcp_client::HttpTransport::new(format!("http://{addr}/mcp")).unwrap();
+        let client = within(
+            Client::builder()
+                .lifecycle(mode)
+                .otel(otel.options())
+                .connect(transport),
+        )
+        .await
+        .unwrap();
+        within(client.call_tool("get-weather", json!({})))
+            .await
+            .unwrap();
+        let c = otel.span("tools/call get-weather", SpanKind::Client).await;
+        let s = otel.span("tools/call get-weather", SpanKind::Server).await;
+        assert_eq!(s.parent_span_id, c.span_context.span_id(), "{mode:?}");
+        for span in [&c, &s] {
+            assert_eq!(attr(span, "network.transport").as_deref(), Some("tcp"));
+            assert_eq!(attr(span, "network.protocol.name").as_deref(), Some("http"));
+            assert_eq!(
+                attr(span, "network.protocol.version").as_deref(),
+                Some("1.1")
+            );
+        }
+        assert_eq!(attr(&c, "server.address").as_deref(), Some("127.0.0.1"));
+        assert_eq!(attr(&c, "server.port"), Some(addr.port().to_string()));
+        assert_eq!(attr(&s, "client.address").as_deref(), Some("127.0.0.1"));
+        assert!(attr(&s, "client.port").is_some());
+        assert_eq!(attr(&s, "mcp.session.id").is_some(), session, "{mode:?}");
+        client.shutdown().await;
+        running.abort();
+    }
+}
