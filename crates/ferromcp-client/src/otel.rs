@@ -22,7 +22,7 @@
 //! # async fn demo() -> Result<(), ferromcp_client::ClientError> {
 //! let client = Client::builder()
 //!     .otel(OtelOptions::new())
-//!     .connect(ferromcp_client::StdioTransport::new("my-server", Vec::<String>::new()))
+//!     .connect(ferromcp_client::StdioTransport::new("my-server"))
 //!     .await?;
 //! # let _ = client; Ok(()) }
 //! ```
