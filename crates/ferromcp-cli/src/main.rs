@@ -15,6 +15,7 @@ mod report;
 mod serve_http;
 mod split;
 mod target;
+mod telemetry;
 mod terminal;
 
 use std::io::Write;
@@ -36,6 +37,8 @@ fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
+    // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; kept until `main` returns.
+    let _telemetry = telemetry::init_from_env();
     let output = cli.output;
     match cli.command {
         // No command: the help, as `--help` (status 0).

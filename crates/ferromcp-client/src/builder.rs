@@ -68,6 +68,8 @@ pub struct ClientBuilder {
     log_level: Option<LoggingLevel>,
     handlers: Handlers,
     tasks: Option<crate::tasks::TaskConfig>,
+    #[cfg(feature = "otel")]
+    pub(crate) otel: crate::otel::OtelOptions,
 }
 
 impl Default for ClientBuilder {
@@ -88,6 +90,8 @@ impl Default for ClientBuilder {
                 ..Handlers::default()
             },
             tasks: None,
+            #[cfg(feature = "otel")]
+            otel: crate::otel::OtelOptions::default(),
         }
     }
 }
@@ -333,6 +337,8 @@ impl ClientBuilder {
             }
         });
         let inner = Inner {
+            #[cfg(feature = "otel")]
+            otel: crate::otel::ClientOtel::new(self.otel, connected.network.clone()),
             dispatcher,
             shutdown: tokio::sync::Mutex::new(connected.shutdown),
             run_task: Mutex::new(Some(task)),

@@ -104,6 +104,9 @@ pub(crate) struct Inner {
     pub(crate) log_level: Mutex<Option<LoggingLevel>>,
     /// Output schemas of the tools seen in `tools/list` results, by name.
     pub(crate) output_schemas: Mutex<HashMap<String, Option<JsonObject>>>,
+    /// The OpenTelemetry settings, histograms and session clock (src/otel.rs).
+    #[cfg(feature = "otel")]
+    pub(crate) otel: crate::otel::ClientOtel,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -112,6 +115,9 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        // otel: `mcp.client.session.duration` (src/otel.rs).
+        #[cfg(feature = "otel")]
+        self.otel.session_ended(self.session.get());
         // The run loop holds only the dispatcher: closing it ends the loop.
         self.dispatcher.close();
         // A client dropped without `shutdown` still ends its transport gracefully when a
@@ -213,14 +219,23 @@ impl Inner {
         if modern {
             self.stamp_envelope(&mut params);
         }
+        // otel: a CLIENT span whose trace context travels in `params._meta` (src/otel.rs).
+        #[cfg(feature = "otel")]
+        let mut traced = crate::otel::OutgoingCall::start(self, method, &mut params);
         let payload = Payload::from(params);
-        let result = self
-            .dispatcher
-            .send_request(method, Some(payload), call)
-            .await?;
-        let mut value = result
-            .into_value()
-            .map_err(|e| ClientError::decode(method, e))?;
+        let send = self.dispatcher.send_request(method, Some(payload), call);
+        // (Boxed again: the instrumented future and the call stay out of every caller's future.)
+        #[cfg(feature = "otel")]
+        let send: ferromcp_dispatch::BoxFuture<'static, _> =
+            Box::pin(tracing::Instrument::instrument(send, traced.span().clone()));
+        let result = send.await.map_err(ClientError::from).and_then(|payload| {
+            payload
+                .into_value()
+                .map_err(|e| ClientError::decode(method, e))
+        });
+        #[cfg(feature = "otel")]
+        traced.finish(&result);
+        let mut value = result?;
         // Be lenient where servers are known to be sloppy: a tool result without `content`
         // is an empty one (rmcp rejected these until 3.11, #1434).
         if method == methods::TOOLS_CALL

@@ -49,6 +49,8 @@ pub mod multiround;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod options;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod pagination;
 #[cfg(feature = "skills")]
 pub mod skills;
@@ -74,5 +76,6 @@ pub use tasks::{TaskConfig, TaskHandle, TaskInfo, TaskState, ToolCall};
 #[cfg(feature = "http")]
 pub use transport::HttpTransport;
 pub use transport::{
-    Connected, StderrMode, StdioTransport, StreamTransport, Transport, TransportShutdown,
+    Connected, NetworkPeer, StderrMode, StdioTransport, StreamTransport, Transport,
+    TransportShutdown,
 };

@@ -31,7 +31,8 @@ pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 64;
 /// [`CallerId`](ferromcp_server::CallerId)).
 pub const DEFAULT_MAX_SESSIONS_PER_PEER: usize = 64;
 
-/// The address of the TCP peer a request came from, in the request's extensions.
+/// The address of the TCP peer a request came from, in the request's extensions (the
+/// kernel's type: its request spans read it for `client.address`).
 ///
 /// [`HttpServer`](super::HttpServer) records it on every request; a service mounted elsewhere
 /// (axum, hyper) gets it only if the application inserts it, e.g. from axum's `ConnectInfo`.
@@ -39,15 +40,7 @@ pub const DEFAULT_MAX_SESSIONS_PER_PEER: usize = 64;
 /// [`CallerId`](ferromcp_server::CallerId): IPv4 addresses one by one, IPv6 addresses by
 /// their /64 prefix (one host usually holds a whole /64). Requests without it all count as
 /// one peer (so an unknown peer cannot escape the cap by being unknown).
-///
-/// ```
-/// use ferromcp_http_server::PeerAddr;
-///
-/// let mut request = http::Request::new(());
-/// request.extensions_mut().insert(PeerAddr("192.0.2.7:4711".parse().unwrap()));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PeerAddr(pub std::net::SocketAddr);
+pub use ferromcp_server::PeerAddr;
 /// The default bound on requests in flight in one session.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 /// The default bound on inbound messages queued for one session's dispatcher.

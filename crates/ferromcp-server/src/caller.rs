@@ -1,4 +1,5 @@
-//! [`CallerId`]: who a request comes from, as the key that state is bound to.
+//! [`CallerId`]: who a request comes from, as the key that state is bound to; [`PeerAddr`]:
+//! the network address it comes from.
 
 /// The identity of a request's caller, as a stable key: what handshake-era sessions, tasks
 /// and sealed multi-round state are bound to, so that one caller cannot reach another's.
@@ -20,3 +21,19 @@
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CallerId(pub String);
+
+/// The address of the TCP peer a request came from, in the HTTP request's extensions.
+///
+/// The HTTP transport records it on every request (it is re-exported as
+/// `ferromcp_http_server::PeerAddr`, which keys the per-peer caps); an application mounting
+/// the service elsewhere inserts it itself, e.g. from axum's `ConnectInfo`. The kernel's
+/// request span reads it for `client.address` and `client.port`.
+///
+/// ```
+/// use ferromcp_server::PeerAddr;
+///
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(PeerAddr("192.0.2.7:4711".parse().unwrap()));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub std::net::SocketAddr);

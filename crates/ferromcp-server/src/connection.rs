@@ -156,6 +156,14 @@ impl Connection {
         lock(&self.inner.negotiated).version
     }
 
+    /// Reads the protocol version later without keeping the connection alive (for the session
+    /// duration metric, recorded by a close hook the connection itself holds).
+    #[cfg(feature = "otel")]
+    pub(crate) fn version_probe(&self) -> impl Fn() -> Option<ProtocolVersion> + Send + 'static {
+        let weak = Arc::downgrade(&self.inner);
+        move || weak.upgrade().map(|inner| lock(&inner.negotiated).version)
+    }
+
     /// What the client said about itself, if it did.
     pub fn client_info(&self) -> Option<Implementation> {
         lock(&self.inner.negotiated).client_info.clone()

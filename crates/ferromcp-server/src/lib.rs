@@ -36,7 +36,7 @@ pub mod tasks;
 pub mod tool_headers;
 pub mod uri_template;
 
-pub use caller::CallerId;
+pub use caller::{CallerId, PeerAddr};
 pub use connection::{
     CLEANUP_TIMEOUT, Connection, DEFAULT_MAX_SUBSCRIPTION_URI_LEN, DEFAULT_MAX_SUBSCRIPTIONS,
     SubscriptionLimits, no_back_channel,

@@ -15,7 +15,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferromcp_dispatch::{BoxFuture, HandlerError};
+use ferromcp_dispatch::{BoxFuture, HandlerError, TransportKind};
 use ferromcp_types::mcp::JsonObject;
 use serde_json::Value;
 use tracing::Instrument;
@@ -131,8 +131,13 @@ where
     }
 }
 
-/// The default outermost layer: one `tracing` span per request, with the method, the tool
-/// name for `tools/call`, the request id, the outcome and the duration.
+/// The default outermost layer: one `tracing` span per request, named and attributed as the
+/// OpenTelemetry semantic conventions for MCP say (a SERVER span named
+/// `{mcp.method.name} {target}`, with `mcp.method.name`, `gen_ai.tool.name`, `jsonrpc.request.id`,
+/// `mcp.session.id`, `network.transport`, `error.type`, ...; see `docs/OBSERVABILITY.md`), plus
+/// the short fields `method`, `name`, `request_id`, `outcome` and `duration_us` for plain logs.
+/// Tool arguments and results are never recorded, unless the application opts in (with the
+/// `otel` feature, `OtelOptions::record_sensitive`).
 ///
 /// Every server built with tracing on (the default; see `ServerBuilder::tracing`) runs this
 /// layer itself, outermost, at no cost when no subscriber wants the span. Add it with
@@ -140,37 +145,154 @@ where
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TracingMiddleware;
 
+/// A span name as the conventions give it: the method, then the target if there is one.
+struct SpanName<'a>(&'a str, Option<&'a str>);
+
+impl fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.1 {
+            Some(target) => write!(f, "{} {target}", self.0),
+            None => f.write_str(self.0),
+        }
+    }
+}
+
+/// `network.transport`, `network.protocol.name` and `network.protocol.version` of a request,
+/// from what the transport told the kernel (nothing for in-process transports).
+pub(crate) fn network_of(
+    ctx: &RequestContext,
+) -> (
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+) {
+    match ctx.peer().dispatch_context().transport().kind {
+        TransportKind::Stdio => (Some("pipe"), None, None),
+        TransportKind::StreamableHttp => {
+            let version = ctx.http_parts().and_then(|p| match p.version {
+                http::Version::HTTP_10 => Some("1.0"),
+                http::Version::HTTP_11 => Some("1.1"),
+                http::Version::HTTP_2 => Some("2"),
+                http::Version::HTTP_3 => Some("3"),
+                _ => None,
+            });
+            let transport = if ctx.http_parts().map(|p| p.version) == Some(http::Version::HTTP_3) {
+                "quic"
+            } else {
+                "tcp"
+            };
+            (Some(transport), Some("http"), version)
+        }
+        _ => (None, None, None),
+    }
+}
+
+/// The conventions' `error.type` and `rpc.response.status_code` of an outcome: the JSON-RPC
+/// error code (both), or `tool_error` for a tool result with `isError: true` (`error.type`
+/// only); with the error message for the span status.
+pub(crate) fn error_of(result: &McpResult) -> Option<(String, Option<String>, Option<&str>)> {
+    match result {
+        Ok(obj) => (obj.get("isError").and_then(Value::as_bool) == Some(true))
+            .then(|| ("tool_error".to_owned(), None, None)),
+        Err(HandlerError::Protocol(e)) => {
+            let code = e.code.0.to_string();
+            Some((code.clone(), Some(code), Some(&*e.message)))
+        }
+        Err(HandlerError::InvalidParams(_)) => Some((
+            "-32602".into(),
+            Some("-32602".into()),
+            Some("Invalid params"),
+        )),
+        // Internal errors, and any kind added later: -32603 on the wire.
+        Err(_) => Some((
+            "-32603".into(),
+            Some("-32603".into()),
+            Some("Internal error"),
+        )),
+    }
+}
+
 impl TracingMiddleware {
     /// The request's (or notification's) `mcp.request` span; disabled when no subscriber
     /// wants it.
     pub(crate) fn span(request: &McpRequest) -> tracing::Span {
-        let tool = match request.method.as_str() {
-            "tools/call" | "prompts/get" => request
-                .params
-                .as_ref()
-                .and_then(|p| p.get("name"))
-                .and_then(Value::as_str),
+        let method = request.method.as_str();
+        let params = request.params.as_ref();
+        let name_param = || params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        let (tool, prompt) = match method {
+            "tools/call" => (name_param(), None),
+            "prompts/get" => (None, name_param()),
+            _ => (None, None),
+        };
+        let uri = match method {
+            "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+            | "notifications/resources/updated" => {
+                params.and_then(|p| p.get("uri")).and_then(Value::as_str)
+            }
             _ => None,
         };
+        let ctx = &request.ctx;
+        let id = ctx.request_id().map(tracing::field::display);
+        let (transport, protocol, protocol_version) = network_of(ctx);
+        let peer = ctx
+            .http_parts()
+            .and_then(|p| p.extensions.get::<crate::caller::PeerAddr>());
         let span = tracing::debug_span!(
             "mcp.request",
-            method = %request.method,
-            name = tool,
-            request_id = request.ctx.request_id().map(tracing::field::display),
+            method = %method,
+            name = tool.or(prompt),
+            request_id = id,
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty,
+            "otel.name" = %SpanName(method, tool.or(prompt)),
+            "otel.kind" = "server",
+            "otel.status_code" = tracing::field::Empty,
+            "otel.status_description" = tracing::field::Empty,
+            "mcp.method.name" = %method,
+            "gen_ai.tool.name" = tool,
+            "gen_ai.prompt.name" = prompt,
+            "gen_ai.operation.name" = tool.map(|_| "execute_tool"),
+            "mcp.resource.uri" = uri,
+            "jsonrpc.request.id" = id,
+            "mcp.session.id" = ctx.connection().session_id(),
+            "mcp.protocol.version" = ctx.protocol_version().as_str(),
+            "network.transport" = transport,
+            "network.protocol.name" = protocol,
+            "network.protocol.version" = protocol_version,
+            "client.address" = peer.map(|p| tracing::field::display(p.0.ip())),
+            "client.port" = peer.map(|p| p.0.port()),
+            "error.type" = tracing::field::Empty,
+            "rpc.response.status_code" = tracing::field::Empty,
+            "gen_ai.tool.call.arguments" = tracing::field::Empty,
+            "gen_ai.tool.call.result" = tracing::field::Empty,
         );
-        // otel: parent the span on the trace context in `_meta` (src/otel.rs).
+        // otel: parent the span on the trace context in `_meta` (src/otel.rs), and record
+        // what the application opted into.
         #[cfg(feature = "otel")]
         if !span.is_disabled() {
-            crate::otel::set_parent_from_meta(&span, request.ctx.meta().map(|m| &m.0));
+            crate::otel::on_server_span(&span, request);
         }
         span
     }
 
-    /// Runs `inner` in `span` (an enabled one), recording its outcome and duration.
+    /// Whether the span of `request` records the tool result (the application opted in).
+    pub(crate) fn records_result(request: &McpRequest) -> bool {
+        #[cfg(feature = "otel")]
+        return crate::otel::records_results(request);
+        #[cfg(not(feature = "otel"))]
+        {
+            let _ = request;
+            false
+        }
+    }
+
+    /// Runs `inner` in `span` (an enabled one), recording its outcome and duration (and the
+    /// tool result when `record_result`).
     pub(crate) async fn traced(
         span: tracing::Span,
+        record_result: bool,
         inner: impl Future<Output = McpResult>,
     ) -> McpResult {
         let started = Instant::now();
@@ -183,11 +305,30 @@ impl TracingMiddleware {
                 Err(HandlerError::Protocol(e)) => span.record("outcome", e.code.0),
                 Err(_) => span.record("outcome", "internal error"),
             };
+            Self::record_outcome(&span, record_result, &result);
             tracing::debug!("request handled");
             result
         }
         .instrument(span)
         .await
+    }
+
+    /// The conventions' error attributes and span status of an outcome.
+    fn record_outcome(span: &tracing::Span, record_result: bool, result: &McpResult) {
+        #[cfg(feature = "otel")]
+        crate::otel::on_result(span, record_result, result);
+        #[cfg(not(feature = "otel"))]
+        let _ = record_result;
+        if let Some((error_type, status_code, message)) = error_of(result) {
+            span.record("error.type", error_type.as_str());
+            if let Some(code) = status_code {
+                span.record("rpc.response.status_code", code.as_str());
+            }
+            span.record("otel.status_code", "error");
+            if let Some(message) = message {
+                span.record("otel.status_description", message);
+            }
+        }
     }
 }
 
@@ -198,6 +339,7 @@ impl Middleware for TracingMiddleware {
         if span.is_disabled() {
             return next.run(request);
         }
-        Box::pin(Self::traced(span, next.run(request)))
+        let record_result = Self::records_result(&request);
+        Box::pin(Self::traced(span, record_result, next.run(request)))
     }
 }

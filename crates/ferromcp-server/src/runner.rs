@@ -105,6 +105,9 @@ fn has_modern_envelope(params: Option<&Value>) -> bool {
 impl ServerRunner {
     /// A runner for one handshake-era connection.
     pub fn handshake(server: Server, connection: Connection) -> Self {
+        // otel: `mcp.server.session.duration` when the connection closes (src/otel.rs).
+        #[cfg(feature = "otel")]
+        crate::otel::time_session(&connection, &server.inner.otel.metrics);
         Self {
             server,
             mode: Mode::Handshake(connection),
@@ -266,12 +269,21 @@ async fn serve_built(
     request: McpRequest,
     span: Option<tracing::Span>,
 ) -> Result<JsonObject, HandlerError> {
+    // otel: `mcp.server.operation.duration` (src/otel.rs).
+    #[cfg(feature = "otel")]
+    let measure = crate::otel::Measure::start(&request);
     let result = match span {
         // Boxed: the common path's future stays small.
-        Some(span) => Box::pin(TracingMiddleware::traced(span, run_stack(layers, request))).await,
+        Some(span) => {
+            let record_result = TracingMiddleware::records_result(&request);
+            let run = run_stack(layers, request);
+            Box::pin(TracingMiddleware::traced(span, record_result, run)).await
+        }
         None if layers.is_empty() => inner_ladder(request).await,
         None => Next::new(layers, ladder).run(request).await,
     };
+    #[cfg(feature = "otel")]
+    measure.finish(&result);
     // The params of an `initialize` the ladder answered (after any rewrite by a layer).
     let staged = connection.take_staged_initialize();
     let result = result?;
@@ -660,10 +672,15 @@ async fn serve_notification(
         .then(|| TracingMiddleware::span(&request))
         .filter(|span| !span.is_disabled());
     let stack = Next::new(layers, notification_ladder);
+    // otel: `mcp.server.operation.duration` (src/otel.rs).
+    #[cfg(feature = "otel")]
+    let measure = crate::otel::Measure::start(&request);
     let outcome = match span {
-        Some(span) => Box::pin(TracingMiddleware::traced(span, stack.run(request))).await,
+        Some(span) => Box::pin(TracingMiddleware::traced(span, false, stack.run(request))).await,
         None => stack.run(request).await,
     };
+    #[cfg(feature = "otel")]
+    measure.finish(&outcome);
     if let Err(e) = outcome {
         tracing::warn!(method = logged, error = %e, "notification vetoed or its handler failed");
     }

@@ -126,6 +126,8 @@ pub(crate) struct Inner {
     pub(crate) middleware: Arc<[Arc<dyn Middleware>]>,
     /// The default tracing layer is on: one `mcp.request` span per request, outermost.
     pub(crate) tracing: bool,
+    #[cfg(feature = "otel")]
+    pub(crate) otel: crate::otel::ServerOtel,
     pub(crate) cache_hints: HashMap<String, CacheHint>,
     pub(crate) list_changed: ListChanged,
     pub(crate) experimental: Option<CapabilityMap>,
@@ -409,6 +411,8 @@ pub struct ServerBuilder {
     notifications: HashMap<String, Arc<NotifyFn>>,
     middleware: Vec<Arc<dyn Middleware>>,
     tracing: bool,
+    #[cfg(feature = "otel")]
+    pub(crate) otel: crate::otel::OtelOptions,
     cache_hints: HashMap<String, CacheHint>,
     list_changed: ListChanged,
     experimental: Option<CapabilityMap>,
@@ -491,6 +495,8 @@ impl ServerBuilder {
             notifications: HashMap::new(),
             middleware: Vec::new(),
             tracing: true,
+            #[cfg(feature = "otel")]
+            otel: crate::otel::OtelOptions::default(),
             cache_hints: HashMap::new(),
             list_changed: ListChanged::default(),
             experimental: None,
@@ -767,6 +773,8 @@ impl ServerBuilder {
                 notifications: self.notifications,
                 middleware: layers.into(),
                 tracing: self.tracing,
+                #[cfg(feature = "otel")]
+                otel: crate::otel::ServerOtel::new(self.otel),
                 cache_hints: self.cache_hints,
                 list_changed: self.list_changed,
                 experimental: self.experimental,

@@ -15,7 +15,7 @@ use ferromcp_dispatch::{CallOptions, DirectDispatcher, Dispatcher, HandlerError,
 use ferromcp_server::{Connection, RequestContext, Server, ServerRunner};
 use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::Payload;
-use opentelemetry::trace::{SpanId, TraceId, TracerProvider as _};
+use opentelemetry::trace::{SpanId, SpanKind, TraceId, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -57,16 +57,19 @@ fn install_otel() -> Otel {
 }
 
 impl Otel {
-    /// Waits for the `mcp.request` span of `tools/call` to be exported.
+    /// Waits for the request span of `tools/call` to be exported: a SERVER span named as the
+    /// OpenTelemetry semantic conventions for MCP say.
     async fn request_span(&self) -> SpanData {
         within(async {
             loop {
                 self.provider.force_flush().unwrap();
                 let spans = self.exporter.get_finished_spans().unwrap();
                 let found = spans.into_iter().find(|s| {
-                    s.name == "mcp.request"
+                    s.name == "tools/call traced"
+                        && s.span_kind == SpanKind::Server
                         && s.attributes.iter().any(|kv| {
-                            kv.key.as_str() == "method" && kv.value.as_str() == "tools/call"
+                            kv.key.as_str() == "mcp.method.name"
+                                && kv.value.as_str() == "tools/call"
                         })
                 });
                 if let Some(span) = found {
@@ -252,6 +255,24 @@ async fn malformed_traceparent_is_ignored() {
     let meta =
         json!({"traceparent": format!("00-{}-{PARENT_SPAN_ID}-01", TRACE_ID.to_uppercase())});
     within(call_tool(Some(meta))).await;
+    let span = otel.request_span().await;
+    assert_eq!(span.parent_span_id, SpanId::INVALID);
+    assert_ne!(
+        span.span_context.trace_id(),
+        TraceId::from_hex(TRACE_ID).unwrap()
+    );
+}
+
+/// S71: an over-long `traceparent` (and one that is not a string) from the peer is ignored:
+/// the request is served and its span starts a trace of its own.
+#[tokio::test]
+async fn s71_an_over_long_traceparent_is_ignored() {
+    let otel = install_otel();
+    let long = format!(
+        "01-{TRACE_ID}-{PARENT_SPAN_ID}-01-{}",
+        "a".repeat(64 * 1024)
+    );
+    within(call_tool(Some(json!({"traceparent": long})))).await;
     let span = otel.request_span().await;
     assert_eq!(span.parent_span_id, SpanId::INVALID);
     assert_ne!(

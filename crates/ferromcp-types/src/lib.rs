@@ -11,6 +11,8 @@
 /// JSON-RPC 2.0 (the crate `ferromcp-jsonrpc`): messages, ids, errors, decoding.
 pub use ferromcp_jsonrpc as jsonrpc;
 pub mod mcp;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod tables;
 pub mod version;
 

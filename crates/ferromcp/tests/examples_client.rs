@@ -390,6 +390,43 @@ fn testing_example_passes() {
     assert_lines(&out, &["Handshake era: OK", "Modern era: OK", "OK"]);
 }
 
+// ---- otel_trace ------------------------------------------------------------------------
+
+/// The OpenTelemetry example: in both eras, the `tools/call add` SERVER span is the CLIENT
+/// span's child, in the same trace.
+#[test]
+fn otel_trace_example_prints_one_trace_per_call() {
+    let Some(program) = example(
+        "otel_trace",
+        cfg!(all(feature = "otel", feature = "client")),
+    ) else {
+        return;
+    };
+    let (ok, out) = run(&program, &[]);
+    assert!(ok, "{out}");
+    // (kind, trace, span, parent, version) of each `tools/call add` line.
+    let spans: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with("tools/call add ("))
+        .map(|l| {
+            l.split(' ')
+                .map(|w| w.rsplit('=').next().unwrap_or(w))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for version in ["2025-11-25", "2026-07-28"] {
+        let of = |kind: &str| {
+            spans
+                .iter()
+                .find(|s| s[2] == kind && s[6] == version)
+                .unwrap_or_else(|| panic!("no {kind} span at {version}:\n{out}"))
+        };
+        let (client, server) = (of("(Client)"), of("(Server)"));
+        assert_eq!(client[3], server[3], "one trace:\n{out}");
+        assert_eq!(server[5], client[4], "the server span's parent:\n{out}");
+    }
+}
+
 // ---- oauth_client ----------------------------------------------------------------------
 
 /// oauth_client against the embedded authorization server: it prints the authorization URL;

@@ -105,9 +105,14 @@ const TYPES: CrateLayers = CrateLayers {
             may_name: &["mcp", "version"],
         },
         Layer {
+            name: "otel",
+            modules: &["otel"],
+            may_name: &["mcp", "version"],
+        },
+        Layer {
             name: "top",
             modules: &["crate"],
-            may_name: &["tables", "mcp", "version"],
+            may_name: &["otel", "tables", "mcp", "version"],
         },
     ],
 };
@@ -185,6 +190,7 @@ const CLIENT: CrateLayers = CrateLayers {
                 "listen",
                 "multiround",
                 "options",
+                "otel",
                 "pagination",
                 "skills",
                 "tasks",
@@ -249,7 +255,14 @@ const CLI: CrateLayers = CrateLayers {
     layers: &[
         Layer {
             name: "support",
-            modules: &["output", "report", "split", "target", "terminal"],
+            modules: &[
+                "output",
+                "report",
+                "split",
+                "target",
+                "telemetry",
+                "terminal",
+            ],
             may_name: &[],
         },
         Layer {

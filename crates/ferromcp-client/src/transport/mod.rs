@@ -65,6 +65,48 @@ pub trait Transport: Send + 'static {
 pub struct Connected {
     pub(crate) dispatcher: Arc<dyn Dispatcher>,
     pub(crate) shutdown: Option<Box<dyn TransportShutdown>>,
+    pub(crate) network: NetworkPeer,
+}
+
+/// How a transport reaches the server, as the OpenTelemetry semantic conventions for MCP
+/// describe it: the client's spans and metrics carry these (`network.transport`,
+/// `network.protocol.name`, `network.protocol.version`, `server.address`, `server.port`).
+/// The stdio and Streamable HTTP transports fill it in; a custom transport may, with
+/// [`Connected::with_network`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NetworkPeer {
+    /// `network.transport`: `pipe` for stdio, `tcp` for HTTP.
+    pub transport: Option<&'static str>,
+    /// `network.protocol.name`: `http` for Streamable HTTP.
+    pub protocol: Option<&'static str>,
+    /// `network.protocol.version`: the HTTP version.
+    pub protocol_version: Option<&'static str>,
+    /// `server.address`: the server's host.
+    pub server_address: Option<String>,
+    /// `server.port`: the server's port.
+    pub server_port: Option<u16>,
+}
+
+impl NetworkPeer {
+    /// A child process's standard input and output.
+    pub fn pipe() -> Self {
+        Self {
+            transport: Some("pipe"),
+            ..Self::default()
+        }
+    }
+
+    /// HTTP/1.1 over TCP to `host`:`port`.
+    pub fn http(host: impl Into<String>, port: u16) -> Self {
+        Self {
+            transport: Some("tcp"),
+            protocol: Some("http"),
+            protocol_version: Some("1.1"),
+            server_address: Some(host.into()),
+            server_port: Some(port),
+        }
+    }
 }
 
 impl Connected {
@@ -73,7 +115,14 @@ impl Connected {
         Self {
             dispatcher,
             shutdown: None,
+            network: NetworkPeer::default(),
         }
+    }
+
+    /// Says how the transport reaches the server (see [`NetworkPeer`]).
+    pub fn with_network(mut self, network: NetworkPeer) -> Self {
+        self.network = network;
+        self
     }
 
     /// Adds the hook that ends the transport when the client shuts down.

@@ -192,7 +192,9 @@ impl Transport for StdioTransport {
                 stdin: sink,
                 grace: self.grace,
             };
-            Ok(Connected::new(Arc::new(dispatcher)).with_shutdown(hook))
+            Ok(Connected::new(Arc::new(dispatcher))
+                .with_shutdown(hook)
+                .with_network(super::NetworkPeer::pipe()))
         })
     }
 }

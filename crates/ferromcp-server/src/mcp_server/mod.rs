@@ -493,6 +493,14 @@ impl McpServerBuilder {
         self
     }
 
+    /// Sets what the OpenTelemetry instrumentation records (the `otel` feature; see
+    /// [`ServerBuilder::otel`](crate::ServerBuilder::otel)).
+    #[cfg(feature = "otel")]
+    pub fn otel(mut self, options: crate::otel::OtelOptions) -> Self {
+        self.low = self.low.otel(options);
+        self
+    }
+
     /// Bounds each connection's resource subscriptions (`resources/subscribe`: how many URIs,
     /// how long each; see [`SubscriptionLimits`](crate::SubscriptionLimits)).
     pub fn subscription_limits(mut self, limits: crate::SubscriptionLimits) -> Self {

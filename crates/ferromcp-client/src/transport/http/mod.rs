@@ -434,6 +434,11 @@ impl Transport for HttpTransport {
     fn open(self) -> BoxFuture<'static, Result<Connected, ClientError>> {
         Box::pin(async move {
             let scheme = self.uri.scheme_str().unwrap_or("http").to_owned();
+            let host = self.uri.host().unwrap_or_default().to_owned();
+            let port = self
+                .uri
+                .port_u16()
+                .unwrap_or(if scheme == "https" { 443 } else { 80 });
             let client = client::build(&self.config, &scheme)?;
             let (tx, rx) = mpsc::channel(256);
             let engine = Arc::new(Engine::new(client, self.uri, self.config, tx));
@@ -452,7 +457,9 @@ impl Transport for HttpTransport {
                 },
                 config,
             );
-            Ok(Connected::new(Arc::new(dispatcher)).with_shutdown(HttpShutdown { engine }))
+            Ok(Connected::new(Arc::new(dispatcher))
+                .with_shutdown(HttpShutdown { engine })
+                .with_network(super::NetworkPeer::http(host, port)))
         })
     }
 }
