@@ -102,7 +102,9 @@ async fn connect(url: &str, client: HttpClientConfig) -> Result<Client, ClientEr
 
 /// Connects, calls `echo`, shuts down.
 async fn call_echo(url: &str, client: HttpClientConfig) -> Result<(), String> {
-    let client = connect(url, client).await.map_err(|e| e.to_string())?;
+    let client = Box::pin(connect(url, client))
+        .await
+        .map_err(|e| e.to_string())?;
     let r = client
         .call_tool("echo", serde_json::json!({"text": "hi"}))
         .await
