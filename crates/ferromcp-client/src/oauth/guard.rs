@@ -13,6 +13,11 @@
 //! resolved by the connector's own resolver, which refuses a name if any of its addresses is
 //! refused (so a name cannot be re-bound between check and connect), and IP-literal hosts
 //! (which the connector does not resolve) are checked before connecting.
+//!
+//! Through a proxy ([`OAuthConfig::http_client`](super::OAuthConfig::http_client)'s proxy
+//! settings, the environment's by default), the proxy resolves names: only IP-literal hosts
+//! are checked (before the proxy is asked); the proxy's own address is configuration and is
+//! not checked.
 
 use std::future::Future;
 use std::io;
