@@ -434,3 +434,19 @@ impl TlsConfig {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxy_credentials_never_show_in_debug_output() {
+        let rules = ProxyRules::default()
+            .http("http://user:s3cret@proxy:3128")
+            .https("proxy:3128");
+        let shown = format!("{rules:?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("http://***@proxy:3128"), "{shown}");
+        assert!(shown.contains("proxy:3128"), "{shown}");
+    }
+}
