@@ -18,7 +18,9 @@
 //!   awaited by polling with backoff, with input answered by the handlers; [`TaskHandle`].
 //! - Transports ([`transport`]): [`StdioTransport`], [`StreamTransport`], or any ready
 //!   dispatcher as [`Connected`]; Streamable HTTP in both eras with `HttpTransport` (feature
-//!   `http`, on by default; `https` adds rustls).
+//!   `http`, on by default; `https` adds rustls; `native-roots` the platform's certificate
+//!   store). Proxies (the environment's by default), private roots, client certificates,
+//!   connect and read timeouts and default headers: `transport::http::HttpClientConfig`.
 //! - OAuth 2.1 authorization for the HTTP transport (feature `oauth`, off by default):
 //!   `oauth::OAuthProvider`, attached with `HttpTransport::auth`.
 //!

@@ -841,7 +841,7 @@ async fn client_credentials_need_a_credential() {
 /// retry and no other grant.
 #[tokio::test]
 async fn jwt_bearer_grant_and_its_errors() {
-    within(async {
+    within(Box::pin(async {
         let (addr, seen) = start(Mock::default()).await;
         let cfg = OAuthConfig::with_grant(Grant::JwtBearer {
             assertion: "workload.jwt.value".to_owned(),
@@ -889,7 +889,7 @@ async fn jwt_bearer_grant_and_its_errors() {
             .await
             .unwrap_err();
         assert!(matches!(err, OAuthError::Refused(_)), "{err}");
-    })
+    }))
     .await;
 }
 

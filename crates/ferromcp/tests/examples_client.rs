@@ -1,5 +1,5 @@
 //! Smoke tests of the client-side and testing examples (examples/client_stdio.rs,
-//! client_http.rs, multi_round.rs, testing.rs, oauth_client.rs): each built example binary is
+//! client_http.rs, http_client_config.rs, multi_round.rs, testing.rs, oauth_client.rs): each built example binary is
 //! run and its output checked, with a deadline.
 //!
 //! `cargo test` (without target filters) builds the package's examples whose required
@@ -210,6 +210,58 @@ async fn client_http_talks_to_an_http_server_in_both_eras() {
             ],
         );
     }
+    serving.abort();
+}
+
+/// http_client_config with its settings (no proxy, a default header, both timeouts) against a
+/// Streamable HTTP server started here; a missing CA file fails with its name.
+#[tokio::test]
+async fn http_client_config_connects_with_its_settings() {
+    use ferromcp::McpServer;
+    use ferromcp::server::http::{HttpConfig, HttpServer};
+
+    let Some(client) = example("http_client_config", true) else {
+        return;
+    };
+    let server = McpServer::builder("config-test", "1.0.0")
+        .tool("ping", || async { "pong" })
+        .build()
+        .unwrap();
+    let http = HttpServer::bind(
+        "127.0.0.1:0",
+        server.server().clone(),
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    let url = format!("http://{}/mcp", http.local_addr());
+    let serving = tokio::spawn(http.run());
+    let (ok, out) = tokio::task::spawn_blocking(move || {
+        let args = [
+            "--no-proxy",
+            "--header",
+            "x-demo: 1",
+            "--connect-timeout",
+            "5",
+            "--read-timeout",
+            "30",
+            &url,
+        ];
+        let good = run(&client, &args);
+        let bad = run(&client, &["--cacert", "/nonexistent/ca.pem", &url]);
+        assert!(!bad.0, "{}", bad.1);
+        good
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{out}");
+    assert_lines(
+        &out,
+        &[
+            "connected to config-test (protocol 2026-07-28)",
+            "tools: ping",
+        ],
+    );
     serving.abort();
 }
 

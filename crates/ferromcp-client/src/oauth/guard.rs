@@ -13,6 +13,11 @@
 //! resolved by the connector's own resolver, which refuses a name if any of its addresses is
 //! refused (so a name cannot be re-bound between check and connect), and IP-literal hosts
 //! (which the connector does not resolve) are checked before connecting.
+//!
+//! Through a proxy ([`OAuthConfig::http_client`](super::OAuthConfig::http_client)'s proxy
+//! settings, the environment's by default), the proxy resolves names: only IP-literal hosts
+//! are checked (before the proxy is asked); the proxy's own address is configuration and is
+//! not checked.
 
 use std::future::Future;
 use std::io;
@@ -21,21 +26,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
 use http::Uri;
-use http_body_util::Full;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::dns::Name;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpStream;
 use url::Url;
 
-use crate::transport::http::HttpConfig;
-use crate::transport::http::client::{configure_tcp, tls_wrap};
+use crate::transport::http::client::{BoxError, Dial, build_with, configure_tcp, dial_with};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Which addresses the OAuth client's own fetches (metadata, registration, tokens) may
 /// connect to: [`OAuthConfig::address_policy`](super::OAuthConfig::address_policy).
@@ -189,58 +188,54 @@ impl tower_service::Service<Name> for GuardedResolver {
     }
 }
 
-/// The TCP connector: IP-literal hosts (which the inner connector does not resolve) are
-/// checked here; names go through [`GuardedResolver`].
-#[derive(Clone)]
-pub(super) struct GuardedTcp {
+/// The dialer: IP-literal hosts (which the connector does not resolve) are checked here;
+/// names go through [`GuardedResolver`]. Through a proxy, which resolves names itself, only
+/// IP-literal destinations can be checked; the proxy's own address is not (configuration).
+struct GuardedDial {
     guard: Arc<Guard>,
     inner: HttpConnector<GuardedResolver>,
 }
 
-impl tower_service::Service<Uri> for GuardedTcp {
-    type Response = TokioIo<TcpStream>;
-    type Error = BoxError;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, dst: Uri) -> Self::Future {
-        let guard = self.guard.clone();
-        let mut inner = self.inner.clone();
-        Box::pin(async move {
-            let host = bare(dst.host().unwrap_or_default());
-            if let Ok(ip) = host.parse::<IpAddr>() {
-                guard.check(&host, &[ip]).await?;
-            }
-            Ok(tower_service::Service::call(&mut inner, dst).await?)
-        })
+impl GuardedDial {
+    async fn check_literal(guard: &Guard, dst: &Uri) -> io::Result<()> {
+        let host = bare(dst.host().unwrap_or_default());
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            guard.check(&host, &[ip]).await?;
+        }
+        Ok(())
     }
 }
 
-#[cfg(feature = "https")]
-pub(super) type Connector = hyper_rustls::HttpsConnector<GuardedTcp>;
-#[cfg(not(feature = "https"))]
-pub(super) type Connector = GuardedTcp;
+impl Dial for GuardedDial {
+    fn dial(&self, dst: Uri) -> BoxFuture<Result<TcpStream, BoxError>> {
+        let guard = self.guard.clone();
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            Self::check_literal(&guard, &dst).await?;
+            dial_with(inner, dst).await
+        })
+    }
 
-/// The HTTP client of the OAuth flow.
-pub(super) type HttpClient = Client<Connector, Full<Bytes>>;
+    fn check_proxied(&self, dst: &Uri) -> BoxFuture<io::Result<()>> {
+        let guard = self.guard.clone();
+        let dst = dst.clone();
+        Box::pin(async move { Self::check_literal(&guard, &dst).await })
+    }
+}
 
-/// The OAuth client's HTTP client for the MCP server at `server`, guarded by `policy`.
-pub(super) fn client(
-    server: &Url,
-    policy: AddressPolicy,
-    trusted: &[String],
-) -> io::Result<HttpClient> {
-    let cfg = HttpConfig::default();
-    let guard = Arc::new(Guard::new(server, policy, trusted));
+pub(super) use crate::transport::http::client::HttpClient;
+
+/// The OAuth client's HTTP client for the MCP server at `server`: `cfg`'s connection
+/// settings, guarded by its address policy.
+pub(super) fn client(server: &Url, cfg: &super::OAuthConfig) -> io::Result<HttpClient> {
+    let guard = Arc::new(Guard::new(server, cfg.address_policy, &cfg.trusted_hosts));
     let mut tcp = HttpConnector::new_with_resolver(GuardedResolver(guard.clone()));
-    configure_tcp(&mut tcp, &cfg);
-    let connector = tls_wrap(GuardedTcp { guard, inner: tcp }, server.scheme())?;
-    Ok(Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(cfg.pool_idle_timeout)
-        .build(connector))
+    configure_tcp(&mut tcp, &cfg.http_client);
+    build_with(
+        &cfg.http_client,
+        Arc::new(GuardedDial { guard, inner: tcp }),
+        usize::MAX,
+    )
 }
 
 #[cfg(test)]

@@ -63,7 +63,7 @@ use bytes::Bytes;
 use http::{Method, Request, header};
 use http_body_util::Full;
 
-use crate::transport::http::HttpConfig;
+use crate::transport::http::HttpClientConfig;
 use crate::transport::http::client::build;
 
 pub use guard::AddressPolicy;
@@ -188,7 +188,7 @@ impl AuthorizationHandler for RedirectReadingHandler {
     ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
         Box::pin(async move {
             let url = discovery::parse_url(url)?;
-            let http = build(&HttpConfig::default(), url.scheme())
+            let http = build(&HttpClientConfig::default(), 1)
                 .map_err(|e| OAuthError::Http(e.to_string()))?;
             let req = Request::builder()
                 .method(Method::GET)
@@ -452,6 +452,13 @@ pub struct OAuthConfig {
     /// Hosts (names or IP literals, compared case-insensitively) let through whatever they
     /// resolve to: e.g. an internal authorization server of a public MCP server.
     pub trusted_hosts: Vec<String>,
+    /// How the flow's own requests connect: proxies, TLS roots and client certificate,
+    /// timeouts, default headers. Give it the MCP transport's
+    /// [`HttpConfig::client`](crate::transport::http::HttpConfig::client). Directly, the
+    /// address policy checks every address connected to; through a proxy (which resolves
+    /// names itself) only IP-literal hosts can be checked, and the proxy's own address is
+    /// not (it is configuration).
+    pub http_client: HttpClientConfig,
     /// The authorization step (authorization code).
     pub handler: Box<dyn AuthorizationHandler>,
     /// Where tokens go (default [`MemoryTokenStore`]).
@@ -508,6 +515,7 @@ impl OAuthConfig {
             exchange_timeout: DEFAULT_EXCHANGE_TIMEOUT,
             address_policy: AddressPolicy::Auto,
             trusted_hosts: Vec::new(),
+            http_client: HttpClientConfig::default(),
             handler: Box::new(handler),
             store: Box::new(MemoryTokenStore::default()),
         }
@@ -591,6 +599,13 @@ impl OAuthConfig {
         self
     }
 
+    /// Sets how the flow's own requests connect (the MCP transport's settings, typically).
+    #[must_use]
+    pub fn with_http_client(mut self, config: HttpClientConfig) -> Self {
+        self.http_client = config;
+        self
+    }
+
     /// Sets the token store.
     #[must_use]
     pub fn with_store(mut self, store: impl TokenStore + 'static) -> Self {
@@ -605,8 +620,7 @@ impl OAuthConfig {
 /// its key, which only an [`OAuthProvider`] keeps, so this function never asks for one.
 pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tokens>, OAuthError> {
     let server = discovery::parse_url(server_url)?;
-    let http = guard::client(&server, cfg.address_policy, &cfg.trusted_hosts)
-        .map_err(|e| OAuthError::Http(e.to_string()))?;
+    let http = guard::client(&server, cfg).map_err(|e| OAuthError::Http(e.to_string()))?;
     let (status, www) = discovery::probe(&http, &server, discovery::Limits::of(cfg)).await?;
     if status != http::StatusCode::UNAUTHORIZED {
         return Ok(None);

@@ -86,8 +86,7 @@ impl OAuthProvider {
     /// the server's 401 runs the flow.
     pub fn new(server_url: &str, cfg: OAuthConfig) -> Result<Self, OAuthError> {
         let server = parse_url(server_url)?;
-        let http = guard::client(&server, cfg.address_policy, &cfg.trusted_hosts)
-            .map_err(|e| OAuthError::Http(e.to_string()))?;
+        let http = guard::client(&server, &cfg).map_err(|e| OAuthError::Http(e.to_string()))?;
         let dpop = if cfg.dpop {
             Some(DpopKey::generate()?)
         } else {

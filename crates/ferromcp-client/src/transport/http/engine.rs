@@ -17,12 +17,11 @@ use ferromcp_types::mcp::{META_PROTOCOL_VERSION, methods};
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 
-use super::client::HttpClient;
+use super::client::{Body as Incoming, HttpClient};
 use super::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ToolHeaders, modern_headers};
 use super::stream::drain;
 use super::{HttpConfig, MAX_AUTH_RETRIES};
@@ -111,18 +110,6 @@ fn status_error(id: &RequestId, status: StatusCode) -> Message {
         format!("HTTP {status} without a JSON-RPC answer"),
         Some(json!({"httpStatus": status.as_u16()})),
     )
-}
-
-/// The error chain of a hyper client error, which alone says little ("client error").
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        src = inner.source();
-    }
-    s
 }
 
 pub(super) fn content_type(h: &HeaderMap) -> String {
@@ -387,11 +374,7 @@ impl Engine {
             *req.method_mut() = method.clone();
             *req.uri_mut() = uri.clone();
             *req.headers_mut() = headers.clone();
-            let resp = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| describe(&e as &(dyn std::error::Error + 'static)))?;
+            let resp = self.client.request(req).await.map_err(|e| e.to_string())?;
             let Some(auth) = &self.cfg.auth else {
                 return Ok(resp);
             };
@@ -619,7 +602,7 @@ impl Engine {
         let ctype = content_type(resp.headers());
         if !status.is_success() {
             let body = tokio::time::timeout(
-                self.cfg.connect_timeout,
+                self.cfg.client.connect_timeout,
                 Limited::new(resp.into_body(), MAX_ERROR_BODY).collect(),
             )
             .await;

@@ -45,11 +45,15 @@
 //!   DELETE (405 ignored), bounded by [`HttpConfig::shutdown_timeout`].
 //! - **Connections**: hyper 1's HTTP/1.1 client through hyper-util's pooling client,
 //!   `TCP_NODELAY` and TCP keep-alive on every connection, a connect timeout, idle connections
-//!   reused; https through rustls with the webpki roots (feature `https`). Redirects are not
-//!   followed, so static headers never leak to another origin.
-//! - **The 2024-11-05 HTTP+SSE transport**: chosen with [`HttpTransport::legacy_sse`](method@HttpTransport::legacy_sse), or
-//!   reached by falling back when the `initialize` POST is refused with 400, 404 or 405
-//!   ([`HttpConfig::legacy_sse_fallback`](field@HttpConfig::legacy_sse_fallback)); an `endpoint` on another origin is refused.
+//!   reused; https through rustls with the webpki roots (feature `https`). Proxies (from the
+//!   environment by default), more roots, client certificates, a read timeout and default
+//!   headers are [`HttpClientConfig`] settings ([`HttpConfig::client`]; see [`config`]).
+//!   Redirects are not followed, so static headers never leak to another origin.
+//! - **The 2024-11-05 HTTP+SSE transport**: chosen with
+//!   [`HttpTransport::legacy_sse`](method@HttpTransport::legacy_sse), or reached by falling
+//!   back when the `initialize` POST is refused with 400, 404 or 405
+//!   ([`HttpConfig::legacy_sse_fallback`](field@HttpConfig::legacy_sse_fallback)); an
+//!   `endpoint` on another origin is refused.
 //! - **Bounds**: JSON bodies ([`HttpConfig::max_body_size`]), SSE events
 //!   ([`HttpConfig::max_event_size`]), error bodies (64 KiB).
 //!
@@ -68,6 +72,8 @@
 //! ```
 
 pub(crate) mod client;
+pub mod config;
+mod conn;
 mod engine;
 mod headers;
 mod sse;
@@ -89,13 +95,17 @@ use super::{Connected, Transport, TransportShutdown};
 use crate::error::ClientError;
 use engine::Engine;
 
+#[cfg(feature = "https")]
+pub use config::ClientIdentity;
+pub use config::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_POOL_IDLE_TIMEOUT, DEFAULT_READ_TIMEOUT,
+    DEFAULT_TCP_KEEPALIVE, HttpClientConfig, ProxyConfig, ProxyRules, TlsConfig,
+};
 pub use headers::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PARAM_PREFIX, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
     encode_header_value,
 };
 
-/// The default connect timeout: 10 s.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default bound on a JSON response body: 16 MiB.
 pub const DEFAULT_MAX_BODY_SIZE: usize = 16 * 1024 * 1024;
 /// The default bound on one SSE event: 4 MiB.
@@ -118,6 +128,7 @@ pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 ///
 /// let config = HttpConfig::default()
 ///     .connect_timeout(Duration::from_secs(3))
+///     .read_timeout(Some(Duration::from_secs(120)))
 ///     .max_concurrent_requests(16)
 ///     .standalone_stream(false);
 /// assert_eq!(config.max_concurrent_requests, 16);
@@ -125,10 +136,11 @@ pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
-    /// Headers sent on every request (e.g. `Authorization`).
+    /// Headers sent on every request to the MCP endpoint (e.g. `Authorization`).
     pub headers: HeaderMap,
-    /// How long connecting may take (default 10 s).
-    pub connect_timeout: Duration,
+    /// How the HTTP client connects: proxies, TLS roots and client certificate, connect and
+    /// read timeouts, default headers, pooling ([`HttpClientConfig`]).
+    pub client: HttpClientConfig,
     /// The largest JSON response body, in bytes (default 16 MiB).
     pub max_body_size: usize,
     /// The largest SSE event, in bytes (default 4 MiB); larger events are dropped.
@@ -148,10 +160,6 @@ pub struct HttpConfig {
     /// Start a new session when the server answers 404 to the session id, then retry the
     /// request (default `true`).
     pub reinitialize_on_expiry: bool,
-    /// How long an idle pooled connection is kept (default 90 s).
-    pub pool_idle_timeout: Duration,
-    /// The TCP keep-alive time (default 60 s).
-    pub tcp_keepalive: Duration,
     /// The bound on the session DELETE at shutdown (default 5 s).
     pub shutdown_timeout: Duration,
     /// The authorization hook ([`HttpTransport::auth`]).
@@ -234,7 +242,7 @@ impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             headers: HeaderMap::new(),
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            client: HttpClientConfig::default(),
             max_body_size: DEFAULT_MAX_BODY_SIZE,
             max_event_size: DEFAULT_MAX_EVENT_SIZE,
             max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
@@ -243,8 +251,6 @@ impl Default for HttpConfig {
             max_retry: Duration::from_secs(30),
             standalone_stream: true,
             reinitialize_on_expiry: true,
-            pool_idle_timeout: Duration::from_secs(90),
-            tcp_keepalive: Duration::from_secs(60),
             shutdown_timeout: Duration::from_secs(5),
             auth: None,
             legacy_sse_fallback: true,
@@ -264,15 +270,7 @@ macro_rules! setters {
     )*};
 }
 
-/// Marks credentials (`Authorization`, `Proxy-Authorization`, `Cookie`) sensitive, so that
-/// debug output never shows them.
-fn guard(name: &HeaderName, mut value: HeaderValue) -> HeaderValue {
-    use http::header::{AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION};
-    if [AUTHORIZATION, PROXY_AUTHORIZATION, COOKIE].contains(name) {
-        value.set_sensitive(true);
-    }
-    value
-}
+use config::sensitive as guard;
 
 impl HttpConfig {
     /// Adds a header sent on every request (credentials are marked sensitive).
@@ -283,9 +281,42 @@ impl HttpConfig {
         self
     }
 
+    /// Sets how the HTTP client connects ([`HttpClientConfig`]).
+    #[must_use]
+    pub fn client(mut self, value: HttpClientConfig) -> Self {
+        self.client = value;
+        self
+    }
+
+    /// Sets the connect timeout ([`HttpClientConfig::connect_timeout`]).
+    #[must_use]
+    pub fn connect_timeout(mut self, value: Duration) -> Self {
+        self.client.connect_timeout = value;
+        self
+    }
+
+    /// Sets the read timeout ([`HttpClientConfig::read_timeout`]).
+    #[must_use]
+    pub fn read_timeout(mut self, value: Option<Duration>) -> Self {
+        self.client.read_timeout = value;
+        self
+    }
+
+    /// Sets the idle timeout of pooled connections.
+    #[must_use]
+    pub fn pool_idle_timeout(mut self, value: Duration) -> Self {
+        self.client.pool_idle_timeout = value;
+        self
+    }
+
+    /// Sets the TCP keep-alive time.
+    #[must_use]
+    pub fn tcp_keepalive(mut self, value: Duration) -> Self {
+        self.client.tcp_keepalive = value;
+        self
+    }
+
     setters! {
-        /// Sets the connect timeout.
-        connect_timeout: Duration;
         /// Sets the JSON body bound.
         max_body_size: usize;
         /// Sets the SSE event bound.
@@ -302,10 +333,6 @@ impl HttpConfig {
         standalone_stream: bool;
         /// Sets whether an expired session is re-initialized.
         reinitialize_on_expiry: bool;
-        /// Sets the idle timeout of pooled connections.
-        pool_idle_timeout: Duration;
-        /// Sets the TCP keep-alive time.
-        tcp_keepalive: Duration;
         /// Sets the bound on the shutdown DELETE.
         shutdown_timeout: Duration;
         /// Sets whether a refused `initialize` POST falls back to HTTP+SSE.
@@ -439,7 +466,17 @@ impl Transport for HttpTransport {
                 .uri
                 .port_u16()
                 .unwrap_or(if scheme == "https" { 443 } else { 80 });
-            let client = client::build(&self.config, &scheme)?;
+            #[cfg(not(feature = "https"))]
+            if scheme == "https" {
+                return Err(ClientError::Transport(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "https URLs need ferromcp-client's `https` feature",
+                )));
+            }
+            let client = client::build(
+                &self.config.client,
+                self.config.max_concurrent_requests.max(1),
+            )?;
             let (tx, rx) = mpsc::channel(256);
             let engine = Arc::new(Engine::new(client, self.uri, self.config, tx));
             if self.legacy_sse {

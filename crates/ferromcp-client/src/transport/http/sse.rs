@@ -15,6 +15,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::client::Body as Incoming;
 use bytes::Bytes;
 use ferromcp_dispatch::codec::{SseError, SseParser};
 use ferromcp_dispatch::{Inbound, MessageMeta, TransportMessage};
@@ -23,7 +24,6 @@ use ferromcp_types::mcp::methods;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderValue, Method, Uri};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 

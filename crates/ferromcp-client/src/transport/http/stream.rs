@@ -11,8 +11,8 @@ use ferromcp_types::jsonrpc::{Message, RequestId};
 use http::header::ACCEPT;
 use http::{HeaderMap, HeaderValue, Method};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 
+use super::client::Body as Incoming;
 use super::engine::{
     ACCEPT_SSE, DRAIN_BOUND, Engine, answers, content_type, lock, transport_error, with_id,
 };
