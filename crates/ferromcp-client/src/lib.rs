@@ -36,6 +36,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod apps;
 mod builder;
 pub mod cache;
 mod calls;

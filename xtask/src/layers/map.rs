@@ -175,6 +175,7 @@ const CLIENT: CrateLayers = CrateLayers {
         Layer {
             name: "core",
             modules: &[
+                "apps",
                 "builder",
                 "cache",
                 "calls",
