@@ -89,11 +89,11 @@ fn linked(uri: &str) -> Tool {
     tool
 }
 
-/// C48: the opt-in declaration reaches the server's handlers in both eras (and is absent
+/// C49: the opt-in declaration reaches the server's handlers in both eras (and is absent
 /// without it); `tool_app` finds the linked app and returns its HTML, CSP origins and
 /// permissions; app-only tools are not for the model; a base64 blob app decodes.
 #[tokio::test]
-async fn c48_client_declares_apps_and_fetches_a_tools_app() {
+async fn c49_client_declares_apps_and_fetches_a_tools_app() {
     within(async {
         for mode in [Lifecycle::Handshake, Lifecycle::Modern] {
             let c = client(mode, Some(AppConfig::new()), HTML).await;
@@ -127,12 +127,12 @@ async fn c48_client_declares_apps_and_fetches_a_tools_app() {
     .await;
 }
 
-/// C49: a malicious server's app links are refused with a clear error, in both eras: an
+/// C48: a malicious server's app links are refused with a clear error, in both eras: an
 /// http(s) URL (before any request), a `ui://` resource that is not the app MIME type, an
 /// app over the size bound (the default and a smaller setting), a blob that is not base64,
 /// contents for another URI.
 #[tokio::test]
-async fn c49_hostile_app_links_are_refused() {
+async fn c48_hostile_app_links_are_refused() {
     within(async {
         for mode in [Lifecycle::Handshake, Lifecycle::Modern] {
             let c = client(mode, Some(AppConfig::new().max_bytes(HTML.len() - 1)), HTML).await;
