@@ -68,7 +68,7 @@ pub struct ClientBuilder {
     log_level: Option<LoggingLevel>,
     handlers: Handlers,
     tasks: Option<crate::tasks::TaskConfig>,
-    apps: Option<crate::apps::AppConfig>,
+    apps: Option<Box<crate::apps::AppConfig>>,
 }
 
 impl Default for ClientBuilder {
@@ -120,7 +120,7 @@ impl ClientBuilder {
     /// `config`'s MIME types, in every era) and sets the bound [`Client::tool_app`] puts on
     /// an app's size; see [`crate::apps`].
     pub fn apps(mut self, config: crate::apps::AppConfig) -> Self {
-        self.apps = Some(config);
+        self.apps = Some(Box::new(config));
         self
     }
 
@@ -312,11 +312,11 @@ impl ClientBuilder {
             client_info: self.client_info,
             capabilities: declare_apps(
                 handshake_capabilities(&handlers, self.tasks.as_ref()),
-                self.apps.as_ref(),
+                self.apps.as_deref(),
             ),
             modern_capabilities: declare_apps(
                 crate::tasks::declare(handlers.capabilities(), self.tasks.is_some(), true),
-                self.apps.as_ref(),
+                self.apps.as_deref(),
             ),
             request_timeout: self.request_timeout,
             max_total_timeout: self.max_total_timeout,

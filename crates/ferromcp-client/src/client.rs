@@ -92,7 +92,7 @@ pub(crate) struct Settings {
     /// Task settings, when tasks are enabled.
     pub(crate) tasks: Option<crate::tasks::TaskConfig>,
     /// MCP Apps settings, when the host declared app support.
-    pub(crate) apps: Option<crate::apps::AppConfig>,
+    pub(crate) apps: Option<Box<crate::apps::AppConfig>>,
 }
 
 pub(crate) struct Inner {
