@@ -1,6 +1,8 @@
 //! The built-in demo server, on the high-level `McpServer`. Besides a few friendly tools it
 //! exposes the fixtures the official MCP conformance harness checks, under their exact names.
 
+// The MCP App (a counter view and its tools): own file.
+mod apps;
 // The fixtures that ask the client for input (elicitation, sampling, roots): own file.
 mod input;
 // The skills (the `sep-2640-skills-*` scenarios): own file.
@@ -36,6 +38,8 @@ tools:     add (a + b), echo (text), countdown (seconds; progress, cancellation)
            test_missing_capability, test_trigger_tool_change, test_trigger_prompt_change,
            test_x_mcp_header, test_logging_tool, test_streaming_elicitation,
            test_reconnection, json_schema_2020_12_tool
+apps:      counter (linked to the MCP App ui://ferromcp-demo/counter),
+           increment_counter (visible to the app only)
 resources: demo://readme, test://static-text, test://static-binary, test://watched-resource,
            template test://template/{id}/data
 prompts:   greet, test_simple_prompt, test_prompt_with_arguments,
@@ -299,7 +303,7 @@ async fn reconnection(ctx: RequestContext) -> &'static str {
 /// Builds the demo server.
 pub(crate) fn server() -> McpServer {
     let demo = McpServer::builder("ferromcp-demo", env!("CARGO_PKG_VERSION"));
-    let built = skills::register(demo)
+    let built = apps::register(skills::register(demo))
         .instructions("A demo server: try the add, echo and countdown tools.")
         .tasks(ferromcp_server::tasks::TaskSettings::new())
         .tool(

@@ -70,6 +70,7 @@ pub struct ClientBuilder {
     tasks: Option<crate::tasks::TaskConfig>,
     #[cfg(feature = "otel")]
     pub(crate) otel: crate::otel::OtelOptions,
+    apps: Option<Box<crate::apps::AppConfig>>,
 }
 
 impl Default for ClientBuilder {
@@ -92,6 +93,7 @@ impl Default for ClientBuilder {
             tasks: None,
             #[cfg(feature = "otel")]
             otel: crate::otel::OtelOptions::default(),
+            apps: None,
         }
     }
 }
@@ -118,6 +120,14 @@ impl Client {
 }
 
 impl ClientBuilder {
+    /// Declares MCP Apps support (the `io.modelcontextprotocol/ui` extension with
+    /// `config`'s MIME types, in every era) and sets the bound [`Client::tool_app`] puts on
+    /// an app's size; see [`crate::apps`].
+    pub fn apps(mut self, config: crate::apps::AppConfig) -> Self {
+        self.apps = Some(Box::new(config));
+        self
+    }
+
     /// Sets the client's name and version (`clientInfo`).
     pub fn client_info(mut self, info: Implementation) -> Self {
         self.client_info = info;
@@ -304,11 +314,13 @@ impl ClientBuilder {
         }
         let settings = Settings {
             client_info: self.client_info,
-            capabilities: handshake_capabilities(&handlers, self.tasks.as_ref()),
-            modern_capabilities: crate::tasks::declare(
-                handlers.capabilities(),
-                self.tasks.is_some(),
-                true,
+            capabilities: declare_apps(
+                handshake_capabilities(&handlers, self.tasks.as_ref()),
+                self.apps.as_deref(),
+            ),
+            modern_capabilities: declare_apps(
+                crate::tasks::declare(handlers.capabilities(), self.tasks.is_some(), true),
+                self.apps.as_deref(),
             ),
             request_timeout: self.request_timeout,
             max_total_timeout: self.max_total_timeout,
@@ -316,6 +328,7 @@ impl ClientBuilder {
             max_rounds: self.max_rounds,
             max_pages: self.max_pages,
             tasks: self.tasks,
+            apps: self.apps,
         };
         let dispatcher = connected.dispatcher.clone();
         let handler = Arc::new(ClientHandler {
@@ -381,4 +394,17 @@ fn handshake_capabilities(
     } else {
         caps
     }
+}
+
+/// Adds the MCP Apps extension with its MIME types, when the host declared app support.
+fn declare_apps(
+    mut caps: ferromcp_types::mcp::ClientCapabilities,
+    apps: Option<&crate::apps::AppConfig>,
+) -> ferromcp_types::mcp::ClientCapabilities {
+    if let Some(config) = apps {
+        caps.extensions
+            .get_or_insert_with(Default::default)
+            .insert(crate::apps::EXTENSION_UI.to_owned(), config.settings());
+    }
+    caps
 }

@@ -91,6 +91,8 @@ pub(crate) struct Settings {
     pub(crate) modern_capabilities: ClientCapabilities,
     /// Task settings, when tasks are enabled.
     pub(crate) tasks: Option<crate::tasks::TaskConfig>,
+    /// MCP Apps settings, when the host declared app support.
+    pub(crate) apps: Option<Box<crate::apps::AppConfig>>,
 }
 
 pub(crate) struct Inner {

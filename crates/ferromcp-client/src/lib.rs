@@ -38,6 +38,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod apps;
 mod builder;
 pub mod cache;
 mod calls;

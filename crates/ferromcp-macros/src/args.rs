@@ -7,7 +7,7 @@ use syn::{LitBool, LitStr, Path};
 
 /// The keys `#[tool(...)]` knows, as listed in the error for an unknown one.
 const KNOWN_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructive`, \
-                          `idempotent`, `open_world`, `crate`";
+                          `idempotent`, `open_world`, `app`, `crate`";
 
 /// What `#[tool(...)]` said; everything is optional.
 #[derive(Default)]
@@ -19,6 +19,8 @@ pub(crate) struct ToolArgs {
     pub(crate) destructive: Option<LitBool>,
     pub(crate) idempotent: Option<LitBool>,
     pub(crate) open_world: Option<LitBool>,
+    /// `app = "ui://…"`: the MCP App the tool links to.
+    pub(crate) app: Option<LitStr>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -36,6 +38,7 @@ impl ToolArgs {
             "destructive" => set(meta, &key, &mut self.destructive, flag(meta)?),
             "idempotent" => set(meta, &key, &mut self.idempotent, flag(meta)?),
             "open_world" => set(meta, &key, &mut self.open_world, flag(meta)?),
+            "app" => set(meta, &key, &mut self.app, string(meta)?),
             "crate" => {
                 let lit = string(meta)?;
                 let path = lit.parse_with(Path::parse_mod_style)?;

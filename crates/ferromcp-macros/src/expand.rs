@@ -105,6 +105,9 @@ fn companion(
     if let Some(title) = &args.title {
         spec.extend(quote!(.title(#title)));
     }
+    if let Some(app) = &args.app {
+        spec.extend(quote!(.app(#app)));
+    }
     let description = match &args.description {
         Some(lit) => Some(quote!(#lit)),
         None => doc_description(&item.attrs),

@@ -59,6 +59,8 @@ use proc_macro::TokenStream;
 /// - **description**: the doc comment (its lines joined with newlines, common indentation
 ///   removed, trimmed), or `description = "…"`, which wins. No doc and no key: none.
 /// - **title**: `title = "…"` (the tool's display name).
+/// - **app**: `app = "ui://…"` links the tool to an MCP App registered with
+///   `McpServerBuilder::app` (`ToolSpec::app`: `_meta.ui.resourceUri`).
 /// - **annotations**: `read_only`, `destructive`, `idempotent`, `open_world` set
 ///   `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` to `true`;
 ///   `read_only = false` (and so on) sets a hint to `false`. None given: no annotations.

@@ -76,6 +76,12 @@ async fn via_reexport() -> &'static str {
 async fn computed_doc() {}
 
 /// Named like the macro's annotation helper, which must not shadow it.
+/// Shows the counter app.
+#[tool(app = "ui://macros/counter")]
+async fn with_app() -> &'static str {
+    "app"
+}
+
 #[tool(destructive)]
 async fn annotations() -> &'static str {
     "not shadowed"
@@ -112,6 +118,12 @@ fn server() -> McpServer {
         .tool_def(computed_doc_tool())
         .tool_def(annotations_tool())
         .tool_def(via_facade_tool())
+        .app(ferromcp_server::mcp_server::App::new(
+            "ui://macros/counter",
+            "Counter",
+            "<!DOCTYPE html><html></html>",
+        ))
+        .tool_def(with_app_tool())
         .build()
         .unwrap()
 }
@@ -160,8 +172,13 @@ async fn macro_tools_are_listed_with_their_metadata_and_schemas() {
             "via_reexport",
             "computed_doc",
             "annotations",
-            "via_facade"
+            "via_facade",
+            "with_app"
         ]
+    );
+    assert_eq!(
+        tools[7]["_meta"]["ui"]["resourceUri"], "ui://macros/counter",
+        "#[tool(app = ...)] links the tool to its MCP App"
     );
 
     let add = &tools[0];

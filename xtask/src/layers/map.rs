@@ -180,6 +180,7 @@ const CLIENT: CrateLayers = CrateLayers {
         Layer {
             name: "core",
             modules: &[
+                "apps",
                 "builder",
                 "cache",
                 "calls",

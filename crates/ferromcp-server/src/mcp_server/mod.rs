@@ -20,6 +20,7 @@
 //! assert_eq!(server.tool_names(), vec!["add".to_string()]);
 //! ```
 
+mod apps;
 mod completions;
 mod elicit;
 mod extract;
@@ -50,6 +51,10 @@ use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequ
 
 /// The authenticated caller, as a tool extractor.
 pub use crate::principal::Principal;
+pub use apps::{
+    APP_MIME_TYPE, APP_URI_SCHEME, App, AppCsp, AppPermission, AppVisibility, EXTENSION_UI,
+    client_app_mime_types, client_supports_apps,
+};
 pub use completions::{CompletionRequest, MAX_COMPLETION_VALUES};
 pub(crate) use elicit::check_capability as elicit_check_capability;
 pub use elicit::{ElicitForm, Elicitation, FormSchemaError, check_form, decode_answer};
@@ -136,6 +141,7 @@ impl McpServer {
             tasks: None,
             skills: Vec::new(),
             skill_limits: SkillLimits::default(),
+            apps: Vec::new(),
         }
     }
 
@@ -156,6 +162,15 @@ impl McpServer {
         handler: H,
     ) -> Result<(), BuildError> {
         let entry = tools::entry(spec.into(), handler)?;
+        if let Some(uri) = apps::linked_uri(&entry.tool) {
+            let resource = self.shared.resources.get(uri);
+            let is_app = resource.is_some_and(|r| {
+                r.resource.mime_type.as_deref() == Some(APP_MIME_TYPE)
+                    && r.resource.uri.starts_with(APP_URI_SCHEME)
+            });
+            let apps: Vec<String> = is_app.then(|| uri.to_owned()).into_iter().collect();
+            apps::check_links([&entry.tool], &apps)?;
+        }
         self.shared.tools.insert(entry);
         self.server
             .notify_list_changed(methods::NOTIFICATION_TOOLS_LIST_CHANGED);
@@ -283,6 +298,7 @@ pub struct McpServerBuilder {
     tasks: Option<crate::tasks::TaskSettings>,
     skills: Vec<Skill>,
     skill_limits: SkillLimits,
+    apps: Vec<App>,
 }
 
 impl McpServerBuilder {
@@ -342,6 +358,14 @@ impl McpServerBuilder {
     /// checked, and their digests computed, when the server is built.
     pub fn skill(mut self, skill: Skill) -> Self {
         self.skills.push(skill);
+        self
+    }
+
+    /// Registers an MCP App (see [`App`]): a `ui://` resource with the app MIME type and
+    /// its `_meta.ui`, which tools link to with [`ToolSpec::app`]. With at least one app the
+    /// server declares the `io.modelcontextprotocol/ui` extension.
+    pub fn app(mut self, app: App) -> Self {
+        self.apps.push(app);
         self
     }
 
@@ -567,6 +591,12 @@ impl McpServerBuilder {
             };
             resources.push(resources::resource_entry(spec, read));
         }
+        let app_uris: Vec<String> = self.apps.iter().map(|a| a.uri().to_owned()).collect();
+        apps::check_links(self.tools.iter().map(|t| &t.tool), &app_uris)?;
+        let has_apps = !self.apps.is_empty();
+        for app in self.apps {
+            resources.push(apps::entry(app)?);
+        }
         let has_skills = !skills.is_empty();
         let has_completions = !self.completions.is_empty();
         let has_tools = self.enable.tools || !self.tools.is_empty();
@@ -599,8 +629,11 @@ impl McpServerBuilder {
             }
         });
         let s = &shared;
-        let mut low = self
-            .low
+        let mut low = self.low;
+        if has_apps {
+            low = low.extension(EXTENSION_UI, JsonObject::new());
+        }
+        let mut low = low
             .tool_headers(shared.clone())
             .tools_list_changed(has_tools)
             .prompts_list_changed(has_prompts)

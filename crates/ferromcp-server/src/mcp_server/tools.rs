@@ -11,6 +11,7 @@ use ferromcp_types::mcp::{
 use serde_json::Value;
 
 use super::Shared;
+use super::apps::AppVisibility;
 use super::extract::HandlerCall;
 use super::handler::ToolHandler;
 use super::resolve::{self, ResolverRef, Round};
@@ -38,6 +39,8 @@ pub struct ToolSpec {
     input_schema: Option<JsonObject>,
     output_schema: Option<JsonObject>,
     task_support: Option<TaskSupport>,
+    app: Option<String>,
+    app_visibility: Option<Vec<AppVisibility>>,
 }
 
 impl ToolSpec {
@@ -52,7 +55,25 @@ impl ToolSpec {
             input_schema: None,
             output_schema: None,
             task_support: None,
+            app: None,
+            app_visibility: None,
         }
+    }
+
+    /// Links the tool to an MCP App (`_meta.ui.resourceUri`; see [`super::App`]): hosts
+    /// that render apps show the tool's input and result in it. The URI must be a `ui://`
+    /// app registered with [`McpServerBuilder::app`](super::McpServerBuilder::app), or the
+    /// build fails.
+    pub fn app(mut self, uri: impl Into<String>) -> Self {
+        self.app = Some(uri.into());
+        self
+    }
+
+    /// Who may call the tool (`_meta.ui.visibility`; default model and app). A tool only the
+    /// app may call stays in `tools/list`; the host keeps it from the model (SEP-1865).
+    pub fn app_visibility(mut self, visibility: &[AppVisibility]) -> Self {
+        self.app_visibility = Some(visibility.to_vec());
+        self
     }
 
     /// Whether the tool runs as a task (`execution.taskSupport`; default forbidden): see
@@ -146,7 +167,7 @@ type CallFn =
 
 /// A registered tool: its description and its handler.
 pub(crate) struct ToolEntry {
-    tool: Tool,
+    pub(crate) tool: Tool,
     /// The input schema, compiled once: arguments are checked against it before the handler
     /// runs (bounded: no remote `$ref`, capped depth, size and steps).
     validator: Schema,
@@ -192,6 +213,15 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
     tool.annotations = spec.annotations;
     tool.icons = spec.icons;
     tool.output_schema = spec.output_schema.or_else(|| handler.output_schema());
+    if let Some(uri) = &spec.app {
+        super::apps::check_uri(&tool.name, uri)?;
+    }
+    if spec.app.is_some() || spec.app_visibility.is_some() {
+        let ui = super::apps::tool_meta(spec.app.as_deref(), spec.app_visibility.as_deref());
+        let mut meta = ferromcp_types::mcp::Meta::new();
+        meta.as_map_mut().insert("ui".into(), Value::Object(ui));
+        tool.meta = Some(meta);
+    }
     if let Some(support) = spec.task_support {
         tool.execution = Some(ToolExecution::new().with_task_support(support));
     }
