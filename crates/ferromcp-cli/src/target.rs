@@ -81,8 +81,10 @@ pub(crate) fn program(name: &str) -> PathBuf {
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
     let path: OsString = std::env::var_os("PATH")?;
+    // `ferromcp.exe` on Windows (the suffix is empty elsewhere).
+    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
+        .map(|dir| dir.join(&file))
         .find(|candidate| is_executable(candidate))
 }
 

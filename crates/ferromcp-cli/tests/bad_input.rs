@@ -196,6 +196,42 @@ async fn malformed_json_is_a_parse_error() {
     .await;
 }
 
+/// B54 — `serve_stdio` serves `\r\n`-terminated lines (a Windows client's line ending): the
+/// handshake, a request with its `\r` and `\n` in separate writes, and one answered while a
+/// slow request started over CRLF is still in flight.
+#[tokio::test]
+async fn b54_crlf_terminated_lines_are_served() {
+    run(async {
+        let mut p = Peer::spawn();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "crlf", "version": "1"}}});
+        p.send_bytes(format!("{init}\r").as_bytes()).await;
+        let r = p.response(&json!(1)).await;
+        assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+        p.send_bytes(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\r")
+            .await;
+        let slow = json!({"jsonrpc": "2.0", "id": SLOW, "method": "tools/call",
+            "params": {"name": "countdown", "arguments": {"seconds": 1}}});
+        p.send_bytes(format!("{slow}\r").as_bytes()).await;
+        let add = json!({"jsonrpc": "2.0", "id": GOOD, "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 2, "b": 3}}});
+        p.stdin
+            .write_all(format!("{add}\r").as_bytes())
+            .await
+            .unwrap();
+        p.stdin.flush().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        p.stdin.write_all(b"\n").await.unwrap();
+        p.stdin.flush().await.unwrap();
+        let r = p.response(&json!(GOOD)).await;
+        assert_eq!(r["result"]["content"][0]["text"], "5", "{r}");
+        let slow = p.response(&json!(SLOW)).await;
+        assert_eq!(slow["result"]["content"][0]["text"], "liftoff", "{slow}");
+    })
+    .await;
+}
+
 /// B40 — a line over the line limit (4 MiB by default, `DEFAULT_MAX_LINE_LEN`): -32700 with a
 /// null id; the rest of the line is discarded and the next line is served (T25 §stdio).
 #[tokio::test]

@@ -5,6 +5,7 @@
 //!
 //! Spec: 2025-11-25 "basic/lifecycle" §Shutdown, §Timeouts; 2026-07-28 "basic/transports/stdio"
 //! (a server that exits unexpectedly).
+// Unix only: the servers are killed with SIGKILL and one stdio child is an `sh` script.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::panic)]
 

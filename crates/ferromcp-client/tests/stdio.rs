@@ -3,6 +3,7 @@
 //! Spec: 2025-11-25 basic/lifecycle "Shutdown › stdio" (close stdin, wait, SIGTERM, wait,
 //! SIGKILL) and basic/transports "stdio" (stderr is logging, never an error).
 
+// Unix only: the servers are `sh` scripts, shutdown is checked through SIGTERM and `/proc`.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
@@ -12,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::within;
-use ferromcp_client::{StderrMode, StdioTransport, Transport};
+use ferromcp_client::{Client, Lifecycle, StderrMode, StdioTransport, Transport};
 
 const GRACE: Duration = Duration::from_millis(300);
 
@@ -110,6 +111,40 @@ async fn stderr_is_not_an_error_and_spawn_failures_are_reported() {
             matches!(err, ferromcp_client::ClientError::Transport(_)),
             "{err:?}"
         );
+    })
+    .await;
+}
+
+/// A server (a shell script) whose messages end in `\r\n`: it answers `initialize` and `ping`,
+/// the `ping` answer with its `\r` and `\n` in separate writes.
+const CRLF_SERVER: &str = r#"
+while IFS= read -r line; do
+  id=${line#*'"id":'}; id=${id%%[,\}]*}
+  case $line in
+    *'"method":"initialize"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"crlf","version":"1"}}}\r\n' "$id" ;;
+    *'"method":"ping"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"result":{}}\r' "$id"; sleep 0.05; printf '\n' ;;
+  esac
+done
+"#;
+
+/// B54 — the client decodes a server's `\r\n`-terminated messages (a Windows server's line
+/// ending), also when the `\r` and the `\n` arrive in separate reads.
+#[tokio::test]
+async fn b54_crlf_terminated_server_messages_are_read() {
+    within(async {
+        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        let client = Client::builder()
+            .lifecycle(Lifecycle::Handshake)
+            .connect(shell(CRLF_SERVER, lines.clone()))
+            .await
+            .unwrap();
+        assert_eq!(client.session().server_info.as_ref().unwrap().name, "crlf");
+        client.ping().await.unwrap();
+        client.ping().await.unwrap();
+        client.shutdown().await;
+        assert!(lines.lock().unwrap().is_empty(), "{lines:?}");
     })
     .await;
 }

@@ -197,6 +197,10 @@ fn tune(stream: &TcpStream) {
     if let Err(e) = rustix::net::sockopt::set_socket_keepalive(stream, true) {
         tracing::debug!(error = %e, "SO_KEEPALIVE could not be set");
     }
+    #[cfg(windows)]
+    if let Err(e) = socket2::SockRef::from(stream).set_keepalive(true) {
+        tracing::debug!(error = %e, "SO_KEEPALIVE could not be set");
+    }
 }
 
 async fn serve_connection(stream: TcpStream, peer: SocketAddr, service: McpHttpService) {

@@ -117,6 +117,7 @@ fn canary(
 /// and file descriptors and memory return to their baseline; a canary session stays
 /// answered throughout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(not(target_os = "linux"), ignore = "reads /proc (Linux only)")]
 async fn l02_thousand_concurrent_sessions_with_a_ledger_and_back_to_baseline() {
     tokio::time::timeout(BUDGET, async {
         let sessions = 1000 * scale();

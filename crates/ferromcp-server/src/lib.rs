@@ -53,8 +53,8 @@ pub use stream::{
     DEFAULT_REPLAY_LIMIT, DEFAULT_STDIO_SHUTDOWN_GRACE, ServeError, StreamConfig,
     era_of_opening_request, serve_stream,
 };
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub use stream::{serve_stdio, serve_stdio_with};
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub mod stdio;

@@ -271,7 +271,7 @@ pub const DEFAULT_STDIO_SHUTDOWN_GRACE: std::time::Duration = std::time::Duratio
 /// While serving, stdout carries protocol messages only (see [`crate::stdio`]). At end of
 /// input, in-flight requests get [`DEFAULT_STDIO_SHUTDOWN_GRACE`] to finish before they are
 /// cancelled; queued output is flushed before this returns.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub async fn serve_stdio(server: &Server) -> Result<(), ServeError> {
     let config = StreamConfig::default()
         .dispatcher(DispatcherConfig::default().shutdown_grace(DEFAULT_STDIO_SHUTDOWN_GRACE));
@@ -285,7 +285,7 @@ pub async fn serve_stdio(server: &Server) -> Result<(), ServeError> {
 
 /// [`serve_stdio`] with explicit line-framing and stream settings (the transport kind is
 /// always stdio).
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub async fn serve_stdio_with(
     server: &Server,
     line: ferromcp_dispatch::LineTransportConfig,

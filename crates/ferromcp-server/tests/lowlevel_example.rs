@@ -1,7 +1,6 @@
 //! Issue "Server kernel", done-when: the small example server built on the low-level `Server`
 //! (examples/lowlevel_stdio.rs) runs over stdio and answers a handshake-era client and a
 //! modern-era client (MCP "Transports › stdio", "Lifecycle", 2026-07-28 stateless requests).
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -22,7 +21,7 @@ fn example() -> PathBuf {
     deps.parent()
         .unwrap()
         .join("examples")
-        .join("lowlevel_stdio")
+        .join(format!("lowlevel_stdio{}", std::env::consts::EXE_SUFFIX))
 }
 
 /// Runs the example with `lines` on stdin and returns what it wrote on stdout, one JSON value

@@ -4,6 +4,7 @@
 //! MCP "Transports › stdio": messages are newline-delimited and contain no embedded newlines;
 //! the server MUST NOT write anything to its stdout that is not a valid MCP message (a stray
 //! print lands on stderr instead); the client closes stdin to end the session.
+// Unix only: `sh` children, socket pairs, and the restored O_NONBLOCK flag of fd 1.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
@@ -182,6 +183,30 @@ fn over_pipes_many_and_large_messages_go_through() {
     writer.join().unwrap();
     let (status, rest, _) = echo.finish();
     assert!(status.success());
+    assert_eq!(rest, ["restored nonblock=false"]);
+}
+
+/// B54 — `\r\n`-terminated requests (a Windows client's line ending) are served: one per
+/// write, several in one write, and with the `\r` and the `\n` in separate writes. The
+/// answers end in a bare `\n`.
+#[test]
+fn b54_crlf_terminated_requests_are_served() {
+    let mut echo = Echo::spawn(false);
+    let crlf = |id, method| request(id, method).replace('\n', "\r\n");
+    echo.write(crlf(1, "a").as_bytes());
+    assert_result(&echo.line(), 1, "a");
+    echo.write(format!("{}{}", crlf(2, "b"), crlf(3, "c")).as_bytes());
+    assert_result(&echo.line(), 2, "b");
+    assert_result(&echo.line(), 3, "c");
+    let split = crlf(4, "d");
+    echo.write(split.trim_end_matches('\n').as_bytes());
+    std::thread::sleep(Duration::from_millis(50));
+    echo.write(b"\n");
+    let line = echo.line();
+    assert!(!line.contains('\r'), "{line:?}");
+    assert_result(&line, 4, "d");
+    let (status, rest, stderr) = echo.finish();
+    assert!(status.success(), "{status:?}; stderr: {stderr}");
     assert_eq!(rest, ["restored nonblock=false"]);
 }
 

@@ -7,7 +7,6 @@
 //! A test whose example needs a feature that is off is skipped (with a note on stderr); an
 //! example that should have been built but is missing fails the test: build the examples
 //! first (`cargo build -p ferromcp --examples --all-features`) when running this file alone.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -35,7 +34,7 @@ fn example(name: &str, enabled: bool) -> Option<PathBuf> {
         .and_then(|d| d.parent())
         .unwrap()
         .join("examples")
-        .join(name);
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         path.exists(),
         "{} was not built: run the package's tests (or `cargo build -p ferromcp --examples \

@@ -4,6 +4,16 @@
 //! Shutdown follows the spec's sequence (lifecycle "Shutdown › stdio"): close the child's
 //! stdin, wait for it to exit, then send SIGTERM, wait again, then SIGKILL. The child's stderr
 //! is its log: it is passed through (inherited) by default and is never treated as an error.
+//!
+//! On Windows there is no SIGTERM a console-less child can catch, so the middle step ends the
+//! child's whole process tree with `%SystemRoot%\System32\taskkill.exe /T /F /PID <pid>` (run
+//! by full path, so `PATH` cannot substitute it; no window): servers started through a wrapper
+//! (`cmd /c`, `npx`, `uvx`) do not outlive it. `taskkill` rather than a job object keeps this
+//! crate free of `unsafe` FFI; the cost is one short-lived process at shutdown, and only
+//! when the server ignored end of input. The last step is `TerminateProcess` on the child.
+//!
+//! The pipes carry bytes: UTF-8 JSON lines, whatever the console code page, and lines from the
+//! server may end in `\n` or `\r\n`.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -127,7 +137,7 @@ impl StdioTransport {
     }
 
     /// Sets how long the child gets to exit after its stdin closes, and again after SIGTERM
-    /// (default [`DEFAULT_SHUTDOWN_GRACE`]).
+    /// (on Windows: after `taskkill /T /F`) (default [`DEFAULT_SHUTDOWN_GRACE`]).
     #[must_use]
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.grace = grace;
@@ -199,7 +209,7 @@ impl Transport for StdioTransport {
     }
 }
 
-/// Close stdin, wait; SIGTERM, wait; SIGKILL.
+/// Close stdin, wait; SIGTERM (Windows: `taskkill /T /F`), wait; SIGKILL (`TerminateProcess`).
 struct ChildShutdown {
     child: Mutex<Option<Child>>,
     stdin: LineSink,
@@ -222,7 +232,7 @@ async fn exited_within(child: &mut Child, grace: Duration) -> bool {
 }
 
 #[cfg(unix)]
-fn terminate(child: &Child) {
+async fn terminate(child: &Child, _grace: Duration) {
     use rustix::process::{Pid, Signal, kill_process};
     let pid = child
         .id()
@@ -235,8 +245,34 @@ fn terminate(child: &Child) {
     }
 }
 
-#[cfg(not(unix))]
-fn terminate(_child: &Child) {}
+/// Ends the child's process tree with `taskkill /T /F`, waiting up to `grace` for `taskkill`.
+#[cfg(windows)]
+async fn terminate(child: &Child, grace: Duration) {
+    /// `CREATE_NO_WINDOW`: no console window flashes up when the host is a GUI application.
+    const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+    let Some(pid) = child.id() else { return };
+    let taskkill = std::env::var_os("SystemRoot").map_or_else(
+        || std::path::PathBuf::from("taskkill.exe"),
+        |root| Path::new(&root).join("System32").join("taskkill.exe"),
+    );
+    let status = Command::new(taskkill)
+        .args(["/T", "/F", "/PID", &pid.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .creation_flags(CREATE_NO_WINDOW)
+        .kill_on_drop(true)
+        .status();
+    match tokio::time::timeout(grace, status).await {
+        Ok(Ok(status)) if status.success() => {}
+        Ok(Ok(status)) => tracing::debug!(%status, "taskkill of the stdio server failed"),
+        Ok(Err(e)) => tracing::debug!(error = %e, "taskkill of the stdio server failed"),
+        Err(_) => tracing::debug!("taskkill of the stdio server timed out"),
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
+async fn terminate(_child: &Child, _grace: Duration) {}
 
 impl TransportShutdown for ChildShutdown {
     fn shutdown(&self) -> BoxFuture<'_, ()> {
@@ -250,9 +286,9 @@ impl TransportShutdown for ChildShutdown {
             if exited_within(&mut child, self.grace).await {
                 return;
             }
-            // 2. SIGTERM.
+            // 2. SIGTERM (Windows: the process tree, forcefully).
             tracing::debug!("stdio server still running after stdin closed: SIGTERM");
-            terminate(&child);
+            terminate(&child, self.grace).await;
             if exited_within(&mut child, self.grace).await {
                 return;
             }

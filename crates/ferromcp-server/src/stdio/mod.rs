@@ -7,9 +7,19 @@
 //! fd 1 is pointed at stderr and fd 0 at `/dev/null`, so a stray `println!` (or a child
 //! process's output) lands on stderr. Both are put back when the transport is gone.
 //!
+//! On Windows the same guarantee comes from the standard handles: the wire moves to private
+//! non-inheritable duplicates, `STD_OUTPUT_HANDLE` is pointed at the standard error handle and
+//! `STD_INPUT_HANDLE` at `NUL` (`SetStdHandle`), and the original handles are not inherited by
+//! child processes while claimed. A C runtime's own `stdout` (C `printf`), bound at start-up,
+//! is not redirected there.
+//!
+//! The wire carries bytes: UTF-8 JSON written with `write`/`WriteFile`, never through a
+//! console API or a text mode, so neither the console code page nor newline translation
+//! touches it. Lines may end in `\n` or `\r\n`.
+//!
 //! # No thread hop per message
 //!
-//! How the wire is read and written depends on what the descriptors are:
+//! How the wire is read and written depends on what the descriptors are (Unix):
 //!
 //! - **Pipes and FIFOs** (the usual case) are made non-blocking and driven by tokio's reactor
 //!   ([`tokio::net::unix::pipe`]): reads and writes happen on the runtime with no thread
@@ -25,24 +35,35 @@
 //! - When stdout shares its open file with stderr (`2>&1` into one pipe), output also takes
 //!   the blocking path: making it non-blocking would make stderr non-blocking too.
 //!
+//! On Windows the anonymous pipes a parent hands its child cannot be polled (no overlapped
+//! I/O), so every handle takes the thread and blocking-pool path above.
+//!
 //! On every path a burst of outbound messages is written and flushed once
 //! ([`ferromcp_dispatch::line_transport`]).
 
+#[cfg(unix)]
 mod fd;
+#[cfg(windows)]
+mod handle;
 mod wire;
 
+use std::fs::File;
 use std::io;
 use std::sync::Arc;
 
 use ferromcp_dispatch::{LineSink, LineSource, LineTransportConfig, line_transport};
 
+#[cfg(unix)]
 use self::fd::StdioClaim;
+#[cfg(windows)]
+use self::handle::StdioClaim;
 
 /// Claims the process's stdin and stdout and serves newline-delimited JSON-RPC over them.
 ///
 /// Until both halves are gone (the source dropped, and the sink closed or every clone of it
 /// dropped, which ends its writer task after a final flush), fd 0 reads `/dev/null` and fd 1
-/// writes to stderr; then both are restored, with their original blocking mode. Closing the
+/// writes to stderr (on Windows: the standard input handle is `NUL` and the standard output
+/// handle is stderr's); then both are restored, with their original blocking mode. Closing the
 /// sink does not close the process's stdout: the peer sees end of file when the process
 /// exits or closes fd 1 itself.
 ///
@@ -77,7 +98,7 @@ pub fn stdio_transport(config: LineTransportConfig) -> io::Result<(LineSource, L
         ));
     };
     let claim = Arc::new(claim);
-    let reader = wire::reader(input, claim.clone())?;
-    let writer = wire::writer(output, claim)?;
+    let reader = wire::reader(File::from(input), claim.clone())?;
+    let writer = wire::writer(File::from(output), claim)?;
     Ok(line_transport(reader, writer, config))
 }

@@ -4,17 +4,20 @@
 
 use std::fs::File;
 use std::io::{self, Read};
+#[cfg(unix)]
 use std::os::fd::{AsFd, OwnedFd};
+#[cfg(unix)]
 use std::os::unix::fs::FileTypeExt;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+#[cfg(unix)]
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 
-use super::fd::StdioClaim;
+use super::StdioClaim;
 
 /// How many bytes the fallback reader thread reads per call.
 const CHUNK: usize = 64 * 1024;
@@ -36,11 +39,26 @@ pub(super) struct Claimed<T> {
 }
 
 /// The read half of the wire.
-pub(super) fn reader(fd: OwnedFd, claim: Arc<StdioClaim>) -> io::Result<Claimed<BoxRead>> {
-    let file = File::from(fd);
+pub(super) fn reader(file: File, claim: Arc<StdioClaim>) -> io::Result<Claimed<BoxRead>> {
+    Ok(Claimed {
+        inner: read_half(file)?,
+        _claim: claim,
+    })
+}
+
+/// The write half of the wire.
+pub(super) fn writer(file: File, claim: Arc<StdioClaim>) -> io::Result<Claimed<BoxWrite>> {
+    Ok(Claimed {
+        inner: write_half(file)?,
+        _claim: claim,
+    })
+}
+
+#[cfg(unix)]
+fn read_half(file: File) -> io::Result<BoxRead> {
     let kind = file.metadata()?.file_type();
     let pollable = !shares_open_file_with_stderr(&file);
-    let inner: BoxRead = if pollable && kind.is_fifo() {
+    Ok(if pollable && kind.is_fifo() {
         tracing::debug!("stdio: reading a non-blocking pipe");
         Box::new(pipe::Receiver::from_file(file)?)
     } else if pollable && kind.is_socket() {
@@ -49,19 +67,14 @@ pub(super) fn reader(fd: OwnedFd, claim: Arc<StdioClaim>) -> io::Result<Claimed<
     } else {
         tracing::debug!("stdio: reading on a dedicated thread");
         Box::new(spawn_reader_thread(file)?)
-    };
-    Ok(Claimed {
-        inner,
-        _claim: claim,
     })
 }
 
-/// The write half of the wire.
-pub(super) fn writer(fd: OwnedFd, claim: Arc<StdioClaim>) -> io::Result<Claimed<BoxWrite>> {
-    let file = File::from(fd);
+#[cfg(unix)]
+fn write_half(file: File) -> io::Result<BoxWrite> {
     let kind = file.metadata()?.file_type();
     let pollable = !shares_open_file_with_stderr(&file);
-    let inner: BoxWrite = if pollable && kind.is_fifo() {
+    Ok(if pollable && kind.is_fifo() {
         tracing::debug!("stdio: writing a non-blocking pipe");
         Box::new(pipe::Sender::from_file(file)?)
     } else if pollable && kind.is_socket() {
@@ -70,15 +83,29 @@ pub(super) fn writer(fd: OwnedFd, claim: Arc<StdioClaim>) -> io::Result<Claimed<
     } else {
         tracing::debug!("stdio: writing through the blocking pool, one burst per write");
         Box::new(tokio::fs::File::from_std(file))
-    };
-    Ok(Claimed {
-        inner,
-        _claim: claim,
     })
+}
+
+/// Windows: the anonymous pipes a parent hands its child have no overlapped I/O, so nothing can
+/// poll them: every handle is read on a dedicated thread (`ReadFile`, raw bytes, never the
+/// console API).
+#[cfg(windows)]
+fn read_half(file: File) -> io::Result<BoxRead> {
+    tracing::debug!("stdio: reading on a dedicated thread");
+    Ok(Box::new(spawn_reader_thread(file)?))
+}
+
+/// Windows: written through the blocking pool, one burst per write (`WriteFile`, raw bytes,
+/// whatever the console code page; no text-mode newline translation).
+#[cfg(windows)]
+fn write_half(file: File) -> io::Result<BoxWrite> {
+    tracing::debug!("stdio: writing through the blocking pool, one burst per write");
+    Ok(Box::new(tokio::fs::File::from_std(file)))
 }
 
 /// Whether `file` is (or may be) the open file behind stderr, so that making it non-blocking
 /// would make stderr non-blocking too.
+#[cfg(unix)]
 fn shares_open_file_with_stderr(file: &File) -> bool {
     let (Ok(wire), Ok(stderr)) = (
         rustix::fs::fstat(file),
@@ -91,6 +118,7 @@ fn shares_open_file_with_stderr(file: &File) -> bool {
 
 /// A socket driven by the reactor. Reads and writes on a stream socket are the same calls
 /// whatever its address family, so a Unix stream wraps any of them.
+#[cfg(unix)]
 fn socket(file: File) -> io::Result<tokio::net::UnixStream> {
     let stream = std::os::unix::net::UnixStream::from(OwnedFd::from(file));
     stream.set_nonblocking(true)?;

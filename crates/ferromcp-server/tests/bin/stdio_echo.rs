@@ -2,10 +2,11 @@
 //!
 //! It claims stdio through [`stdio_transport`], prints a stray line with `println!` (which must
 //! land on stderr), and answers every request with `{"method": <its method>}`. The method
-//! `child` first runs `sh -c 'echo child-out; cat'`: the child's output must land on stderr and
-//! its stdin must be empty. A frame that does not decode is answered with its error response.
-//! Notifications get no answer. At end of input it closes the transport and prints
-//! `restored nonblock=<bool>` on the restored stdout, then exits 0.
+//! `child` first runs `sh -c 'echo child-out; cat'` (Windows: `cmd /c "echo child-out& more"`):
+//! the child's output must land on stderr and its stdin must be empty. A frame that does not
+//! decode is answered with its error response. Notifications get no answer. At end of input it
+//! closes the transport and prints `restored nonblock=<bool>` (Windows: `restored`) on the
+//! restored stdout, then exits 0.
 #![allow(clippy::print_stdout)]
 
 #[cfg(unix)]
@@ -22,7 +23,35 @@ fn main() -> std::io::Result<()> {
     Ok(())
 }
 
-#[cfg(unix)]
+/// Windows: the same server; the restored standard output has no blocking mode to report.
+#[cfg(windows)]
+fn main() -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve())?;
+    println!("restored");
+    Ok(())
+}
+
+/// The command of the `child` method: prints a line, then copies its stdin (which must be
+/// empty) to its stdout.
+fn child_command() -> std::process::Command {
+    #[cfg(unix)]
+    {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "echo child-out; cat"]);
+        cmd
+    }
+    #[cfg(not(unix))]
+    {
+        let mut cmd = std::process::Command::new("cmd");
+        cmd.args(["/c", "echo child-out& more"]);
+        cmd
+    }
+}
+
+#[cfg(any(unix, windows))]
 async fn serve() -> std::io::Result<()> {
     use ferromcp_dispatch::{LineTransportConfig, MessageSink, MessageSource};
     use ferromcp_server::stdio::stdio_transport;
@@ -35,9 +64,7 @@ async fn serve() -> std::io::Result<()> {
             Ok(inbound) => match inbound.message {
                 Message::Request(request) => {
                     if request.method == "child" {
-                        std::process::Command::new("sh")
-                            .args(["-c", "echo child-out; cat"])
-                            .status()?;
+                        child_command().status()?;
                     }
                     Message::response(request.id, serde_json::json!({"method": request.method}))
                 }
@@ -53,5 +80,5 @@ async fn serve() -> std::io::Result<()> {
     sink.close().await.map_err(std::io::Error::other)
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn main() {}
