@@ -35,6 +35,7 @@
 //! client.shutdown().await;
 //! # Ok(()) }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;
 pub mod cache;

@@ -7,7 +7,7 @@
 //! file alone, on a fresh target (`cargo test -p ferromcp --all-features`). An example whose
 //! feature is off is skipped with a message; one that should have been built and is missing
 //! fails.
-#![cfg(all(unix, feature = "server", feature = "client", feature = "http"))]
+#![cfg(all(unix, feature = "server", feature = "client-http", feature = "http"))]
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
