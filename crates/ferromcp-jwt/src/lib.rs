@@ -267,6 +267,8 @@ fn extract_ec_public_key_coordinates(
     }
 }
 
+// The signature is jsonwebtoken's `JwkUtils::compute_digest` fn pointer type.
+#[allow(clippy::needless_pass_by_value)]
 fn compute_digest(data: &[u8], hash: ThumbprintHash) -> Vec<u8> {
     let alg = match hash {
         ThumbprintHash::SHA256 => &digest::SHA256,
