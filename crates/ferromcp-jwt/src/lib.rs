@@ -49,6 +49,10 @@ pub static PROVIDER: CryptoProvider = CryptoProvider {
 /// (installed by the application, or chosen by jsonwebtoken from its own `rust_crypto` or
 /// `aws_lc_rs` feature on its first use): that one is then kept. Idempotent and cheap; ferromcp
 /// calls it before each of its own uses of jsonwebtoken.
+///
+/// jsonwebtoken picks its provider on first use: an application that calls jsonwebtoken
+/// itself, with neither of its back-end features on, calls this first (or its first call
+/// panics in jsonwebtoken, and so would ferromcp's later ones).
 pub fn install() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
