@@ -179,6 +179,7 @@ async fn check_assertion(
     form_id: Option<&String>,
 ) -> Result<ClientRecord, OAuthError> {
     let fail = || OAuthError::invalid_client("client assertion refused");
+    ferromcp_jwt::install();
     let header = jsonwebtoken::decode_header(assertion).map_err(|_| fail())?;
     if !ASSERTION_ALGS
         .iter()

@@ -6,8 +6,8 @@ use std::sync::RwLock;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use p256::ecdsa::SigningKey;
-use p256::pkcs8::EncodePrivateKey;
+use ring::rand::SystemRandom;
+use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
 use serde_json::{Value, json};
 
 /// One ES256 key pair.
@@ -21,32 +21,22 @@ struct KeyPair {
 
 impl KeyPair {
     fn generate() -> Result<Self, String> {
-        // A random scalar; the (astronomically rare) invalid one is retried.
-        let sk = loop {
-            let mut bytes = [0u8; 32];
-            getrandom::fill(&mut bytes).map_err(|e| format!("OS random source: {e}"))?;
-            if let Ok(k) = SigningKey::from_bytes(&bytes.into()) {
-                break k;
-            }
-        };
-        Self::from_key(&sk)
+        let der =
+            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
+                .map_err(|_| "OS random source failed".to_owned())?;
+        Self::from_pkcs8(der.as_ref())
     }
 
-    /// A P-256 private key in PKCS#8 DER.
+    /// A P-256 private key in PKCS#8 DER (with its public key, as OpenSSL and most tools
+    /// write it).
     fn from_pkcs8(der: &[u8]) -> Result<Self, String> {
-        use p256::pkcs8::DecodePrivateKey;
-        let sk = SigningKey::from_pkcs8_der(der)
-            .map_err(|e| format!("the signing key is not a P-256 PKCS#8 key: {e}"))?;
-        Self::from_key(&sk)
-    }
-
-    fn from_key(sk: &SigningKey) -> Result<Self, String> {
-        let der = sk
-            .to_pkcs8_der()
-            .map_err(|e| format!("encoding the signing key: {e}"))?;
-        let point = sk.verifying_key().to_encoded_point(false);
-        let (Some(x), Some(y)) = (point.x(), point.y()) else {
-            return Err("the public key has no affine coordinates".to_owned());
+        let pair =
+            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der, &SystemRandom::new())
+                .map_err(|e| format!("the signing key is not a P-256 PKCS#8 key: {e}"))?;
+        let point = pair.public_key().as_ref();
+        let (x, y) = match point {
+            [4, xy @ ..] if xy.len() == 64 => xy.split_at(32),
+            _ => return Err("the public key is not an uncompressed P-256 point".to_owned()),
         };
         let (x, y) = (URL_SAFE_NO_PAD.encode(x), URL_SAFE_NO_PAD.encode(y));
         let decoding =
@@ -58,7 +48,7 @@ impl KeyPair {
         ));
         Ok(Self {
             kid,
-            encoding: EncodingKey::from_ec_der(der.as_bytes()),
+            encoding: EncodingKey::from_ec_der(der),
             decoding,
             x,
             y,
@@ -114,6 +104,7 @@ impl Keys {
 
     /// Signs `claims` as an RFC 9068 access token (`typ: at+jwt`) with the current key.
     pub(crate) fn sign(&self, claims: &Value) -> Result<String, String> {
+        ferromcp_jwt::install();
         let g = self.inner.read().unwrap_or_else(|p| p.into_inner());
         let mut header = Header::new(Algorithm::ES256);
         header.typ = Some("at+jwt".to_owned());
@@ -124,6 +115,7 @@ impl Keys {
     /// Checks the signature of a token this server signed (by `kid`, current or previous
     /// key) and its `exp`, and returns its claims. Audience and issuer are the caller's.
     pub(crate) fn verify(&self, token: &str) -> Result<serde_json::Map<String, Value>, String> {
+        ferromcp_jwt::install();
         let header = jsonwebtoken::decode_header(token).map_err(|e| format!("malformed: {e}"))?;
         if header.alg != Algorithm::ES256 {
             return Err("unexpected algorithm".to_owned());
@@ -151,7 +143,8 @@ mod tests {
     #[test]
     fn a_loaded_key_signs_for_every_node() {
         let der = {
-            let sk = SigningKey::from_bytes(&[7u8; 32].into()).unwrap();
+            use p256::pkcs8::EncodePrivateKey as _;
+            let sk = p256::ecdsa::SigningKey::from_bytes(&[7u8; 32].into()).unwrap();
             sk.to_pkcs8_der().unwrap().as_bytes().to_vec()
         };
         let (a, b) = (

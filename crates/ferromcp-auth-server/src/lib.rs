@@ -56,6 +56,7 @@
 //! server.run().await
 //! # }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod authorize;
 mod cimd;

@@ -1315,6 +1315,7 @@ fn assertion(
         .as_secs();
     let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
     h.kid = Some(kid.to_owned());
+    ferromcp_jwt::install();
     jsonwebtoken::encode(
         &h,
         &json!({"iss": id, "sub": id, "aud": aud, "jti": jti,

@@ -37,6 +37,7 @@
 //! client.shutdown().await;
 //! # Ok(()) }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod apps;
 mod builder;

@@ -803,6 +803,7 @@ async fn client_credentials_with_an_rs256_key() {
                 .unwrap();
             let t = &hits(&seen, &Method::POST, "/token")[0];
             let jwt = t.f("client_assertion").unwrap();
+            ferromcp_jwt::install();
             let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
             validation.set_audience(&[format!("http://{addr}")]);
             validation.set_issuer(&["svc"]);

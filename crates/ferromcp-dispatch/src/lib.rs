@@ -19,6 +19,7 @@
 //!
 //! The only protocol methods this crate names are the JSON-RPC utilities it implements:
 //! [`utility::CANCELLED`], [`utility::PROGRESS`] and `params._meta.progressToken`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod boundary;
 pub mod codec;

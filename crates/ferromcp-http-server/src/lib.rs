@@ -22,6 +22,7 @@
 //! ferromcp_http_server::serve_http("127.0.0.1:8000", server).await
 //! # }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "auth")]
 pub mod auth;

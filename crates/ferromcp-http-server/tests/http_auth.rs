@@ -661,6 +661,7 @@ async fn es256_tokens_verify() {
         let key = jsonwebtoken::EncodingKey::from_ec_der(der.as_bytes());
         let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
         h.kid = Some("ec1".into());
+        ferromcp_jwt::install();
         let tok = jsonwebtoken::encode(&h, &claims("erin", "mcp", json!({})), &key).unwrap();
         let p = ferromcp_http_server::auth::TokenVerifier::verify(&v, &tok)
             .await
@@ -948,11 +949,35 @@ fn b64url(b: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
 }
 
-/// The test's RSA key (2048 bits), made once per test binary: RSA key generation is slow
-/// in an unoptimized build.
-fn rsa_key() -> &'static rsa::RsaPrivateKey {
-    static KEY: OnceLock<rsa::RsaPrivateKey> = OnceLock::new();
-    KEY.get_or_init(|| rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap())
+/// The test's RSA key (2048 bits): fixed files (auth_support/rsa2048.*.der, made with
+/// `openssl genrsa 2048` for these tests) rather than generated, as ring makes no RSA keys.
+struct RsaKey {
+    /// PKCS#1 `RSAPrivateKey` DER.
+    private: &'static [u8],
+    /// PKCS#1 `RSAPublicKey` DER.
+    public_pkcs1: &'static [u8],
+    /// `SubjectPublicKeyInfo` DER.
+    public_spki: &'static [u8],
+    /// Modulus, big-endian.
+    n: Vec<u8>,
+    /// Public exponent, big-endian.
+    e: Vec<u8>,
+}
+
+fn rsa_key() -> &'static RsaKey {
+    static KEY: OnceLock<RsaKey> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let private: &'static [u8] = include_bytes!("auth_support/rsa2048.pkcs1.der");
+        let pair = ring::signature::RsaKeyPair::from_der(private).unwrap();
+        let public = ring::signature::RsaPublicKeyComponents::<Vec<u8>>::from(pair.public());
+        RsaKey {
+            private,
+            public_pkcs1: include_bytes!("auth_support/rsa2048.public.pkcs1.der"),
+            public_spki: include_bytes!("auth_support/rsa2048.spki.der"),
+            n: public.n,
+            e: public.e,
+        }
+    })
 }
 
 /// `der` as PEM under `label`: 64 characters a line, ending in a newline.
@@ -976,7 +1001,7 @@ fn with_header(tok: &str, header: &Value) -> String {
 /// One key of each asymmetric type the verifier accepts: RSA (`kid` "rsa"), P-256 ("ec") and
 /// Ed25519 ("ed").
 struct Keys {
-    rsa: &'static rsa::RsaPrivateKey,
+    rsa: &'static RsaKey,
     ec: p256::SecretKey,
     ed: Key,
 }
@@ -1004,10 +1029,9 @@ impl Keys {
     }
 
     fn rsa_jwk(&self) -> Value {
-        use rsa::traits::PublicKeyParts as _;
         json!({
             "kty": "RSA", "kid": "rsa", "alg": "RS256", "use": "sig",
-            "n": b64url(&self.rsa.n().to_bytes_be()), "e": b64url(&self.rsa.e().to_bytes_be()),
+            "n": b64url(&self.rsa.n), "e": b64url(&self.rsa.e),
         })
     }
 
@@ -1024,7 +1048,7 @@ impl Keys {
     /// with the Ed25519 key; HS* with `secret`), its header naming `kid`.
     fn sign(&self, alg: Algorithm, kid: Option<&str>, secret: &[u8], claims: &Value) -> String {
         use p256::pkcs8::EncodePrivateKey as _;
-        use rsa::pkcs1::EncodeRsaPrivateKey as _;
+        ferromcp_jwt::install();
         let key = match alg {
             Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => {
                 jsonwebtoken::EncodingKey::from_secret(secret)
@@ -1036,9 +1060,7 @@ impl Keys {
                 self.ed.sk.to_pkcs8_der().unwrap().as_bytes(),
             ),
             Algorithm::ES384 => panic!("no P-384 key here"),
-            _ => {
-                jsonwebtoken::EncodingKey::from_rsa_der(self.rsa.to_pkcs1_der().unwrap().as_bytes())
-            }
+            _ => jsonwebtoken::EncodingKey::from_rsa_der(self.rsa.private),
         };
         let mut h = jsonwebtoken::Header::new(alg);
         h.kid = kid.map(str::to_owned);
@@ -1050,14 +1072,8 @@ impl Keys {
     fn public_material(&self) -> Vec<(&'static str, &'static str, Vec<u8>)> {
         use p256::elliptic_curve::sec1::ToEncodedPoint as _;
         use p256::pkcs8::EncodePublicKey as _;
-        use rsa::pkcs1::EncodeRsaPublicKey as _;
-        use rsa::traits::PublicKeyParts as _;
-        let rsa_pub = self.rsa.to_public_key();
-        let rsa_pkcs1 = rsa_pub.to_pkcs1_der().unwrap().as_bytes().to_vec();
-        let rsa_spki = rsa::pkcs8::EncodePublicKey::to_public_key_der(&rsa_pub)
-            .unwrap()
-            .as_bytes()
-            .to_vec();
+        let rsa_pkcs1 = self.rsa.public_pkcs1.to_vec();
+        let rsa_spki = self.rsa.public_spki.to_vec();
         let rsa_jwk = self.rsa_jwk();
         let ec_pub = self.ec.public_key();
         let ec_spki = ec_pub.to_public_key_der().unwrap().as_bytes().to_vec();
@@ -1081,7 +1097,7 @@ impl Keys {
                 rsa_spki_pem.trim_end().as_bytes().to_vec(),
             ),
             ("rsa", "JWK n text", text(&rsa_jwk["n"])),
-            ("rsa", "n bytes", rsa_pub.n().to_bytes_be()),
+            ("rsa", "n bytes", self.rsa.n.clone()),
             ("rsa", "JWK JSON", rsa_jwk.to_string().into_bytes()),
             (
                 "ec",

@@ -10,6 +10,7 @@
 //! assert_eq!(bytes, br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
 //! assert_eq!(Message::from_slice(&bytes).unwrap(), m);
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod decode;
 mod error;

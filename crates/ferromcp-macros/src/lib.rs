@@ -7,6 +7,7 @@
 //!
 //! [`macro@ferromcp_tool`] is the same macro for the `ferromcp` facade crate, which
 //! re-exports it as `ferromcp::tool`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod args;
 mod expand;

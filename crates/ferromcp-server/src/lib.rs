@@ -11,6 +11,7 @@
 //!
 //! The Streamable HTTP transport is the crate `ferromcp-http-server`, and the embedded OAuth
 //! authorization server `ferromcp-auth-server`: a stdio server compiles neither.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod caller;
 mod connection;

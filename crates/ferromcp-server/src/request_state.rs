@@ -15,6 +15,7 @@
 //! use ferromcp_server::request_state::{Binding, KeyRing, StateSealer};
 //! use serde_json::json;
 //!
+//! # if cfg!(not(feature = "request-state")) { return; } // sealing needs the feature
 //! let sealer = StateSealer::new(KeyRing::ephemeral().unwrap());
 //! let binding = Binding::new("tools/call", "book_flight", Some(&json!({"to": "LIS"})));
 //! let now = SystemTime::now();
@@ -34,16 +35,29 @@
 //! secret with HKDF-SHA256 (salt `"ferromcp requestState"`, info
 //! `"ferromcp/requestState/v1/aes-256-gcm"`). Nonces are random; rotate keys well before
 //! 2^32 seals under one key.
+//!
+//! # Feature `request-state`
+//!
+//! The AES-GCM and HKDF code is compiled only with the crate feature `request-state` (on by
+//! default; the facade `ferromcp` turns it on with its own `request-state` feature). Without
+//! it the API is the same, but [`StateSealer::seal`] and [`StateSealer::open`] fail with
+//! [`StateErrorKind::Unavailable`]: a 2026-07-28 request that needs input from the client
+//! (elicitation, sampling, resolvers over several rounds) is answered with an internal error
+//! naming the feature, while everything else, the handshake era's server-to-client requests
+//! included, works as before.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+#[cfg(feature = "request-state")]
 use aes_gcm::aead::{Aead, KeyInit, Payload};
+#[cfg(feature = "request-state")]
 use aes_gcm::{Aes256Gcm, Key, Nonce};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
+#[cfg(feature = "request-state")]
 use hkdf::Hkdf;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -70,7 +84,9 @@ const KEY_ID_LEN: usize = 4;
 const NONCE_LEN: usize = 12;
 const TAG_LEN: usize = 16;
 const HEADER_LEN: usize = 16;
+#[cfg(feature = "request-state")]
 const HKDF_SALT: &[u8] = b"ferromcp requestState";
+#[cfg(feature = "request-state")]
 const HKDF_INFO_AEAD: &[u8] = b"ferromcp/requestState/v1/aes-256-gcm";
 const AAD_CONTEXT: &[u8] = b"ferromcp/requestState/v1";
 
@@ -79,6 +95,7 @@ const AAD_CONTEXT: &[u8] = b"ferromcp/requestState/v1";
 #[derive(Clone)]
 pub struct StateKey {
     id: u32,
+    #[cfg(feature = "request-state")]
     cipher: Aes256Gcm,
 }
 
@@ -86,6 +103,17 @@ impl StateKey {
     /// A key with the given id, derived from `secret` (32 bytes of high-entropy secret, e.g.
     /// from a secret store; share it between the nodes that must open each other's states).
     pub fn new(id: u32, secret: &[u8; 32]) -> Self {
+        #[cfg(not(feature = "request-state"))]
+        {
+            let _ = secret;
+            Self { id }
+        }
+        #[cfg(feature = "request-state")]
+        Self::derive(id, secret)
+    }
+
+    #[cfg(feature = "request-state")]
+    fn derive(id: u32, secret: &[u8; 32]) -> Self {
         let hk = Hkdf::<Sha256>::new(Some(HKDF_SALT), secret);
         let mut okm = [0u8; 32];
         if hk.expand(HKDF_INFO_AEAD, &mut okm).is_err() {
@@ -115,6 +143,51 @@ impl StateKey {
     /// The key's id.
     pub fn id(&self) -> u32 {
         self.id
+    }
+}
+
+/// The AEAD, with the `request-state` feature.
+#[cfg(feature = "request-state")]
+impl StateKey {
+    fn encrypt(
+        &self,
+        nonce: [u8; NONCE_LEN],
+        plaintext: &[u8],
+        aad: &[u8],
+    ) -> Result<Vec<u8>, StateError> {
+        let payload = Payload {
+            msg: plaintext,
+            aad,
+        };
+        self.cipher
+            .encrypt(&Nonce::from(nonce), payload)
+            .map_err(|_| StateError::new(StateErrorKind::PayloadTooLarge))
+    }
+
+    fn decrypt(
+        &self,
+        nonce: [u8; NONCE_LEN],
+        sealed: &[u8],
+        aad: &[u8],
+    ) -> Result<Vec<u8>, StateError> {
+        let payload = Payload { msg: sealed, aad };
+        self.cipher
+            .decrypt(&Nonce::from(nonce), payload)
+            .map_err(|_| StateError::new(StateErrorKind::Unauthenticated))
+    }
+}
+
+/// Without the `request-state` feature: no AEAD, every seal and open fails.
+#[cfg(not(feature = "request-state"))]
+impl StateKey {
+    #[allow(clippy::unused_self)]
+    fn encrypt(&self, _: [u8; NONCE_LEN], _: &[u8], _: &[u8]) -> Result<Vec<u8>, StateError> {
+        Err(StateError::new(StateErrorKind::Unavailable))
+    }
+
+    #[allow(clippy::unused_self)]
+    fn decrypt(&self, _: [u8; NONCE_LEN], _: &[u8], _: &[u8]) -> Result<Vec<u8>, StateError> {
+        Err(StateError::new(StateErrorKind::Unavailable))
     }
 }
 
@@ -464,6 +537,8 @@ pub enum StateErrorKind {
     PayloadTooLarge,
     /// Seal or key generation: the operating system's RNG failed.
     Random,
+    /// Seal or open: the crate was built without its `request-state` feature (no AES-GCM).
+    Unavailable,
 }
 
 impl StateErrorKind {
@@ -478,11 +553,15 @@ impl StateErrorKind {
             Self::NotYetValid => "not_yet_valid",
             Self::PayloadTooLarge => "payload_too_large",
             Self::Random => "rng_failure",
+            Self::Unavailable => "unavailable",
         }
     }
 
     fn is_seal_side(self) -> bool {
-        matches!(self, Self::PayloadTooLarge | Self::Random)
+        matches!(
+            self,
+            Self::PayloadTooLarge | Self::Random | Self::Unavailable
+        )
     }
 }
 
@@ -515,6 +594,13 @@ impl StateError {
     /// `"Invalid or expired requestState"` with data `{"reason": "invalid_request_state"}`;
     /// a seal failure (the server's own problem) is -32603 `"Internal error"`.
     pub fn to_error_object(&self) -> ErrorObject {
+        if self.kind == StateErrorKind::Unavailable {
+            return ErrorObject::new(
+                ErrorCode::INTERNAL_ERROR,
+                "This server cannot ask for input at 2026-07-28: it was built without \
+                 ferromcp-server's `request-state` feature",
+            );
+        }
         if self.kind.is_seal_side() {
             return ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Internal error");
         }
@@ -584,16 +670,7 @@ impl StateSealer {
         let mut nonce = [0u8; NONCE_LEN];
         fill_random(&mut nonce)?;
         let aad = binding.aad(self.config.audience.as_deref(), key.id);
-        let sealed = key
-            .cipher
-            .encrypt(
-                &Nonce::from(nonce),
-                Payload {
-                    msg: &plaintext,
-                    aad: &aad,
-                },
-            )
-            .map_err(|_| StateError::new(StateErrorKind::PayloadTooLarge))?;
+        let sealed = key.encrypt(nonce, &plaintext, &aad)?;
         let mut raw = Vec::with_capacity(raw_len);
         raw.extend_from_slice(&key.id.to_be_bytes());
         raw.extend_from_slice(&nonce);
@@ -655,16 +732,7 @@ impl StateSealer {
             .find(key_id)
             .ok_or(StateError::new(K::UnknownKey))?;
         let aad = binding.aad(self.config.audience.as_deref(), key_id);
-        let mut plaintext = key
-            .cipher
-            .decrypt(
-                &Nonce::from(nonce_bytes),
-                Payload {
-                    msg: sealed,
-                    aad: &aad,
-                },
-            )
-            .map_err(|_| StateError::new(K::Unauthenticated))?;
+        let mut plaintext = key.decrypt(nonce_bytes, sealed, &aad)?;
         if plaintext.len() < HEADER_LEN {
             return Err(StateError::new(K::Malformed));
         }

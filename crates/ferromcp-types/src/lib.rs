@@ -7,6 +7,7 @@
 //!   generated from the vendored schema files.
 //!
 //! This crate has no async runtime in its dependency tree.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// JSON-RPC 2.0 (the crate `ferromcp-jsonrpc`): messages, ids, errors, decoding.
 pub use ferromcp_jsonrpc as jsonrpc;

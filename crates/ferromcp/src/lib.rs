@@ -8,9 +8,13 @@
 //! - [`dispatch`]: the MCP-agnostic dispatchers and codecs.
 //! - [`server`] (feature `server`): [`McpServer`] (tools, resources and prompts as plain async
 //!   functions), the low-level `Server`, the kernel, stdio and (feature `http`) Streamable HTTP.
-//! - [`client`] (feature `client`): [`Client`] over stdio, message streams or in-process.
-//!   Feature `oauth` adds OAuth 2.1 authorization for its Streamable HTTP transport
+//! - [`client`] (feature `client`): [`Client`] over stdio, message streams or in-process; its
+//!   Streamable HTTP transport with feature `client-http` (plain HTTP) or `client-https` (also
+//!   https, rustls). Feature `oauth` adds OAuth 2.1 authorization for that transport
 //!   (`client::oauth`: discovery, registration, PKCE, a loopback browser redirect).
+//!
+//! Default features: `server`, `http` and `macros`, what a tool server over stdio or
+//! Streamable HTTP needs; the client, TLS, Redis and OpenTelemetry are opt-in.
 //! - [`testing`] (feature `test-util`): call a server in-process, in either era.
 //!
 //! A tool server in a few lines:
@@ -39,6 +43,7 @@
 //!     Ok(())
 //! }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use ferromcp_dispatch as dispatch;
 pub use ferromcp_types as types;
@@ -72,6 +77,6 @@ pub use ferromcp_macros::ferromcp_tool as tool;
 pub mod testing;
 
 /// The README's examples, compiled as doctests so they cannot rot.
-#[cfg(all(doctest, feature = "server", feature = "client"))]
+#[cfg(all(doctest, feature = "http", feature = "client-http", feature = "macros"))]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;

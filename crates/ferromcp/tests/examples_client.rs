@@ -7,7 +7,7 @@
 //! file alone, on a fresh target (`cargo test -p ferromcp --all-features`). An example whose
 //! feature is off is skipped with a message; one that should have been built and is missing
 //! fails.
-#![cfg(all(unix, feature = "server", feature = "client", feature = "http"))]
+#![cfg(all(unix, feature = "server", feature = "client-http", feature = "http"))]
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -108,7 +108,9 @@ fn client_stdio_answers_sampling_elicitation_and_roots_in_both_eras() {
     let Some(client) = example("client_stdio", true) else {
         return;
     };
-    let server = example("multi_round", true).unwrap();
+    let Some(server) = example("multi_round", cfg!(feature = "request-state")) else {
+        return;
+    };
     let server = server.to_str().unwrap();
     for era in ["handshake", "modern"] {
         let (ok, out) = run(&client, &["--era", era, "--call", "haiku", "{}", server]);
@@ -276,7 +278,7 @@ struct Pipe {
 
 impl Pipe {
     fn start() -> Option<Self> {
-        let program = example("multi_round", true)?;
+        let program = example("multi_round", cfg!(feature = "request-state"))?;
         let mut child = Command::new(&program)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

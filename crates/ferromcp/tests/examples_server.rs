@@ -677,7 +677,7 @@ fn the_basic_stdio_examples_serve_what_they_declare() {
         let list = server.request(2, "prompts/list", json!({}));
         assert_eq!(list["result"]["prompts"][0]["name"], "review", "{list}");
     }
-    if let Some(path) = example("elicitation", on) {
+    if let Some(path) = example("elicitation", cfg!(feature = "request-state")) {
         let mut server = Running::start(&path, &[], &[]);
         server.initialize();
         assert_eq!(

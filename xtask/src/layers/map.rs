@@ -34,6 +34,7 @@ pub(crate) const MAP: &[CrateLayers] = &[
     HTTP_SERVER,
     AUTH_SERVER,
     MACROS,
+    JWT,
     FACADE,
     CLI,
     CONFORMANCE,
@@ -226,6 +227,16 @@ const MACROS: CrateLayers = CrateLayers {
             may_name: &["expand", "args"],
         },
     ],
+};
+
+/// `ferromcp-jwt`: one module, the jsonwebtoken provider.
+const JWT: CrateLayers = CrateLayers {
+    krate: "ferromcp-jwt",
+    layers: &[Layer {
+        name: "top",
+        modules: &["crate"],
+        may_name: &[],
+    }],
 };
 
 /// `ferromcp`, the facade.

@@ -1,13 +1,15 @@
-//! JWTs the client signs: `private_key_jwt` client assertions (RFC 7523 §2.2, §3) with
-//! jsonwebtoken, and DPoP proofs (RFC 9449 §4) with a fresh P-256 key.
+//! JWTs the client signs: `private_key_jwt` client assertions (RFC 7523 §2.2, §3) and DPoP
+//! proofs (RFC 9449 §4) with a fresh P-256 key, both signed with ring (RSA PKCS#1 v1.5 in
+//! constant time; no `rsa` crate, RUSTSEC-2023-0071).
 
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use p256::ecdsa::signature::Signer as _;
-use p256::ecdsa::{Signature, SigningKey};
+use ring::rand::SystemRandom;
+use ring::signature::{
+    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _, RSA_PKCS1_SHA256, RsaKeyPair,
+};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -43,13 +45,42 @@ impl SigningAlgorithm {
             Self::Rs256 => "RS256",
         }
     }
+}
 
-    fn jose(self) -> Algorithm {
+/// A private key ring signs with.
+enum PrivateKey {
+    Ecdsa(EcdsaKeyPair),
+    Rsa(RsaKeyPair),
+}
+
+impl PrivateKey {
+    fn sign(&self, input: &[u8]) -> Result<Vec<u8>, OAuthError> {
+        let rng = SystemRandom::new();
+        let failed = |_| OAuthError::Config("signing failed".into());
         match self {
-            Self::Es256 => Algorithm::ES256,
-            Self::Rs256 => Algorithm::RS256,
+            Self::Ecdsa(pair) => pair
+                .sign(&rng, input)
+                .map(|s| s.as_ref().to_vec())
+                .map_err(failed),
+            Self::Rsa(pair) => {
+                let mut out = vec![0; pair.public().modulus_len()];
+                pair.sign(&RSA_PKCS1_SHA256, &rng, input, &mut out)
+                    .map_err(failed)?;
+                Ok(out)
+            }
         }
     }
+}
+
+/// `header.claims.signature`, each part base64url, signed with `key`.
+fn compact_jws(header: &Value, claims: &Value, key: &PrivateKey) -> Result<String, OAuthError> {
+    let input = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(header.to_string()),
+        URL_SAFE_NO_PAD.encode(claims.to_string())
+    );
+    let sig = key.sign(input.as_bytes())?;
+    Ok(format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig)))
 }
 
 /// A client's private key for `private_key_jwt` (RFC 7523 §2.2): the client authenticates
@@ -58,7 +89,7 @@ impl SigningAlgorithm {
 #[derive(Clone)]
 pub struct ClientKey {
     alg: SigningAlgorithm,
-    key: EncodingKey,
+    key: Arc<PrivateKey>,
     kid: Option<String>,
 }
 
@@ -81,14 +112,23 @@ impl ClientKey {
     /// ```
     pub fn from_pem(pem: &str, alg: SigningAlgorithm) -> Result<Self, OAuthError> {
         let (label, der) = pem_decode(pem)?;
+        let cannot = |e: ring::error::KeyRejected| {
+            OAuthError::Config(format!("the key cannot sign {}: {e}", alg.name()))
+        };
         let key = match (alg, label.as_str()) {
-            (SigningAlgorithm::Es256, "PRIVATE KEY") => EncodingKey::from_ec_der(&der),
-            (SigningAlgorithm::Rs256, "RSA PRIVATE KEY") => EncodingKey::from_rsa_der(&der),
+            (SigningAlgorithm::Es256, "PRIVATE KEY") => PrivateKey::Ecdsa(
+                EcdsaKeyPair::from_pkcs8(
+                    &ECDSA_P256_SHA256_FIXED_SIGNING,
+                    &der,
+                    &SystemRandom::new(),
+                )
+                .map_err(cannot)?,
+            ),
+            (SigningAlgorithm::Rs256, "RSA PRIVATE KEY") => {
+                PrivateKey::Rsa(RsaKeyPair::from_der(&der).map_err(cannot)?)
+            }
             (SigningAlgorithm::Rs256, "PRIVATE KEY") => {
-                let info = pkcs8::PrivateKeyInfo::try_from(der.as_slice()).map_err(|e| {
-                    OAuthError::Config(format!("the PKCS#8 key does not parse: {e}"))
-                })?;
-                EncodingKey::from_rsa_der(info.private_key)
+                PrivateKey::Rsa(RsaKeyPair::from_pkcs8(&der).map_err(cannot)?)
             }
             (_, other) => {
                 return Err(OAuthError::Config(format!(
@@ -98,11 +138,10 @@ impl ClientKey {
                 )));
             }
         };
-        jsonwebtoken::crypto::sign(b"probe", &key, alg.jose())
-            .map_err(|e| OAuthError::Config(format!("the key cannot sign {}: {e}", alg.name())))?;
+        key.sign(b"probe")?;
         Ok(Self {
             alg,
-            key,
+            key: Arc::new(key),
             kid: None,
         })
     }
@@ -122,8 +161,10 @@ impl ClientKey {
     /// A client assertion for `client_id` at the authorization server `audience` (RFC 7523
     /// §3).
     pub(super) fn assertion(&self, client_id: &str, audience: &str) -> Result<String, OAuthError> {
-        let mut header = Header::new(self.alg.jose());
-        header.kid = self.kid.clone();
+        let mut header = json!({"typ": "JWT", "alg": self.alg.name()});
+        if let Some(kid) = &self.kid {
+            header["kid"] = json!(kid);
+        }
         let now = now_secs();
         let claims = json!({
             "iss": client_id,
@@ -133,8 +174,7 @@ impl ClientKey {
             "iat": now,
             "exp": now + ASSERTION_LIFETIME,
         });
-        jsonwebtoken::encode(&header, &claims, &self.key)
-            .map_err(|e| OAuthError::Config(format!("signing the client assertion: {e}")))
+        compact_jws(&header, &claims, &self.key)
     }
 }
 
@@ -170,7 +210,7 @@ pub(super) fn random_token(bytes: usize) -> Result<String, OAuthError> {
 pub(super) struct DpopKey(Arc<DpopInner>);
 
 struct DpopInner {
-    key: SigningKey,
+    key: PrivateKey,
     jwk: Value,
     as_nonce: Mutex<Option<String>>,
     rs_nonce: Mutex<Option<String>>,
@@ -192,31 +232,29 @@ pub(super) enum NonceFor {
 impl DpopKey {
     /// A fresh key.
     pub(super) fn generate() -> Result<Self, OAuthError> {
-        // A uniformly random scalar: 32 random bytes, redrawn in the (~2^-32) case that
-        // they are zero or not below the group order.
-        for _ in 0..8 {
-            let mut bytes = [0u8; 32];
-            getrandom::fill(&mut bytes).map_err(|e| OAuthError::Config(format!("RNG: {e}")))?;
-            if let Ok(key) = SigningKey::from_slice(&bytes) {
-                let point = key.verifying_key().to_encoded_point(false);
-                let (Some(x), Some(y)) = (point.x(), point.y()) else {
-                    continue;
-                };
-                let jwk = json!({
-                    "kty": "EC",
-                    "crv": "P-256",
-                    "x": URL_SAFE_NO_PAD.encode(x),
-                    "y": URL_SAFE_NO_PAD.encode(y),
-                });
-                return Ok(Self(Arc::new(DpopInner {
-                    key,
-                    jwk,
-                    as_nonce: Mutex::new(None),
-                    rs_nonce: Mutex::new(None),
-                })));
-            }
-        }
-        Err(OAuthError::Config("could not make a DPoP key".into()))
+        let rng = SystemRandom::new();
+        let failed = || OAuthError::Config("could not make a DPoP key".into());
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+            .map_err(|_| failed())?;
+        let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .map_err(|_| failed())?;
+        // The uncompressed point: 0x04, then x and y (32 bytes each).
+        let (x, y) = match key.public_key().as_ref() {
+            [4, xy @ ..] if xy.len() == 64 => xy.split_at(32),
+            _ => return Err(failed()),
+        };
+        let jwk = json!({
+            "kty": "EC",
+            "crv": "P-256",
+            "x": URL_SAFE_NO_PAD.encode(x),
+            "y": URL_SAFE_NO_PAD.encode(y),
+        });
+        Ok(Self(Arc::new(DpopInner {
+            key: PrivateKey::Ecdsa(key),
+            jwk,
+            as_nonce: Mutex::new(None),
+            rs_nonce: Mutex::new(None),
+        })))
     }
 
     fn slot(&self, to: NonceFor) -> &Mutex<Option<String>> {
@@ -267,24 +305,15 @@ impl DpopKey {
         if let Some(nonce) = self.nonce(to) {
             claims["nonce"] = json!(nonce);
         }
-        let input = format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(header.to_string()),
-            URL_SAFE_NO_PAD.encode(claims.to_string())
-        );
-        let sig: Signature = self.0.key.sign(input.as_bytes());
-        Ok(format!(
-            "{input}.{}",
-            URL_SAFE_NO_PAD.encode(sig.to_bytes())
-        ))
+        compact_jws(&header, &claims, &self.0.key)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use p256::ecdsa::VerifyingKey;
     use p256::ecdsa::signature::Verifier as _;
+    use p256::ecdsa::{Signature, VerifyingKey};
 
     fn part(jwt: &str, i: usize) -> Value {
         let seg = jwt.split('.').nth(i).unwrap();

@@ -155,6 +155,8 @@ impl JwtVerifierBuilder {
     /// The verifier; fails on a JWKS URL that is not `https` (or `http` to a loopback
     /// host), or when TLS cannot be set up.
     pub fn build(self) -> Result<JwtVerifier, String> {
+        // jsonwebtoken's cryptography: ring, unless the application installed another provider.
+        ferromcp_jwt::install();
         let jwks_url: Uri = self
             .jwks_url
             .parse()
@@ -214,6 +216,7 @@ impl JwtVerifier {
     }
 
     async fn verify_token(&self, token: &str) -> Result<Principal, AuthError> {
+        ferromcp_jwt::install();
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| AuthError::invalid("malformed token"))?;
         if !self.algorithms.contains(&header.alg) {

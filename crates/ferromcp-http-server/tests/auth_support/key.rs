@@ -31,6 +31,7 @@ impl Key {
 
     /// A token with these claims, signed by this key under `kid`.
     pub fn sign_as(&self, kid: &str, claims: &Value) -> String {
+        ferromcp_jwt::install();
         let der = self.sk.to_pkcs8_der().unwrap();
         let key = jsonwebtoken::EncodingKey::from_ed_der(der.as_bytes());
         let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
