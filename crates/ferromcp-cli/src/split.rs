@@ -15,6 +15,10 @@
 //! - `#` is an ordinary character (no comments), and a carriage return is a blank like a
 //!   space (a command pasted with CRLF line ends).
 //!
+//! On Windows a backslash is a path separator, so there it escapes only a quote (`\"`, and
+//! `\'` outside quotes) and is otherwise kept: `C:\tools\server.exe --flag` is two words with
+//! its backslashes intact, as Windows programs read their command lines.
+//!
 //! Written here rather than taken from `shlex` (the ecosystem's splitter, 2.0.1 in the
 //! lockfile), because shlex differs where it matters for a command line that is run:
 //! `shlex::split("srv --tag #1")` is `["srv", "--tag"]` (a word starting with `#` silently
@@ -46,13 +50,38 @@ impl fmt::Display for SplitError {
     }
 }
 
-/// Splits `line` into words, shell-style (see the module documentation).
+/// What a backslash does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backslash {
+    /// POSIX: it escapes the next character.
+    Escapes,
+    /// Windows: a path separator that escapes only a quote.
+    EscapesQuotesOnly,
+}
+
+impl Backslash {
+    /// This platform's rule.
+    const PLATFORM: Self = if cfg!(windows) {
+        Self::EscapesQuotesOnly
+    } else {
+        Self::Escapes
+    };
+}
+
+/// Splits `line` into words, shell-style (see the module documentation), with this
+/// platform's backslash rule.
 pub(crate) fn split(line: &str) -> Result<Vec<String>, SplitError> {
+    split_with(line, Backslash::PLATFORM)
+}
+
+/// [`split`] with the backslash rule `backslash`.
+fn split_with(line: &str, backslash: Backslash) -> Result<Vec<String>, SplitError> {
+    let posix = backslash == Backslash::Escapes;
     let mut words = Vec::new();
     let mut word = String::new();
     // Whether a word has started (a quoted empty string is a word).
     let mut in_word = false;
-    let mut chars = line.chars();
+    let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             ' ' | '\t' | '\n' | '\r' => {
@@ -76,6 +105,14 @@ pub(crate) fn split(line: &str) -> Result<Vec<String>, SplitError> {
                 loop {
                     match chars.next() {
                         Some('"') => break,
+                        Some('\\') if !posix => {
+                            if chars.peek() == Some(&'"') {
+                                chars.next();
+                                word.push('"');
+                            } else {
+                                word.push('\\');
+                            }
+                        }
                         Some('\\') => match chars.next() {
                             Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
                             Some('\n') => {}
@@ -88,6 +125,16 @@ pub(crate) fn split(line: &str) -> Result<Vec<String>, SplitError> {
                         Some(c) => word.push(c),
                         None => return Err(SplitError::UnterminatedQuote('"')),
                     }
+                }
+            }
+            '\\' if !posix => {
+                in_word = true;
+                match chars.peek() {
+                    Some(&q @ ('"' | '\'')) => {
+                        chars.next();
+                        word.push(q);
+                    }
+                    _ => word.push('\\'),
                 }
             }
             '\\' => match chars.next() {
@@ -115,7 +162,31 @@ pub(crate) fn split(line: &str) -> Result<Vec<String>, SplitError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{SplitError, split};
+    use super::{Backslash, SplitError, split, split_with};
+
+    /// Windows command lines keep their paths' backslashes; only a quote is escaped.
+    #[test]
+    fn windows_backslashes_are_path_separators() {
+        let win = |line: &str| {
+            split_with(line, Backslash::EscapesQuotesOnly).unwrap_or_else(|e| unreachable!("{e}"))
+        };
+        assert_eq!(
+            win(r"C:\tools\server.exe --dir C:\data\"),
+            [r"C:\tools\server.exe", "--dir", r"C:\data\"]
+        );
+        assert_eq!(
+            win(r#""C:\Program Files\srv.exe" --name \"a\" 'it''s'"#),
+            [r"C:\Program Files\srv.exe", "--name", r#""a""#, "its"]
+        );
+        assert_eq!(win(r#""say \"hi\"""#), [r#"say "hi""#]);
+        assert_eq!(win(r"\\server\share\x.exe"), [r"\\server\share\x.exe"]);
+        assert_eq!(win(r"'a b' \'c"), ["a b", "'c"]);
+        // The POSIX rule, for contrast: the backslash escapes the next character.
+        assert_eq!(
+            split_with(r"C:\a", Backslash::Escapes).unwrap_or_default(),
+            ["C:a"]
+        );
+    }
 
     fn ok(line: &str) -> Vec<String> {
         split(line).unwrap_or_else(|e| unreachable!("{line:?}: {e}"))

@@ -94,7 +94,7 @@ fn linked(uri: &str) -> Tool {
 /// permissions; app-only tools are not for the model; a base64 blob app decodes.
 #[tokio::test]
 async fn c49_client_declares_apps_and_fetches_a_tools_app() {
-    within(async {
+    within(Box::pin(async {
         for mode in [Lifecycle::Handshake, Lifecycle::Modern] {
             let c = client(mode, Some(AppConfig::new()), HTML).await;
             let r = c.call_tool("supports", json!({})).await.unwrap();
@@ -123,7 +123,7 @@ async fn c49_client_declares_apps_and_fetches_a_tools_app() {
             let r = plain.call_tool("supports", json!({})).await.unwrap();
             assert_eq!(r.content[0].as_text(), Some("false"), "{mode:?}");
         }
-    })
+    }))
     .await;
 }
 
