@@ -20,6 +20,8 @@ struct Run {
     code: i32,
     stdout: String,
     stderr: String,
+    // Read by the sampling-limit tests, which run a shell script (Unix only).
+    #[cfg_attr(not(unix), allow(dead_code))]
     took: Duration,
 }
 
