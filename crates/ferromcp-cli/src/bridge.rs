@@ -61,7 +61,8 @@ pub(crate) const AFTER: &str = "\
     COMMAND may also be one quoted, shell-style string.
     Without --allowed-host only loopback Host names on the bound port are answered.
 
---http-to-stdio URL [--header NAME:VALUE]...
+--http-to-stdio URL [--header NAME:VALUE]... [--proxy URL | --no-proxy] [--cacert FILE]...
+        [--cert FILE --key FILE] [--connect-timeout SECONDS] [--read-timeout SECONDS]
     Serves the Streamable HTTP server at URL on this process's stdin/stdout.
 
 Examples:
@@ -74,7 +75,7 @@ Examples:
 #[derive(Debug, Default, clap::Args)]
 #[command(
     override_usage = "ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND [ARGS…]\n       \
-                      ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...",
+                      ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]... [HTTP CLIENT OPTIONS]",
     after_help = AFTER
 )]
 pub(crate) struct BridgeArgs {
@@ -114,6 +115,9 @@ pub(crate) struct BridgeArgs {
         conflicts_with = "stdio_to_http"
     )]
     header: Vec<String>,
+    // How the HTTP client connects (--http-to-stdio only; checked in `run`).
+    #[command(flatten)]
+    http: crate::http_client::HttpClientArgs,
     /// The stdio server to run (--stdio-to-http), after `--`.
     #[arg(last = true, value_name = "COMMAND", conflicts_with = "http_to_stdio")]
     command: Vec<String>,
@@ -122,16 +126,26 @@ pub(crate) struct BridgeArgs {
 /// Runs `ferromcp bridge …`.
 pub(crate) fn run(args: &BridgeArgs) -> ExitCode {
     if let Some(addr) = &args.stdio_to_http {
+        if args.http.is_set() {
+            return crate::fail(
+                "--proxy, --no-proxy, --cacert, --cert, --key, --connect-timeout and \
+                 --read-timeout apply to --http-to-stdio only; see `ferromcp bridge --help`",
+            );
+        }
         return match args.stdio_to_http_config() {
             Ok((config, argv)) => stdio_to_http(addr, config, argv),
             Err(e) => crate::fail(&format!("{e}; see `ferromcp bridge --help`")),
         };
     }
     if let Some(url) = &args.http_to_stdio {
-        let headers: Result<Vec<Header>, String> =
-            args.header.iter().map(|h| Header::parse(h)).collect();
-        return match headers {
-            Ok(headers) => http_to_stdio(url, &headers),
+        let settings = args
+            .header
+            .iter()
+            .map(|h| Header::parse(h))
+            .collect::<Result<Vec<Header>, String>>()
+            .and_then(|headers| Ok((headers, args.http.config()?)));
+        return match settings {
+            Ok((headers, client)) => http_to_stdio(url, &headers, &client),
             Err(e) => crate::fail(&format!("{e}; see `ferromcp bridge --help`")),
         };
     }
@@ -165,9 +179,13 @@ impl BridgeArgs {
     }
 }
 
-fn http_to_stdio(url: &str, headers: &[Header]) -> ExitCode {
+fn http_to_stdio(
+    url: &str,
+    headers: &[Header],
+    client: &ferromcp_client::transport::http::HttpClientConfig,
+) -> ExitCode {
     crate::init_logging();
-    let transport = match crate::target::http_transport(url, headers) {
+    let transport = match crate::target::http_transport(url, headers, client) {
         Ok(t) => t,
         Err(e) => return crate::fail(&e),
     };

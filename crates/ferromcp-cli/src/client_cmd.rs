@@ -14,6 +14,7 @@ use ferromcp_types::mcp::LoggingLevel;
 use serde_json::{Value, json};
 
 use crate::answer::{AnswerArgs, Answers};
+use crate::http_client::{self, HttpClientArgs};
 use crate::output::{self, Output};
 use crate::report::Reporter;
 use crate::target::{self, Header, Target};
@@ -88,6 +89,8 @@ pub(crate) struct ClientOptions {
     /// (e.g. `ferromcp serve --http ADDR --auth`).
     #[arg(long, verbatim_doc_comment)]
     oauth: bool,
+    #[command(flatten)]
+    http: HttpClientArgs,
     #[command(flatten)]
     answer: AnswerArgs,
 }
@@ -221,6 +224,8 @@ struct Invocation {
     log_level: Option<LoggingLevel>,
     output: Output,
     oauth: bool,
+    /// The HTTP client settings, when an option asks for any.
+    http: Option<ferromcp_client::transport::http::HttpClientConfig>,
     answers: Answers,
 }
 
@@ -241,14 +246,10 @@ fn parse(request: &Request<'_>, output: Output) -> Result<Invocation, String> {
         inv.headers.push(Header::parse(h)?);
     }
     if let Some(value) = &opts.timeout {
-        let secs: f64 = value
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && *s > 0.0)
-            .ok_or_else(|| {
-                format!("--timeout wants a positive number of seconds, got {value:?}")
-            })?;
-        inv.timeout = Some(Duration::from_secs_f64(secs));
+        inv.timeout = Some(http_client::seconds("--timeout", value)?);
+    }
+    if opts.http.is_set() {
+        inv.http = Some(opts.http.config()?);
     }
     if let Some(value) = &opts.log_level {
         inv.log_level = Some(
@@ -397,7 +398,7 @@ async fn connect(target: &Target, inv: &Invocation, reporter: &Reporter) -> Resu
     if let Some(level) = inv.log_level {
         builder = builder.log_level(level);
     }
-    target::connect(target, builder, &inv.headers, inv.oauth).await
+    target::connect(target, builder, &inv.headers, inv.http.as_ref(), inv.oauth).await
 }
 
 fn options(reporter: &Reporter) -> RequestOptions {

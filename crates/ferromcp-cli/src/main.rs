@@ -8,6 +8,7 @@ mod bridge;
 mod cli;
 mod client_cmd;
 mod demo;
+mod http_client;
 mod inspect;
 mod output;
 mod report;

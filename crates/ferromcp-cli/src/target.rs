@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use ferromcp_client::transport::http::{HttpClientConfig, HttpConfig};
 use ferromcp_client::{Client, ClientBuilder, HttpTransport, StdioTransport};
 
 use crate::split::split;
@@ -116,6 +117,7 @@ pub(crate) async fn connect(
     target: &Target,
     builder: ClientBuilder,
     headers: &[Header],
+    client: Option<&HttpClientConfig>,
     oauth: bool,
 ) -> Result<Client, String> {
     match target {
@@ -126,19 +128,36 @@ pub(crate) async fn connect(
             if oauth {
                 return Err("--oauth applies to http:// and https:// targets only".to_owned());
             }
+            if client.is_some() {
+                return Err(
+                    "--proxy, --no-proxy, --cacert, --cert, --key, --connect-timeout \
+                     and --read-timeout apply to http:// and https:// targets only"
+                        .to_owned(),
+                );
+            }
             let transport = stdio_transport(argv)?;
             builder
                 .connect(transport)
                 .await
                 .map_err(|e| format!("connecting to {}: {e}", target.describe()))
         }
-        Target::Http(url) => connect_http(url, builder, headers, oauth).await,
+        Target::Http(url) => {
+            let client = client.cloned().unwrap_or_default();
+            connect_http(url, builder, headers, &client, oauth).await
+        }
     }
 }
 
-/// The Streamable HTTP transport for `url`, with `headers` on every request.
-pub(crate) fn http_transport(url: &str, headers: &[Header]) -> Result<HttpTransport, String> {
-    let mut transport = HttpTransport::new(url).map_err(|e| e.to_string())?;
+/// The Streamable HTTP transport for `url`, connecting as `client` says, with `headers` on
+/// every request.
+pub(crate) fn http_transport(
+    url: &str,
+    headers: &[Header],
+    client: &HttpClientConfig,
+) -> Result<HttpTransport, String> {
+    let mut transport = HttpTransport::new(url)
+        .map_err(|e| e.to_string())?
+        .config(HttpConfig::default().client(client.clone()));
     for h in headers {
         let name = http::HeaderName::from_bytes(h.name.as_bytes())
             .map_err(|_| format!("--header: {:?} is not a valid header name", h.name))?;
@@ -157,15 +176,18 @@ async fn connect_http(
     url: &str,
     builder: ClientBuilder,
     headers: &[Header],
+    client: &HttpClientConfig,
     oauth: bool,
 ) -> Result<Client, String> {
-    let mut transport = http_transport(url, headers)?;
+    let mut transport = http_transport(url, headers, client)?;
     if oauth {
         // Headless: dynamic registration with a loopback redirect URI that is never
         // listened on; the handler reads the code from the authorization server's redirect.
         use ferromcp_client::oauth::{OAuthConfig, OAuthProvider, RedirectReadingHandler};
         let cfg = OAuthConfig::new("http://127.0.0.1/callback", RedirectReadingHandler)
-            .with_client_name("ferromcp-cli");
+            .with_client_name("ferromcp-cli")
+            // The flow's own requests connect as the transport's do (proxy, roots, timeouts).
+            .with_http_client(client.clone());
         let provider = OAuthProvider::new(url, cfg).map_err(|e| format!("--oauth: {e}"))?;
         transport = transport.auth(std::sync::Arc::new(provider));
     }

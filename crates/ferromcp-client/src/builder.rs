@@ -351,7 +351,11 @@ impl ClientBuilder {
         });
         let inner = Inner {
             #[cfg(feature = "otel")]
-            otel: crate::otel::ClientOtel::new(self.otel, connected.network.clone()),
+            otel: crate::otel::ClientOtel::new(
+                self.otel,
+                connected.network.clone(),
+                connected.session_id.clone(),
+            ),
             dispatcher,
             shutdown: tokio::sync::Mutex::new(connected.shutdown),
             run_task: Mutex::new(Some(task)),

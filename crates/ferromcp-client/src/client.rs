@@ -205,7 +205,7 @@ impl Inner {
         method: &str,
         mut params: JsonObject,
         opts: &RequestOptions,
-        call: CallOptions,
+        #[cfg_attr(not(feature = "otel"), allow(unused_mut))] mut call: CallOptions,
         modern: bool,
     ) -> Result<Value, ClientError> {
         if let Some(extra) = &opts.meta {
@@ -224,6 +224,11 @@ impl Inner {
         // otel: a CLIENT span whose trace context travels in `params._meta` (src/otel.rs).
         #[cfg(feature = "otel")]
         let mut traced = crate::otel::OutgoingCall::start(self, method, &mut params);
+        // The JSON-RPC id is assigned by the dispatcher: it records it on the span.
+        #[cfg(feature = "otel")]
+        if let Some(on_id) = traced.on_id() {
+            call.on_id = Some(on_id);
+        }
         let payload = Payload::from(params);
         let send = self.dispatcher.send_request(method, Some(payload), call);
         // (Boxed again: the instrumented future and the call stay out of every caller's future.)

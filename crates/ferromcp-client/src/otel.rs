@@ -41,7 +41,7 @@ pub use ferromcp_types::otel::*;
 use crate::builder::ClientBuilder;
 use crate::client::{Inner, SessionInfo};
 use crate::error::ClientError;
-use crate::transport::NetworkPeer;
+use crate::transport::{NetworkPeer, SessionIdSource};
 
 impl ClientBuilder {
     /// Sets what the OpenTelemetry instrumentation records (the `otel` feature; see
@@ -57,18 +57,30 @@ pub(crate) struct ClientOtel {
     options: OtelOptions,
     metrics: McpMetrics,
     network: NetworkPeer,
+    /// The transport's session id, when it has sessions (Streamable HTTP).
+    session_id: Option<SessionIdSource>,
     started: Instant,
 }
 
 impl ClientOtel {
-    pub(crate) fn new(options: OtelOptions, network: NetworkPeer) -> Self {
+    pub(crate) fn new(
+        options: OtelOptions,
+        network: NetworkPeer,
+        session_id: Option<SessionIdSource>,
+    ) -> Self {
         let metrics = options.metrics();
         Self {
             options,
             metrics,
             network,
+            session_id,
             started: Instant::now(),
         }
+    }
+
+    /// The transport's current session id.
+    fn session_id(&self) -> Option<String> {
+        self.session_id.as_ref().and_then(|read| read())
     }
 
     /// The attributes every client measurement carries: protocol version and network.
@@ -114,6 +126,9 @@ pub(crate) struct OutgoingCall {
     attributes: Vec<KeyValue>,
     histogram: opentelemetry::metrics::Histogram<f64>,
     record_result: bool,
+    /// Reads the session id once the request is answered, when it was unknown at the start
+    /// (`initialize` learns it); `None` when recorded already or the span is disabled.
+    session_id: Option<SessionIdSource>,
 }
 
 impl OutgoingCall {
@@ -157,6 +172,8 @@ impl OutgoingCall {
             "network.protocol.version" = n.protocol_version,
             "server.address" = n.server_address.as_deref(),
             "server.port" = n.server_port,
+            "jsonrpc.request.id" = tracing::field::Empty,
+            "mcp.session.id" = tracing::field::Empty,
             "error.type" = tracing::field::Empty,
             "rpc.response.status_code" = tracing::field::Empty,
             "gen_ai.tool.call.arguments" = tracing::field::Empty,
@@ -180,7 +197,14 @@ impl OutgoingCall {
         if let Some(prompt) = prompt {
             attributes.push(KeyValue::new(attr::GEN_AI_PROMPT_NAME, prompt.to_owned()));
         }
+        let mut session_later = None;
         if !span.is_disabled() {
+            match otel.session_id() {
+                Some(id) => {
+                    span.record("mcp.session.id", id.as_str());
+                }
+                None => session_later.clone_from(&otel.session_id),
+            }
             let cx = span.context();
             if cx.span().span_context().is_valid() {
                 let meta = params
@@ -197,7 +221,20 @@ impl OutgoingCall {
             attributes,
             histogram: otel.metrics.client_operation.clone(),
             record_result,
+            session_id: session_later,
         })
+    }
+
+    /// What records the JSON-RPC id on the span once the dispatcher has assigned it
+    /// (`CallOptions::on_id`); `None` when the span is disabled.
+    pub(crate) fn on_id(&self) -> Option<ferromcp_dispatch::IdCallback> {
+        if self.span.is_disabled() {
+            return None;
+        }
+        let span = self.span.clone();
+        Some(std::sync::Arc::new(move |id| {
+            span.record("jsonrpc.request.id", tracing::field::display(id));
+        }))
     }
 
     /// The request's span.
@@ -207,6 +244,9 @@ impl OutgoingCall {
 
     /// Records the outcome on the span and the duration histogram.
     pub(crate) fn finish(&mut self, result: &Result<Value, ClientError>) {
+        if let Some(id) = self.session_id.take().and_then(|read| read()) {
+            self.span.record("mcp.session.id", id.as_str());
+        }
         let error = match result {
             Ok(value) => {
                 if self.record_result {

@@ -222,6 +222,12 @@ async fn s70_client_and_server_spans_form_one_trace_in_both_eras() {
             assert_eq!(span.status, Status::Unset);
         }
         assert!(attr(&s, "jsonrpc.request.id").is_some());
+        // CL-U09: the client span names the JSON-RPC id the dispatcher assigned: the server's.
+        assert_eq!(
+            attr(&c, "jsonrpc.request.id"),
+            attr(&s, "jsonrpc.request.id"),
+            "{mode:?}"
+        );
         // The lifecycle has its spans too.
         let first = if mode == Lifecycle::Modern {
             "server/discover"
@@ -402,6 +408,24 @@ async fn s70_http_spans_carry_the_transport_attributes() {
         assert_eq!(attr(&s, "client.address").as_deref(), Some("127.0.0.1"));
         assert!(attr(&s, "client.port").is_some());
         assert_eq!(attr(&s, "mcp.session.id").is_some(), session, "{mode:?}");
+        // CL-U09: the client span carries the same session id (the transport's `Mcp-Session-Id`)
+        // and JSON-RPC id as the server span.
+        assert_eq!(
+            attr(&c, "mcp.session.id"),
+            attr(&s, "mcp.session.id"),
+            "{mode:?}"
+        );
+        assert!(attr(&c, "jsonrpc.request.id").is_some(), "{mode:?}");
+        assert_eq!(
+            attr(&c, "jsonrpc.request.id"),
+            attr(&s, "jsonrpc.request.id"),
+            "{mode:?}"
+        );
+        if session {
+            // `initialize` learns the session: its own span records it once answered.
+            let init = otel.span("initialize", SpanKind::Client).await;
+            assert_eq!(attr(&init, "mcp.session.id"), attr(&s, "mcp.session.id"));
+        }
         client.shutdown().await;
         running.abort();
     }

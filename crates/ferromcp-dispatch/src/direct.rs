@@ -178,6 +178,9 @@ impl DirectDispatcher {
         }
         let token = CancellationToken::new();
         let id = self.this.register(options.request_id, token.clone())?;
+        if let Some(on_id) = &options.on_id {
+            on_id(&id);
+        }
         let _finish = Finish {
             side: &self.this,
             id: id.clone(),

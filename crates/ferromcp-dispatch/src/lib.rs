@@ -46,7 +46,9 @@ pub use jsonrpc::{
     CancelMode, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_QUEUED_REQUESTS,
     DEFAULT_MAX_UNWRITTEN_ANSWERS, DispatcherConfig, InboundLoad, JsonRpcDispatcher,
 };
-pub use options::{CallOptions, KeepProgress, Progress, ProgressCallback, ResumptionHooks};
+pub use options::{
+    CallOptions, IdCallback, KeepProgress, Progress, ProgressCallback, ResumptionHooks,
+};
 pub use stream::{
     DEFAULT_OUTBOUND_CAPACITY, LineSink, LineSource, LineTransportConfig, line_transport,
 };

@@ -34,6 +34,11 @@ impl Progress {
 /// dispatcher's read loop, so it must be quick and must not block.
 pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// Receives an outbound request's id once the dispatcher has assigned it (minted, or the
+/// caller's [`CallOptions::request_id`]), before the request is written: to record it on a
+/// trace span, for example. It must be quick and must not block.
+pub type IdCallback = Arc<dyn Fn(&RequestId) + Send + Sync>;
+
 /// Keeps a request's progress route open after its answer, for as long as any clone of it
 /// lives (or until [`KeepProgress::release`]).
 ///
@@ -188,6 +193,8 @@ pub struct CallOptions {
     /// Resumption hooks, for the HTTP client transport. Setting them turns `cancel_on_abandon`
     /// off: an abandoned stream may be resumed.
     pub resumption: Option<Arc<dyn ResumptionHooks>>,
+    /// Receives the request's id once assigned (see [`IdCallback`]).
+    pub on_id: Option<IdCallback>,
 }
 
 impl Default for CallOptions {
@@ -201,6 +208,7 @@ impl Default for CallOptions {
             keep_progress: None,
             headers: None,
             resumption: None,
+            on_id: None,
         }
     }
 }
@@ -251,6 +259,13 @@ impl CallOptions {
         self
     }
 
+    /// Receives the request's id once the dispatcher has assigned it (see [`IdCallback`]).
+    #[must_use]
+    pub fn on_id(mut self, f: impl Fn(&RequestId) + Send + Sync + 'static) -> Self {
+        self.on_id = Some(Arc::new(f));
+        self
+    }
+
     /// Keeps the progress route open after a successful answer while `keep` lives.
     #[must_use]
     pub fn keep_progress(mut self, keep: KeepProgress) -> Self {
@@ -286,6 +301,7 @@ impl fmt::Debug for CallOptions {
             .field("keep_progress", &self.keep_progress)
             .field("headers", &self.headers)
             .field("resumption", &self.resumption.is_some())
+            .field("on_id", &self.on_id.is_some())
             .finish()
     }
 }

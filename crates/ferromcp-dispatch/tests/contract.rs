@@ -67,6 +67,7 @@ contract_paused!(
 
 contract!(
     ids_are_kept_verbatim,
+    on_id_sees_the_id_that_is_sent,
     colliding_ids_are_refused,
     minted_ids_skip_supplied_ones,
     string_and_number_ids_correlate,
@@ -102,6 +103,31 @@ async fn ids_are_kept_verbatim(kind: Kind) {
             .await
             .unwrap();
         assert_eq!(field(&r, "id"), id, "{kind:?}");
+    }
+}
+
+/// `CallOptions::on_id` receives the id the request goes out under, minted or supplied,
+/// before the answer.
+async fn on_id_sees_the_id_that_is_sent(kind: Kind) {
+    let conn = Conn::new(kind, echo_handler(), echo_handler());
+    for supplied in [None, Some(RequestId::from("call-1"))] {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let mut opts = CallOptions::new().on_id(move |id| s.lock().unwrap().push(id.clone()));
+        if let Some(id) = supplied.clone() {
+            opts = opts.request_id(id);
+        }
+        let r = conn
+            .client
+            .send_request("whoami", None, opts)
+            .await
+            .unwrap();
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1, "{kind:?}");
+        assert_eq!(field(&r, "id"), serde_json::to_value(&seen[0]).unwrap());
+        if let Some(id) = supplied {
+            assert_eq!(seen[0], id);
+        }
     }
 }
 

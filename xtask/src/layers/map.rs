@@ -268,6 +268,7 @@ const CLI: CrateLayers = CrateLayers {
         Layer {
             name: "support",
             modules: &[
+                "http_client",
                 "output",
                 "report",
                 "split",

@@ -66,7 +66,15 @@ pub struct Connected {
     pub(crate) dispatcher: Arc<dyn Dispatcher>,
     pub(crate) shutdown: Option<Box<dyn TransportShutdown>>,
     pub(crate) network: NetworkPeer,
+    /// Reads the transport's session id (the handshake-era `Mcp-Session-Id`), for the
+    /// `mcp.session.id` of the client's spans (feature `otel`).
+    #[cfg(feature = "otel")]
+    pub(crate) session_id: Option<SessionIdSource>,
 }
+
+/// Reads a transport's current session id, when it has one.
+#[cfg(feature = "otel")]
+pub(crate) type SessionIdSource = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
 /// How a transport reaches the server, as the OpenTelemetry semantic conventions for MCP
 /// describe it: the client's spans and metrics carry these (`network.transport`,
@@ -116,7 +124,16 @@ impl Connected {
             dispatcher,
             shutdown: None,
             network: NetworkPeer::default(),
+            #[cfg(feature = "otel")]
+            session_id: None,
         }
+    }
+
+    /// Says how to read the transport's session id (for the client's spans).
+    #[cfg(feature = "otel")]
+    pub(crate) fn with_session_id(mut self, source: SessionIdSource) -> Self {
+        self.session_id = Some(source);
+        self
     }
 
     /// Says how the transport reaches the server (see [`NetworkPeer`]).

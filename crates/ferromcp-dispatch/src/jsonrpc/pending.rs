@@ -186,6 +186,9 @@ pub(super) async fn request(
         keep: options.keep_progress,
     };
     let id = shared.register(options.request_id, entry)?;
+    if let Some(on_id) = &options.on_id {
+        on_id(&id);
+    }
     let mut guard = Abandon {
         shared: shared.clone(),
         id: id.clone(),

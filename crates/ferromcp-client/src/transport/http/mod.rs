@@ -494,9 +494,22 @@ impl Transport for HttpTransport {
                 },
                 config,
             );
-            Ok(Connected::new(Arc::new(dispatcher))
+            #[cfg(feature = "otel")]
+            let session_id: super::SessionIdSource = {
+                // Weak: the spans must not keep the engine alive after shutdown.
+                let engine = Arc::downgrade(&engine);
+                Arc::new(move || {
+                    let engine = engine.upgrade()?;
+                    let session = engine::lock(&engine.session);
+                    session.id.as_ref()?.to_str().ok().map(str::to_owned)
+                })
+            };
+            let connected = Connected::new(Arc::new(dispatcher))
                 .with_shutdown(HttpShutdown { engine })
-                .with_network(super::NetworkPeer::http(host, port)))
+                .with_network(super::NetworkPeer::http(host, port));
+            #[cfg(feature = "otel")]
+            let connected = connected.with_session_id(session_id);
+            Ok(connected)
         })
     }
 }
