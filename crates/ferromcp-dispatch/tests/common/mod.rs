@@ -238,3 +238,46 @@ impl DropWatch {
         .into_arc()
     }
 }
+
+// The contract harness (`contract.rs`, `contract_ids.rs`): each case on both dispatchers.
+/// Instantiates a contract case for both dispatchers, each under a hang-guarding timeout.
+#[allow(unused_macros)]
+macro_rules! contract {
+    ($($case:ident),* $(,)?) => {$(
+        mod $case {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn jsonrpc() {
+                super::timed(super::$case(super::Kind::JsonRpc)).await
+            }
+            /// On a current-thread runtime the dispatcher first polls a request's handler
+            /// on its read loop; the contract holds there too.
+            #[tokio::test]
+            async fn jsonrpc_current_thread() {
+                super::timed(super::$case(super::Kind::JsonRpc)).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn direct() {
+                super::timed(super::$case(super::Kind::Direct)).await
+            }
+        }
+    )*};
+}
+
+/// Like `contract!`, for the cases that measure time: they run on a single-threaded runtime
+/// whose clock is paused and advances only when every task waits, so a loaded machine cannot
+/// make a 25 ms step look like a 120 ms silence.
+#[allow(unused_macros)]
+macro_rules! contract_paused {
+    ($($case:ident),* $(,)?) => {$(
+        mod $case {
+            #[tokio::test(start_paused = true)]
+            async fn jsonrpc() {
+                super::timed(super::$case(super::Kind::JsonRpc)).await
+            }
+            #[tokio::test(start_paused = true)]
+            async fn direct() {
+                super::timed(super::$case(super::Kind::Direct)).await
+            }
+        }
+    )*};
+}
