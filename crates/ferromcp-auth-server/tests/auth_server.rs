@@ -374,7 +374,7 @@ async fn rfc8414_metadata_and_rfc9728_point_at_the_embedded_server() {
 /// the approved user, with the requested scope only.
 #[tokio::test]
 async fn ferromcp_client_dcr_pkce_flow_lists_and_calls_tools() {
-    within(async {
+    within(Box::pin(async {
         let env = start(AuthServerConfig::default()).await;
         let client = oauth_client(&env, OAuthConfig::new(REDIRECT, RedirectReadingHandler)).await;
         let tools = client.list_all_tools().await.unwrap();
@@ -384,14 +384,14 @@ async fn ferromcp_client_dcr_pkce_flow_lists_and_calls_tools() {
         assert!(t.starts_with("local-user via "), "{t}");
         assert!(t.ends_with("[mcp]"), "challenge scope only: {t}");
         client.shutdown().await;
-    })
+    }))
     .await;
 }
 
 /// Registration by pre-registered confidential credentials (`client_secret_basic`).
 #[tokio::test]
 async fn ferromcp_client_with_preregistered_secret() {
-    within(async {
+    within(Box::pin(async {
         let env = start(AuthServerConfig::default()).await;
         let rec = ClientRecord::confidential("pre-1", "s3cret-value", vec![REDIRECT.into()]);
         env.auth.config().store.put_client(rec).await.unwrap();
@@ -410,7 +410,7 @@ async fn ferromcp_client_with_preregistered_secret() {
             .unwrap()
             .auth(Arc::new(provider));
         assert!(Client::builder().connect(t).await.is_err());
-    })
+    }))
     .await;
 }
 
@@ -418,7 +418,7 @@ async fn ferromcp_client_with_preregistered_secret() {
 /// `insufficient_scope`; the client re-authorizes with the union and the call succeeds.
 #[tokio::test]
 async fn ferromcp_client_steps_up_on_insufficient_scope() {
-    within(async {
+    within(Box::pin(async {
         let env = start(AuthServerConfig::default()).await;
         let client = oauth_client(&env, OAuthConfig::new(REDIRECT, RedirectReadingHandler)).await;
         let before = text_of(&client.call_tool("whoami", json!({})).await.unwrap());
@@ -428,7 +428,7 @@ async fn ferromcp_client_steps_up_on_insufficient_scope() {
         let after = text_of(&client.call_tool("whoami", json!({})).await.unwrap());
         assert!(after.contains("admin") && after.contains("mcp"), "{after}");
         client.shutdown().await;
-    })
+    }))
     .await;
 }
 
@@ -486,7 +486,7 @@ impl AuthStore for Counting {
 /// through the `refresh_token` grant, rotating the refresh token each time.
 #[tokio::test]
 async fn ferromcp_client_refreshes_short_lived_tokens() {
-    within(async {
+    within(Box::pin(async {
         let store = Arc::new(Counting {
             inner: InMemoryAuthStore::default(),
             refreshes: AtomicUsize::new(0),
@@ -505,7 +505,7 @@ async fn ferromcp_client_refreshes_short_lived_tokens() {
             "the client refreshed"
         );
         client.shutdown().await;
-    })
+    }))
     .await;
 }
 
@@ -1820,7 +1820,7 @@ fn client_key_pem(kid: &str) -> (Value, String) {
 #[tokio::test]
 async fn ferromcp_client_credentials_with_secret_and_private_key_jwt() {
     use ferromcp_client::oauth::{ClientKey, Grant, SigningAlgorithm};
-    within(async {
+    within(Box::pin(async {
         let (jwk, pem) = client_key_pem("ck1");
         let env = start(
             AuthServerConfig::default()
@@ -1855,7 +1855,7 @@ async fn ferromcp_client_credentials_with_secret_and_private_key_jwt() {
         let who = text_of(&client.call_tool("whoami", json!({})).await.unwrap());
         assert!(who.starts_with(&format!("{id} via {id}")), "{who}");
         client.shutdown().await;
-    })
+    }))
     .await;
 }
 
@@ -1983,7 +1983,7 @@ async fn issuer_with_a_path_serves_path_inserted_metadata() {
 /// front; fetching documents is covered by `cimd_client_completes_the_flow`.)
 #[tokio::test]
 async fn ferromcp_client_with_a_client_id_metadata_document() {
-    within(async {
+    within(Box::pin(async {
         let env = start(AuthServerConfig::default()).await;
         let url = "https://agent.example/oauth/client.json";
         env.auth
@@ -1997,6 +1997,6 @@ async fn ferromcp_client_with_a_client_id_metadata_document() {
         let who = text_of(&client.call_tool("whoami", json!({})).await.unwrap());
         assert!(who.contains(&format!("via {url}")), "{who}");
         client.shutdown().await;
-    })
+    }))
     .await;
 }

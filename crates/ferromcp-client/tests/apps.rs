@@ -133,7 +133,7 @@ async fn c49_client_declares_apps_and_fetches_a_tools_app() {
 /// contents for another URI.
 #[tokio::test]
 async fn c48_hostile_app_links_are_refused() {
-    within(async {
+    within(Box::pin(async {
         for mode in [Lifecycle::Handshake, Lifecycle::Modern] {
             let c = client(mode, Some(AppConfig::new().max_bytes(HTML.len() - 1)), HTML).await;
             let e = c
@@ -166,6 +166,6 @@ async fn c48_hostile_app_links_are_refused() {
                 "{e}"
             );
         }
-    })
+    }))
     .await;
 }

@@ -45,7 +45,7 @@ async fn connect(t: HttpTransport) -> Result<Client, ferromcp_client::ClientErro
 /// (2024-11-05 is accepted), calls, a server→client request, shutdown.
 #[tokio::test]
 async fn c34_the_http_sse_transport_reaches_a_2024_11_05_server() {
-    within(async {
+    within(Box::pin(async {
         let addr = sse_server().await;
         let t = HttpTransport::legacy_sse(format!("http://{addr}/sse")).unwrap();
         let client = connect(t).await.unwrap();
@@ -60,7 +60,7 @@ async fn c34_the_http_sse_transport_reaches_a_2024_11_05_server() {
         let r = client.call_tool("ask", json!({})).await.unwrap();
         assert!(!r.is_error.unwrap_or(false));
         client.shutdown().await;
-    })
+    }))
     .await;
 }
 
@@ -70,7 +70,7 @@ async fn c34_the_http_sse_transport_reaches_a_2024_11_05_server() {
 /// either the original refusal is the error.
 #[tokio::test]
 async fn c35_a_refused_initialize_falls_back_to_http_sse() {
-    within(async {
+    within(Box::pin(async {
         let addr = sse_server().await;
         let url = format!("http://{addr}/sse");
         let client = connect(HttpTransport::new(&url).unwrap()).await.unwrap();
@@ -88,7 +88,7 @@ async fn c35_a_refused_initialize_falls_back_to_http_sse() {
         let nowhere = HttpTransport::new(format!("http://{addr}/nowhere")).unwrap();
         let e = connect(nowhere).await.err().unwrap().to_string();
         assert!(e.contains("404") && !e.contains("HTTP+SSE"), "{e}");
-    })
+    }))
     .await;
 }
 
@@ -155,7 +155,7 @@ async fn fake_for(first: Option<String>, open_for: Duration) -> SocketAddr {
 /// message is POSTed there.
 #[tokio::test]
 async fn c36_an_endpoint_on_another_origin_is_refused() {
-    within(async {
+    within(Box::pin(async {
         let elsewhere = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let other = elsewhere.local_addr().unwrap();
         let hits = Arc::new(AtomicUsize::new(0));
@@ -183,7 +183,7 @@ async fn c36_an_endpoint_on_another_origin_is_refused() {
             0,
             "a message went to the other origin"
         );
-    })
+    }))
     .await;
 }
 

@@ -419,7 +419,7 @@ async fn c01_endless_stream_ends_in_the_timeout() {
 /// id, a truncated frame) are ignored; the caller gets its own answer, never a forged one.
 #[tokio::test]
 async fn forged_and_unknown_ids_never_reach_the_caller() {
-    within(async {
+    within(Box::pin(async {
         let evil = evil_server().await;
         let client = client(&evil).await;
         let r = client
@@ -432,7 +432,7 @@ async fn forged_and_unknown_ids_never_reach_the_caller() {
             panic!("a response for another id was taken: {r:?}");
         }
         still_serves(&client).await;
-    })
+    }))
     .await;
 }
 

@@ -38,7 +38,7 @@ fn server(page_size: usize) -> McpServer {
 /// carry `extensions` (2026-07-28).
 #[tokio::test]
 async fn sep2640_client_lists_gets_and_reads_verified_files() {
-    within(async {
+    within(Box::pin(async {
         for mode in [Lifecycle::Handshake, Lifecycle::Modern] {
             let client = connect_mode(mode, server(1).server().clone()).await;
             assert_eq!(
@@ -91,7 +91,7 @@ async fn sep2640_client_lists_gets_and_reads_verified_files() {
             };
             assert_eq!(e.code.0, -32602);
         }
-    })
+    }))
     .await;
 }
 
