@@ -130,7 +130,7 @@ impl Connected {
     }
 
     /// Says how to read the transport's session id (for the client's spans).
-    #[cfg(feature = "otel")]
+    #[cfg(all(feature = "otel", feature = "http"))]
     pub(crate) fn with_session_id(mut self, source: SessionIdSource) -> Self {
         self.session_id = Some(source);
         self
