@@ -5,63 +5,22 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+mod bin_run;
+
+#[cfg(unix)]
+use std::process::Command;
+#[cfg(unix)]
+use std::time::Duration;
+
+use bin_run::{BIN, LIMIT, Run, ferromcp, finish};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ferromcp");
-const LIMIT: Duration = Duration::from_secs(30);
 const ERAS: [&str; 2] = ["2025-11-25", "2026-07-28"];
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    // Read by the sampling-limit tests, which run a shell script (Unix only).
-    #[cfg_attr(not(unix), allow(dead_code))]
-    took: Duration,
-}
-
-fn reader(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
-    thread::spawn(move || {
-        let mut s = String::new();
-        let _ = pipe.read_to_string(&mut s);
-        s
-    })
-}
 
 /// Runs the binary with `args`, stdin empty, killing it after [`LIMIT`].
 fn run(args: &[&str]) -> Run {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = reader(child.stdout.take().unwrap());
-    let err = reader(child.stderr.take().unwrap());
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("ferromcp {args:?} did not finish within {LIMIT:?}");
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
-    Run {
-        code: status.code().unwrap_or(-1),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-        took: start.elapsed(),
-    }
+    finish(ferromcp(args), LIMIT)
 }
 
 fn serve() -> String {
@@ -438,29 +397,10 @@ fn b61_interactive_prompts_on_a_terminal() {
         let command = format!(
             "{BIN} tool '{BIN} serve' test_elicitation '{{\"message\":\"Sign up\"}}' --output compact --protocol {era}"
         );
-        let mut child = Command::new(script)
-            .args(["-qec", &command, "/dev/null"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        std::io::Write::write_all(&mut stdin, input.as_bytes()).unwrap();
-        let out = reader(child.stdout.take().unwrap());
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            if start.elapsed() > LIMIT {
-                let _ = child.kill();
-                panic!("{command} did not finish within {LIMIT:?}");
-            }
-            thread::sleep(Duration::from_millis(10));
-        };
-        drop(stdin);
-        (status.code(), out.join().unwrap())
+        let mut cmd = Command::new(script);
+        cmd.args(["-qec", &command, "/dev/null"]);
+        let r = bin_run::finish_fed(cmd, Some(input), LIMIT);
+        (Some(r.code), r.stdout)
     };
     for era in ERAS {
         let (code, out) = on_terminal(era, "bad email\nada@example.org\nada\n");

@@ -3,58 +3,17 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod bin_run;
+
 use std::ffi::OsString;
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+
+use bin_run::{BIN, LIMIT, Run, ferromcp, finish};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ferromcp");
-const LIMIT: Duration = Duration::from_secs(30);
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 /// Runs the binary with `args`, killing it after [`LIMIT`].
 fn run_os(args: &[OsString]) -> Run {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let read = |mut pipe: Box<dyn Read + Send>| {
-        thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            String::from_utf8_lossy(&bytes).into_owned()
-        })
-    };
-    let out = read(Box::new(child.stdout.take().unwrap()));
-    let err = read(Box::new(child.stderr.take().unwrap()));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("ferromcp {args:?} did not finish within {LIMIT:?}");
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
-    Run {
-        code: status.code().unwrap_or(-1),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
+    finish(ferromcp(args), LIMIT)
 }
 
 fn run(args: &[&str]) -> Run {

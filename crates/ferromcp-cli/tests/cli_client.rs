@@ -4,61 +4,24 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod bin_run;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ferromcp");
-const LIMIT: Duration = Duration::from_secs(30);
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn reader(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
-    thread::spawn(move || {
-        let mut s = String::new();
-        let _ = pipe.read_to_string(&mut s);
-        s
-    })
-}
+use bin_run::{BIN, LIMIT, Run, ferromcp, finish};
 
 /// Runs the binary with `args` (and `PATH` replaced when given), killing it after [`LIMIT`].
 fn run_with(args: &[&str], path: Option<&str>) -> Run {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = ferromcp(args);
     if let Some(p) = path {
         cmd.env("PATH", p);
     }
-    let mut child = cmd.spawn().unwrap();
-    let out = reader(child.stdout.take().unwrap());
-    let err = reader(child.stderr.take().unwrap());
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("ferromcp {args:?} did not finish within {LIMIT:?}");
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
-    Run {
-        code: status.code().unwrap_or(-1),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
+    finish(cmd, LIMIT)
 }
 
 fn run(args: &[&str]) -> Run {
@@ -662,24 +625,9 @@ fn progress_bar_on_a_terminal() {
         return;
     }
     let inner = format!("{BIN} tool '{BIN} serve' test_tool_with_progress");
-    let mut child = Command::new("script")
-        .args(["-qec", &inner, "/dev/null"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = reader(child.stdout.take().unwrap());
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("script did not finish");
-        }
-        thread::sleep(Duration::from_millis(10));
-    }
-    let out = out.join().unwrap();
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &inner, "/dev/null"]).stdin(Stdio::null());
+    let out = finish(cmd, LIMIT).stdout;
     assert!(out.contains("\r["), "{out:?}");
     assert!(out.contains(" 50% 50/100"), "{out:?}");
     assert!(!out.contains("[progress] 50/100"), "{out:?}");
