@@ -2,38 +2,19 @@
 //! `--cacert`, `--cert`/`--key`, `--connect-timeout`, `--read-timeout`), through the binary.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod http_node;
+
 use std::net::SocketAddr;
 use std::process::{Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 const TLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../ferromcp-client/tests/tls");
-
-/// `ferromcp serve --http 127.0.0.1:0`, and its address.
-async fn serve() -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let line = lines.next_line().await.unwrap().unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.strip_suffix("/mcp"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
-    (child, addr)
-}
 
 /// `ferromcp ARGS`, with the environment's proxies cleared unless `env` sets them.
 async fn ferromcp(args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -117,7 +98,7 @@ fn stderr(out: &Output) -> String {
 #[tokio::test]
 async fn clh14_proxy_routes_requests_and_no_proxy_ignores_the_environment() {
     tokio::time::timeout(Duration::from_secs(90), async {
-        let (_server, addr) = serve().await;
+        let (_server, addr) = http_node::start(&[]).await;
         let (proxy, count) = counting_proxy().await;
         let url = format!("http://{addr}/mcp");
         let out = ferromcp(&["tools", &url, "--proxy", &proxy], &[]).await;

@@ -2,33 +2,14 @@
 //! 2026-07-28 and 2025-11-25 "Streamable HTTP"; the DNS-rebinding check of loopback binds).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use std::process::Stdio;
+mod http_node;
+
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::process::{Child, Command};
 
-async fn start(extra: &[&str]) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let line = lines.next_line().await.unwrap().unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.strip_suffix("/mcp"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
-    (child, addr)
-}
+use http_node::start;
 
 /// One request with `Connection: close`; returns the whole response as text.
 async fn exchange(addr: &str, host: &str, headers: &[(&str, &str)], body: &str) -> String {
