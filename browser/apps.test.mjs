@@ -107,6 +107,7 @@ async function appOf(client, toolName) {
 // ---- the page -------------------------------------------------------------------------------
 
 const calls = []; // every tools/call the host forwarded: { name, args }
+const consoleLines = []; // console output of every frame (the basic app logs what it gets)
 const links = []; // every link the host asked the page to open
 let current = null; // the MCP client behind the mounted app
 
@@ -176,7 +177,8 @@ async function basicVanillaJs(page, sandboxOrigin) {
     "basic: ui/initialize then ui/notifications/initialized");
   const init = log.find((e) => e.direction === "out" && e.msg.result && e.msg.result.protocolVersion);
   check(init && init.msg.result.protocolVersion === "2026-01-26", "basic: answered with the host's protocol version");
-  check(hasLog(log, "out", "ui/notifications/tool-input"), "basic: tool input delivered");
+  check(hasLog(log, "out", "ui/notifications/tool-input") &&
+    consoleLines.some((l) => l.startsWith("Received tool call input")), "basic: tool input delivered to the app");
   const before = calls.length;
   await new Promise((r) => setTimeout(r, 20));
   await frame.getByRole("button", { name: "Get Server Time" }).click();
@@ -224,7 +226,7 @@ async function ferromcpCounter(page, sandboxOrigin) {
 // A probe app: does what a hostile app would and writes what happened into #results.
 function probeHtml(allowed, forbidden) {
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>probe</title></head>
-<body><h1>Probe app</h1><pre id="results">running</pre><script>
+<body><h1>Probe app</h1><pre id="results" style="white-space:pre-wrap;word-break:break-all">running</pre><script>
 (async function () {
   var host = window.parent, next = 1, pending = {}, out = {};
   addEventListener("message", function (e) {
@@ -247,15 +249,17 @@ function probeHtml(allowed, forbidden) {
   out.modelOnly = (await call("echo", { text: "leak" })).error;
   out.unknown = (await call("no_such_tool")).error;
   out.allowed = (await call("counter")).result;
-  window.top.postMessage({ jsonrpc: "2.0", id: "sneaky", method: "tools/call", params: { name: "counter", arguments: {} } }, "*");
+  window.top.postMessage({ jsonrpc: "2.0", id: "sneaky", method: "tools/call", params: { name: "counter", arguments: { forged: "top" } } }, "*");
   host.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html: "<p id=replaced>replaced</p>" } }, "*");
   out.jsLink = (await req("ui/open-link", { url: "javascript:alert(1)" })).result;
   out.big = (await call("counter", { pad: "x".repeat(5000) })).error;
   var concurrent = await Promise.all([call("counter", { __delay: 400 }), call("counter", { __delay: 400 }), call("counter", { __delay: 400 })]);
   out.concurrent = concurrent.map(function (r) { return r.error ? r.error.message : "ok"; });
   out.sixth = (await call("counter")).error ? "refused" : "ok";
-  out.seventh = (await call("counter")).error;
-  document.getElementById("results").textContent = JSON.stringify(out);
+  out.seventh = (await call("counter")).error || "not refused";
+  document.getElementById("results").textContent = JSON.stringify(out, null, 1);
+  host.postMessage({ jsonrpc: "2.0", method: "ui/notifications/size-changed",
+    params: { height: document.documentElement.scrollHeight } }, "*");
 })();
 </script></body></html>`;
 }
@@ -275,7 +279,7 @@ async function probe(page, sandboxOrigin, allowedOrigin, forbiddenOrigin) {
   await mount(page, sandboxOrigin, app, { maxMessageBytes: 2048, maxCallsPerMinute: 6, maxPendingCalls: 2 });
   // A foreign window (the host page itself) posting as if it were the app.
   await page.evaluate(() => window.postMessage(
-    { jsonrpc: "2.0", id: "forged", method: "tools/call", params: { name: "counter", arguments: {} } }, "*"));
+    { jsonrpc: "2.0", id: "forged", method: "tools/call", params: { name: "counter", arguments: { forged: "page" } } }, "*"));
   const frame = appFrame(page);
   await frame.locator("#results").filter({ hasText: "seventh" }).waitFor({ timeout: 20_000 });
   const out = JSON.parse(await frame.locator("#results").textContent());
@@ -293,13 +297,13 @@ async function probe(page, sandboxOrigin, allowedOrigin, forbiddenOrigin) {
   check(out.big && /message over 2048 bytes/.test(out.big.message), "probe: an over-size message is refused (maxMessageBytes)", out.big);
   check(JSON.stringify(out.concurrent) === JSON.stringify(["ok", "ok", "refused by the host: more than 2 calls in flight"]),
     "probe: calls past maxPendingCalls in flight are refused", out.concurrent);
-  check(out.sixth === "ok" && out.seventh && /rate limit/.test(out.seventh.message),
+  check(out.sixth === "ok" && /rate limit/.test(out.seventh.message),
     "probe: calls past maxCallsPerMinute are refused", out.seventh);
   const forwarded = calls.slice(callsBefore).map((c) => c.name);
   check(!forwarded.includes("echo") && !forwarded.includes("no_such_tool"),
     "probe: refused tools never reached the server", forwarded);
-  // counter: allowed + 2 concurrent + sixth = 4; the forged and the top-window posts add none.
-  check(forwarded.length === 4, "probe: messages from a foreign window (host page, the app's top post) were ignored", forwarded);
+  const forged = calls.slice(callsBefore).filter((c) => c.args && c.args.forged);
+  check(forged.length === 0, "probe: messages from a foreign window (host page, the app's top post) were ignored", forged);
   const ignored = log.filter((e) => e.direction === "ignored" && e.msg.data && e.msg.data.method === "tools/call");
   check(ignored.length === 2, "probe: both forged tools/call were reported as ignored", ignored.length);
   check(!log.some((e) => e.msg && e.msg.method === "ui/notifications/sandbox-resource-ready" && e.direction === "in"),
@@ -307,6 +311,23 @@ async function probe(page, sandboxOrigin, allowedOrigin, forbiddenOrigin) {
   check(await frame.locator("#replaced").count() === 0, "probe: the app could not replace itself through the proxy");
   await screenshot(page, "apps-probe.png");
   await teardown(page);
+}
+
+// An app that navigates its own frame away: the sandbox closes it.
+async function navigator_(page, sandboxOrigin, allowedOrigin) {
+  const html = `<!DOCTYPE html><html><head><title>nav</title></head><body><p>leaving</p><script>
+    window.parent.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize",
+      params: { protocolVersion: "2026-01-26", appInfo: { name: "nav", version: "1" }, appCapabilities: {} } }, "*");
+    setTimeout(function () { location.href = ${JSON.stringify(allowedOrigin + "/data")}; }, 200);
+  </script></body></html>`;
+  const app = { html, uri: "ui://test/nav", tool: { name: "counter", inputSchema: { type: "object" } }, tools: [], meta: {} };
+  await mount(page, sandboxOrigin, app);
+  const outer = page.frameLocator('iframe[title^="MCP App"]');
+  await outer.locator("body").filter({ hasText: "navigated away" }).waitFor({ timeout: 10_000 })
+    .then(() => check(true, "navigation: an app that navigates its frame away is closed by the sandbox"),
+      (e) => check(false, "navigation: an app that navigates its frame away is closed by the sandbox", e.message));
+  check(await outer.locator("iframe").count() === 0, "navigation: its frame is gone");
+  await page.evaluate(() => window.__handle.teardown());
 }
 
 async function main() {
@@ -341,6 +362,7 @@ async function main() {
   cleanups.push(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 760, height: 700 } });
   page.on("pageerror", (e) => console.log(`     page error: ${e.message}`));
+  page.on("console", (m) => consoleLines.push(m.text()));
   await page.exposeFunction("hostCallTool", async (name, args) => {
     const { __delay, ...rest } = args || {};
     calls.push({ name, args: rest });
@@ -355,6 +377,7 @@ async function main() {
   await basicVanillaJs(page, sandboxOrigin);
   await ferromcpCounter(page, sandboxOrigin);
   await probe(page, sandboxOrigin, allowedOrigin, forbiddenOrigin);
+  await navigator_(page, sandboxOrigin, allowedOrigin);
 }
 
 try {

@@ -109,3 +109,38 @@ fn s83_the_page_script_defaults_are_the_documented_ones() {
     );
     assert!(APPS_HOST_JS.contains(&format!("sandboxPath: \"{SANDBOX_PATH}\"")));
 }
+
+#[test]
+fn s82_the_page_script_checks_visibility_and_links() {
+    // Visibility defaults to model and app; only "app" lets the app call the tool.
+    assert!(APPS_HOST_JS.contains(r#"return ["model", "app"];"#));
+    assert!(APPS_HOST_JS.contains(r#"toolVisibility(tool).indexOf("app") !== -1"#));
+    assert!(APPS_HOST_JS.contains("is not visible to apps"));
+    assert!(APPS_HOST_JS.contains(r#"throw { refused: "unknown tool ""#));
+    // Links: http(s) only, and only through the page's openLink.
+    assert!(APPS_HOST_JS.contains(r#"parsed.protocol === "http:" || parsed.protocol === "https:""#));
+    assert!(APPS_HOST_JS.contains("opts.openLink(url)"));
+    // Only the sandbox frame, from the sandbox origin, is read.
+    assert!(APPS_HOST_JS.contains(
+        "event.source !== iframe.contentWindow || event.origin !== sandboxOrigin"
+    ));
+}
+
+#[test]
+fn c50_the_sandbox_never_relays_sandbox_messages_and_drops_a_navigated_app() {
+    // App messages: only from the app's frame, opaque origin, never `ui/notifications/sandbox-*`.
+    assert!(SANDBOX_HTML.contains("event.source === inner.contentWindow"));
+    assert!(SANDBOX_HTML.contains(r#"if (event.origin !== "null") { return; }"#));
+    assert_eq!(
+        SANDBOX_HTML
+            .matches("msg.method.indexOf(SANDBOX_PREFIX) === 0) { return; }")
+            .count(),
+        2,
+        "sandbox messages are dropped in both directions"
+    );
+    // The resource is loaded once; a second load of the app's frame (navigation) closes it.
+    assert!(SANDBOX_HTML.contains("if (!inner && loads === 0)"));
+    assert!(SANDBOX_HTML.contains("if (loads > 1)"));
+    // Host messages: only from the parent at the host origin.
+    assert!(SANDBOX_HTML.contains("if (event.origin !== hostOrigin) { return; }"));
+}
