@@ -62,7 +62,11 @@ fn s81_the_ceiling_policy_never_allows_plugins_eval_or_forms() {
 fn s81_the_sandbox_gives_the_app_a_default_deny_policy_and_no_origin() {
     // The app's frame: scripts only, never the sandbox's origin.
     assert!(SANDBOX_HTML.contains(r#"inner.setAttribute("sandbox", "allow-scripts");"#));
-    assert_eq!(SANDBOX_HTML.matches("allow-same-origin").count(), 1, "only in a comment");
+    assert_eq!(
+        SANDBOX_HTML.matches("allow-same-origin").count(),
+        1,
+        "only in a comment"
+    );
     // The app's policy starts from SEP-1865's restrictive default.
     for directive in [
         r#""default-src 'none'""#,
@@ -118,12 +122,15 @@ fn s82_the_page_script_checks_visibility_and_links() {
     assert!(APPS_HOST_JS.contains("is not visible to apps"));
     assert!(APPS_HOST_JS.contains(r#"throw { refused: "unknown tool ""#));
     // Links: http(s) only, and only through the page's openLink.
-    assert!(APPS_HOST_JS.contains(r#"parsed.protocol === "http:" || parsed.protocol === "https:""#));
+    assert!(
+        APPS_HOST_JS.contains(r#"parsed.protocol === "http:" || parsed.protocol === "https:""#)
+    );
     assert!(APPS_HOST_JS.contains("opts.openLink(url)"));
     // Only the sandbox frame, from the sandbox origin, is read.
-    assert!(APPS_HOST_JS.contains(
-        "event.source !== iframe.contentWindow || event.origin !== sandboxOrigin"
-    ));
+    assert!(
+        APPS_HOST_JS
+            .contains("event.source !== iframe.contentWindow || event.origin !== sandboxOrigin")
+    );
 }
 
 #[test]
