@@ -93,5 +93,42 @@ pub(crate) fn sandbox_headers(host_origin: &str) -> Option<Vec<(&'static str, St
     ])
 }
 
+/// The host origin a sandbox page request names (`?host=<origin>`, as the page script builds
+/// the URL from `location.origin`), when it is one of `allowed` (the origins the inspector
+/// page is served from, e.g. `http://127.0.0.1:6274` and `http://localhost:6274`). The
+/// inspector's sandbox server answers with [`sandbox_headers`] for it, or 403 on `None`.
+pub(crate) fn requested_host_origin<'a>(query: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    let value = query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("host="))?;
+    let origin = percent_decode(value)?;
+    allowed.iter().copied().find(|a| *a == origin)
+}
+
+/// `%XX`-decodes `value` (and `+` as a space); `None` on a bad escape or non-UTF-8 bytes.
+fn percent_decode(value: &str) -> Option<String> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'%' => {
+                let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 #[cfg(test)]
 mod tests;

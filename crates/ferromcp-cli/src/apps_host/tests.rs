@@ -151,3 +151,29 @@ fn c50_the_sandbox_never_relays_sandbox_messages_and_drops_a_navigated_app() {
     // Host messages: only from the parent at the host origin.
     assert!(SANDBOX_HTML.contains("if (event.origin !== hostOrigin) { return; }"));
 }
+
+#[test]
+fn s80_the_sandbox_answers_only_for_an_allowed_host_origin() {
+    let allowed = ["http://127.0.0.1:6274", "http://localhost:6274"];
+    assert_eq!(
+        requested_host_origin("host=http%3A%2F%2F127.0.0.1%3A6274", &allowed),
+        Some("http://127.0.0.1:6274")
+    );
+    assert_eq!(
+        requested_host_origin("x=1&host=http://localhost:6274", &allowed),
+        Some("http://localhost:6274")
+    );
+    for query in [
+        "",
+        "host=",
+        "host=http%3A%2F%2Fevil.example",
+        "host=http%3A%2F%2F127.0.0.1%3A6275",
+        "host=http%3A%2F%2F127.0.0.1%3A6274%2F",
+        "host=%zz",
+        "host=%C3%28",
+        "host=%",
+        "hostx=http://localhost:6274",
+    ] {
+        assert_eq!(requested_host_origin(query, &allowed), None, "{query:?}");
+    }
+}
