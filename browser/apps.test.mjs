@@ -66,7 +66,7 @@ function sandboxCsp(hostOrigin) {
     "style-src 'self' 'unsafe-inline' http: https:; img-src 'self' data: http: https:; " +
     "font-src 'self' data: http: https:; media-src 'self' data: http: https:; " +
     "connect-src http: https: ws: wss:; frame-src http: https:; base-uri 'self' http: https:; " +
-    `object-src 'none'; form-action 'none'; frame-ancestors 'self' ${hostOrigin}`;
+    `object-src 'none'; form-action 'none'; frame-ancestors ${hostOrigin}`;
 }
 
 const HARNESS = `<!DOCTYPE html>
@@ -77,6 +77,17 @@ const HARNESS = `<!DOCTYPE html>
 
 const hits = { allowed: 0, forbidden: 0 };
 const api = (name) => (req, res) => {
+  if (req.url.startsWith("/framer.html?sandbox=")) {
+    // A foreign page that frames the sandbox page, naming itself as the host.
+    const sandbox = decodeURIComponent(req.url.slice("/framer.html?sandbox=".length));
+    const self = `http://${req.headers.host}`;
+    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
+    res.end(`<!DOCTYPE html><title>framer</title><script>
+      window.got = [];
+      addEventListener("message", function (e) { window.got.push(e.data); });
+    </script><iframe src="${sandbox}/sandbox.html?host=${encodeURIComponent(self)}"></iframe>`);
+    return;
+  }
   hits[name]++;
   res.writeHead(200, { "Content-Type": "application/json", "Access-Control-Allow-Origin": "*" });
   res.end(JSON.stringify({ from: name }));
@@ -330,6 +341,17 @@ async function navigator_(page, sandboxOrigin, allowedOrigin) {
   await page.evaluate(() => window.__handle.teardown());
 }
 
+// A page of another origin framing the sandbox page (and naming itself as the host) gets
+// nothing: the sandbox page may be framed only by the host origin.
+async function foreignFramer(browser, sandboxOrigin, allowedOrigin) {
+  const page = await browser.newPage();
+  await page.goto(`${allowedOrigin}/framer.html?sandbox=${encodeURIComponent(sandboxOrigin)}`);
+  await new Promise((r) => setTimeout(r, 1500));
+  const got = await page.evaluate(() => window.got);
+  check(got.length === 0, "framing: a foreign page framing the sandbox page gets no proxy-ready", got);
+  await page.close();
+}
+
 async function main() {
   const hostOrigin = await listen((req, res) => {
     if (req.url === "/apps-host.js") {
@@ -378,6 +400,7 @@ async function main() {
   await ferromcpCounter(page, sandboxOrigin);
   await probe(page, sandboxOrigin, allowedOrigin, forbiddenOrigin);
   await navigator_(page, sandboxOrigin, allowedOrigin);
+  await foreignFramer(browser, sandboxOrigin, allowedOrigin);
 }
 
 try {

@@ -59,7 +59,7 @@ fn is_plain_origin(origin: &str) -> bool {
 }
 
 /// The Content-Security-Policy header of the sandbox page: the ceiling of every app's policy
-/// (see the module docs), framed only by `host_origin` (and itself, for the app's frame).
+/// (see the module docs), framed only by `host_origin`.
 pub(crate) fn sandbox_csp(host_origin: &str) -> Option<String> {
     if !is_plain_origin(host_origin) {
         return None;
@@ -76,7 +76,7 @@ pub(crate) fn sandbox_csp(host_origin: &str) -> Option<String> {
          base-uri 'self' http: https:; \
          object-src 'none'; \
          form-action 'none'; \
-         frame-ancestors 'self' {host_origin}"
+         frame-ancestors {host_origin}"
     ))
 }
 
