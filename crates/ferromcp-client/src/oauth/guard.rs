@@ -216,7 +216,7 @@ impl Dial for GuardedDial {
         })
     }
 
-    fn check_proxied(&self, dst: &Uri) -> BoxFuture<io::Result<()>> {
+    fn check_unresolved(&self, dst: &Uri) -> BoxFuture<io::Result<()>> {
         let guard = self.guard.clone();
         let dst = dst.clone();
         Box::pin(async move { Self::check_literal(&guard, &dst).await })
