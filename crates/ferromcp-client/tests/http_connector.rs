@@ -78,9 +78,10 @@ impl Connector for ConnectTo {
     }
 }
 
-/// A proxy configuration that would break every connection if it were used.
+/// A proxy configuration that would break every connection if it were used (and would send
+/// its credentials as `Proxy-Authorization` on `http://` requests).
 fn dead_proxy() -> ProxyConfig {
-    ProxyConfig::Rules(ProxyRules::default().all("http://127.0.0.1:1"))
+    ProxyConfig::Rules(ProxyRules::default().all("http://user:secret@127.0.0.1:1"))
 }
 
 #[cfg(unix)]
@@ -171,7 +172,8 @@ async fn clh15_a_connector_reaches_a_server_on_a_unix_socket() {
 }
 
 /// CL-H15: the connector runs once per pooled connection, not per request: twenty calls
-/// in a row go over one connection (keep-alive), which the server sees as one too.
+/// in a row go over one connection (keep-alive), which the server sees as one too. The proxy
+/// settings are ignored: no `Proxy-Authorization` reaches the server.
 #[tokio::test]
 async fn clh15_keep_alive_reuses_the_connectors_connection() {
     within(async {
@@ -179,7 +181,9 @@ async fn clh15_keep_alive_reuses_the_connectors_connection() {
         let connector = ConnectTo::new(server.addr);
         let made = connector.made.clone();
         // `localhost` on port 1: only the connector knows where the server is.
-        let cfg = HttpClientConfig::default().connector(connector.clone());
+        let cfg = HttpClientConfig::default()
+            .proxy(dead_proxy())
+            .connector(connector.clone());
         let client = connect("http://localhost:1/mcp", cfg).await.unwrap();
         for i in 0..20 {
             echo(&client, &format!("call {i}")).await;
@@ -189,6 +193,12 @@ async fn clh15_keep_alive_reuses_the_connectors_connection() {
         assert_eq!(server.connections.load(Ordering::SeqCst), 1);
         let targets = connector.targets.lock().unwrap().clone();
         assert_eq!(targets, ["http://localhost:1"]);
+        let seen = server.seen();
+        assert!(seen.len() >= 21, "{}", seen.len());
+        assert!(
+            seen.iter()
+                .all(|s| s.header("proxy-authorization").is_none())
+        );
     })
     .await;
 }
