@@ -200,3 +200,24 @@ impl fmt::Debug for CustomConnector {
         f.write_str("Connector")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_fill_in_default_ports_and_unbracket_ipv6_hosts() {
+        let t = |u: &'static str| Target::new(Uri::from_static(u));
+        let a = t("https://mcp.example/mcp").unwrap();
+        assert_eq!(
+            (a.scheme(), a.host(), a.port(), a.is_https()),
+            ("https", "mcp.example", 443, true)
+        );
+        assert_eq!(a.to_string(), "https://mcp.example:443");
+        let b = t("http://[::1]:8080/").unwrap();
+        assert_eq!((b.host(), b.port(), b.is_https()), ("::1", 8080, false));
+        assert_eq!(b.to_string(), "http://[::1]:8080");
+        assert_eq!(t("http://h/").unwrap().port(), 80);
+        assert!(t("/relative").is_err());
+    }
+}
