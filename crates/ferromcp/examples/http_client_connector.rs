@@ -27,7 +27,6 @@ use ferromcp::client::transport::http::{Connector, HttpClientConfig, HttpConfig,
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// Where the connections go.
-#[derive(Clone)]
 enum Route {
     /// A Unix socket.
     #[cfg(unix)]
