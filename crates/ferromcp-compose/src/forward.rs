@@ -184,6 +184,13 @@ impl Route {
                 e.code,
                 format!("composed server: backend {mount:?} did not answer {method} in time"),
             ),
+            ClientError::Protocol(e) if e.code == ErrorCode::CONNECTION_CLOSED => {
+                tracing::warn!(mount = %mount, method, "backend connection closed");
+                ErrorObject::internal_error(format!(
+                    "composed server: backend {mount:?} is unavailable (its connection closed) \
+                     on {method}"
+                ))
+            }
             ClientError::Protocol(e) => e,
             other => {
                 tracing::warn!(mount = %mount, method, error = %other, "backend request failed");

@@ -4,20 +4,21 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
-use ferromcp_client::{Client, ServerNotification};
+use ferromcp_client::{Client, ListenEvent, ServerNotification};
 use ferromcp_dispatch::BoxFuture;
 use ferromcp_server::mcp_server::{
     CompletionRequest, FromHandlerCall, HandlerCall, PromptSpec, RawArgs, ResourceSpec, ToolError,
     ToolSpec,
 };
 use ferromcp_server::{McpServer, McpServerBuilder, RequestContext};
+use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::methods::{CallTool, GetPrompt, ReadResource};
 use ferromcp_types::mcp::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompletionArgument,
     CompletionContext, CompletionReference, GetPromptRequestParams, GetPromptResult, JsonObject,
     Prompt, PromptReference, ReadResourceRequestParams, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ResourceTemplateReference, Tool,
+    ResourceContents, ResourceTemplate, ResourceTemplateReference, SubscriptionFilter, Tool,
 };
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -169,7 +170,44 @@ pub(crate) async fn connect(
         mine: Mutex::new(BTreeMap::new()),
     });
     let _ = cell.set(Arc::downgrade(&mount));
+    if mount.client().session().era == Era::Modern {
+        // At 2026-07-28 list changes come only on a `subscriptions/listen` stream.
+        listen(&mount).await;
+    }
     Ok((mount, catalog))
+}
+
+/// Subscribes to a 2026-07-28 backend's list changes and resource updates, handled as the
+/// handshake era's notifications are, for as long as the mount lives.
+async fn listen(mount: &Arc<Mount>) {
+    let mut filter = SubscriptionFilter::new();
+    filter.tools_list_changed = Some(true);
+    filter.prompts_list_changed = Some(true);
+    filter.resources_list_changed = Some(true);
+    let mut subscription = match mount.client().listen(filter).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(mount = %mount.name(), error = %e, "the backend's changes cannot be followed");
+            return;
+        }
+    };
+    let weak = Arc::downgrade(mount);
+    tokio::spawn(async move {
+        while let Some(event) = subscription.next().await {
+            let n = match event {
+                ListenEvent::ToolListChanged | ListenEvent::Reconnected { .. } => {
+                    ServerNotification::ToolListChanged
+                }
+                ListenEvent::PromptListChanged => ServerNotification::PromptListChanged,
+                ListenEvent::ResourceListChanged => ServerNotification::ResourceListChanged,
+                ListenEvent::ResourceUpdated(uri) => ServerNotification::ResourceUpdated(uri),
+                ListenEvent::Ended(_) => break,
+                _ => continue,
+            };
+            let Some(mount) = weak.upgrade() else { break };
+            mount.on_notification(n).await;
+        }
+    });
 }
 
 /// Lists everything the backend declares it serves.
