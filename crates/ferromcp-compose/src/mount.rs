@@ -23,9 +23,9 @@ use ferromcp_types::mcp::{
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use crate::ComposeError;
 use crate::backend::Backend;
 use crate::bridge::{self, Inflight};
+use crate::error::ComposeError;
 use crate::forward::Route;
 use crate::naming::{backend_uri, front_name, front_uri, template_variables};
 

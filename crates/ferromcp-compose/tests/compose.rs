@@ -1,5 +1,6 @@
 //! Composition in-process: names, forwarding, era translation, the correlation of a
 //! backend's questions, conflicts and limits.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

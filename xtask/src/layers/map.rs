@@ -36,6 +36,7 @@ pub(crate) const MAP: &[CrateLayers] = &[
     MACROS,
     JWT,
     FACADE,
+    COMPOSE,
     CLI,
     CONFORMANCE,
     FUZZ_BODIES,
@@ -252,6 +253,41 @@ const FACADE: CrateLayers = CrateLayers {
             name: "top",
             modules: &["crate"],
             may_name: &["testing"],
+        },
+    ],
+};
+
+/// `ferromcp-compose`: the naming rules, the backend description and the error at the
+/// bottom; the bridge that asks the front client a backend's questions; forwarding one
+/// request (limits, progress, cancellation, rounds) on it; a mounted backend (its client,
+/// front names, list changes) on those; the builder at the root.
+const COMPOSE: CrateLayers = CrateLayers {
+    krate: "ferromcp-compose",
+    layers: &[
+        Layer {
+            name: "support",
+            modules: &["naming", "backend", "error"],
+            may_name: &[],
+        },
+        Layer {
+            name: "bridge",
+            modules: &["bridge"],
+            may_name: &[],
+        },
+        Layer {
+            name: "forward",
+            modules: &["forward"],
+            may_name: &["bridge"],
+        },
+        Layer {
+            name: "mount",
+            modules: &["mount"],
+            may_name: &["forward", "bridge", "support"],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["mount", "forward", "bridge", "support"],
         },
     ],
 };
