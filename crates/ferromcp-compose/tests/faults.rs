@@ -202,6 +202,8 @@ async fn s89_a_backend_that_does_not_answer_in_time_is_cut_off() {
 #[tokio::test]
 async fn c54_a_backend_that_never_stops_asking_is_bounded() {
     timeout(DEADLINE, async {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = calls.clone();
         let asker = ferromcp_server::Server::builder("asker", "1")
             .on::<ferromcp_types::mcp::methods::ListTools, _, _, _>(|_ctx, _p| async {
                 let tool: ferromcp_types::mcp::Tool = serde_json::from_value(
@@ -210,12 +212,15 @@ async fn c54_a_backend_that_never_stops_asking_is_bounded() {
                 .unwrap();
                 Ok(ferromcp_types::mcp::ListToolsResult::new(vec![tool]))
             })
-            .on::<ferromcp_types::mcp::methods::CallTool, _, _, _>(|_ctx, _p| async {
-                Ok(json!({
-                    "resultType": "input_required",
-                    "inputRequests": {"q": {"method": "roots/list"}},
-                    "requestState": "s"
-                }))
+            .on::<ferromcp_types::mcp::methods::CallTool, _, _, _>(move |_ctx, _p| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                async {
+                    Ok(json!({
+                        "resultType": "input_required",
+                        "inputRequests": {"q": {"method": "roots/list"}},
+                        "requestState": "s"
+                    }))
+                }
             })
             .build()
             .unwrap();
@@ -239,6 +244,8 @@ async fn c54_a_backend_that_never_stops_asking_is_bounded() {
             .unwrap();
         let err = client.call_tool("x_forever", json!({})).await.unwrap_err();
         assert!(protocol_message(err).contains("after 3 rounds"));
+        // The first request and 3 retries, no more.
+        assert_eq!(calls.load(Ordering::SeqCst), 4);
         client.shutdown().await;
         composed.shutdown().await;
     })
