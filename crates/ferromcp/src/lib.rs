@@ -83,6 +83,12 @@ pub use ferromcp_compose as compose;
 pub mod testing;
 
 /// The README's examples, compiled as doctests so they cannot rot.
-#[cfg(all(doctest, feature = "http", feature = "client-http", feature = "macros"))]
+#[cfg(all(
+    doctest,
+    feature = "http",
+    feature = "client-http",
+    feature = "macros",
+    feature = "compose"
+))]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
