@@ -21,6 +21,10 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// ([`Backend::max_in_flight`]); more are refused at once with -32603.
 pub const DEFAULT_MAX_IN_FLIGHT_PER_BACKEND: usize = 64;
 
+/// The default number of a backend's resources the front's clients may subscribe to
+/// through it ([`Backend::max_subscriptions`]); more are refused with -32603.
+pub const DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND: usize = 256;
+
 type Open = dyn Fn() -> BoxFuture<'static, Result<Connected, ClientError>> + Send + Sync;
 
 /// A server to mount: how to reach it, and its limits.
@@ -41,6 +45,7 @@ pub struct Backend {
     pub(crate) timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) max_in_flight: usize,
+    pub(crate) max_subscriptions: usize,
 }
 
 impl Backend {
@@ -115,6 +120,7 @@ impl Backend {
             timeout: DEFAULT_BACKEND_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT_PER_BACKEND,
+            max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND,
         }
     }
 
@@ -146,6 +152,18 @@ impl Backend {
     #[must_use]
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.max_in_flight = n.max(1);
+        self
+    }
+}
+
+impl Backend {
+    /// How many of this backend's resources the front's clients may subscribe to through it,
+    /// all clients together (default [`DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND`]); one more
+    /// subscription is refused. Each is a `resources/subscribe` (handshake era) or a
+    /// `subscriptions/listen` stream (2026-07-28) to the backend, kept while it lives.
+    #[must_use]
+    pub fn max_subscriptions(mut self, n: usize) -> Self {
+        self.max_subscriptions = n;
         self
     }
 }

@@ -32,11 +32,12 @@
 //!   2026-07-28 backend ([`ComposerBuilder::max_backend_rounds`]).
 //! - A backend that dies fails the requests forwarded to it with -32603 naming it; the other
 //!   mounts keep serving.
+//! - The front clients' resource subscriptions are forwarded to the owning backend (once per
+//!   URI, at most [`Backend::max_subscriptions`]), whose updates then reach them.
 //!
 //! Not forwarded: tasks (a backend's task-augmented tool runs as a plain call through the
-//! front), `logging/setLevel` (backends send every level; the front filters by its own
-//! client's level), and the resource subscriptions of the front's clients (a backend's
-//! update notifications are forwarded when it sends them).
+//! front), and `logging/setLevel` (backends send every level; the front filters by its own
+//! client's level).
 //!
 //! ```
 //! use ferromcp_compose::{Backend, Composer};
@@ -64,6 +65,7 @@ mod error;
 mod forward;
 mod mount;
 mod naming;
+mod subscribe;
 
 use std::fmt;
 use std::sync::Arc;
@@ -73,6 +75,7 @@ use tokio::sync::Semaphore;
 
 pub use backend::{
     Backend, DEFAULT_BACKEND_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_IN_FLIGHT_PER_BACKEND,
+    DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND,
 };
 pub use error::ComposeError;
 
@@ -201,7 +204,10 @@ impl ComposerBuilder {
                 mount.claim_all(&catalog)?;
                 front = mount.register(front, &catalog);
             }
-            Ok::<_, ComposeError>(front.build()?)
+            let forward = subscribe::ForwardSubscriptions {
+                mounts: mounts.iter().cloned().collect(),
+            };
+            Ok::<_, ComposeError>(front.middleware(forward).build()?)
         }
         .await;
         match result {

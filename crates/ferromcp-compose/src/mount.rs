@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
-use ferromcp_client::{Client, ListenEvent, ServerNotification};
+use ferromcp_client::{Client, ListenEvent, ServerNotification, Subscription};
 use ferromcp_dispatch::BoxFuture;
 use ferromcp_server::mcp_server::{
     CompletionRequest, FromHandlerCall, HandlerCall, PromptSpec, RawArgs, ResourceSpec, ToolError,
@@ -13,7 +13,7 @@ use ferromcp_server::mcp_server::{
 use ferromcp_server::{McpServer, McpServerBuilder, RequestContext};
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::ErrorObject;
-use ferromcp_types::mcp::methods::{CallTool, GetPrompt, ReadResource};
+use ferromcp_types::mcp::methods::{self, CallTool, GetPrompt, ReadResource};
 use ferromcp_types::mcp::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompletionArgument,
     CompletionContext, CompletionReference, GetPromptRequestParams, GetPromptResult, JsonObject,
@@ -101,6 +101,9 @@ pub(crate) struct Mount {
     owners: Arc<Owners>,
     /// Front names this mount registered, by kind.
     mine: Mutex<BTreeMap<Kind, BTreeSet<String>>>,
+    /// The backend URIs subscribed to on behalf of the front's clients.
+    subscribed: tokio::sync::Mutex<BTreeSet<String>>,
+    max_subscriptions: usize,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -168,6 +171,8 @@ pub(crate) async fn connect(
         front: OnceLock::new(),
         owners,
         mine: Mutex::new(BTreeMap::new()),
+        subscribed: tokio::sync::Mutex::new(BTreeSet::new()),
+        max_subscriptions: backend.max_subscriptions,
     });
     let _ = cell.set(Arc::downgrade(&mount));
     if mount.client().session().era == Era::Modern {
@@ -184,13 +189,17 @@ async fn listen(mount: &Arc<Mount>) {
     filter.tools_list_changed = Some(true);
     filter.prompts_list_changed = Some(true);
     filter.resources_list_changed = Some(true);
-    let mut subscription = match mount.client().listen(filter).await {
-        Ok(s) => s,
+    match mount.client().listen(filter).await {
+        Ok(subscription) => follow(mount, subscription),
         Err(e) => {
             tracing::warn!(mount = %mount.name(), error = %e, "the backend's changes cannot be followed");
-            return;
         }
-    };
+    }
+}
+
+/// Handles a subscription's events as the handshake era's notifications, for as long as the
+/// mount lives.
+fn follow(mount: &Arc<Mount>, mut subscription: Subscription) {
     let weak = Arc::downgrade(mount);
     tokio::spawn(async move {
         while let Some(event) = subscription.next().await {
@@ -329,6 +338,40 @@ impl Mount {
             }
         }
         front
+    }
+
+    /// Subscribes to the backend resource `uri` for the front's clients (once per URI): its
+    /// updates then come, and are forwarded under the front URI. At most
+    /// [`Backend::max_subscriptions`] URIs; more are refused (-32603).
+    pub(crate) async fn subscribe(self: &Arc<Self>, uri: &str) -> Result<(), ErrorObject> {
+        let mut subscribed = self.subscribed.lock().await;
+        if subscribed.contains(uri) {
+            return Ok(());
+        }
+        if subscribed.len() >= self.max_subscriptions {
+            return Err(ErrorObject::internal_error(format!(
+                "composed server: backend {:?} already has its maximum of resource \
+                 subscriptions (Backend::max_subscriptions)",
+                self.name()
+            )));
+        }
+        let client = self.client();
+        if client.session().era == Era::Modern {
+            let mut filter = SubscriptionFilter::new();
+            filter.resource_subscriptions = Some(vec![uri.to_owned()]);
+            let subscription = client
+                .listen(filter)
+                .await
+                .map_err(|e| self.route.client_error(methods::SUBSCRIPTIONS_LISTEN, e))?;
+            follow(self, subscription);
+        } else {
+            client
+                .subscribe(uri)
+                .await
+                .map_err(|e| self.route.client_error(methods::RESOURCES_SUBSCRIBE, e))?;
+        }
+        subscribed.insert(uri.to_owned());
+        Ok(())
     }
 
     /// Sets the front server (once built), which list changes and updates go to.

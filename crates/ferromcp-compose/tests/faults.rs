@@ -362,3 +362,71 @@ impl Drop for SetOnDrop {
         self.0.store(true, Ordering::SeqCst);
     }
 }
+
+/// The front clients' resource subscriptions reach the backend that owns the URI (every
+/// pairing of eras), so its updates come back under the front URI; at most
+/// `Backend::max_subscriptions` URIs per backend, one more is refused.
+#[tokio::test]
+async fn s87_resource_subscriptions_are_forwarded_and_bounded_per_backend() {
+    timeout(DEADLINE, async {
+        for backend_era in ERAS {
+            let server = backend::server("x");
+            let composed = Composer::builder("hub", "1")
+                .mount(
+                    "x",
+                    Backend::in_process_era(&server, backend_era).max_subscriptions(1),
+                )
+                .build()
+                .await
+                .unwrap();
+            for era in ERAS {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                let lifecycle = match era {
+                    Era::Handshake => ferromcp_client::Lifecycle::Handshake,
+                    Era::Modern => ferromcp_client::Lifecycle::Modern,
+                };
+                let client = ferromcp_client::Client::builder()
+                    .lifecycle(lifecycle)
+                    .on_notification(move |n| {
+                        let tx = tx.clone();
+                        async move {
+                            let _ = tx.send(n);
+                        }
+                    })
+                    .connect(ferromcp_client::Connected::new(Arc::new(
+                        composed.server().server().in_process(era),
+                    )))
+                    .await
+                    .unwrap();
+                let mut filter = ferromcp_types::mcp::SubscriptionFilter::new();
+                filter.resource_subscriptions = Some(vec!["x+mem://readme".to_owned()]);
+                let opts = ferromcp_client::ListenOptions::new().handshake_fallback(true);
+                let mut subscription = client.listen_with(filter, opts).await.unwrap();
+                server.notify_resource_updated("mem://readme");
+                loop {
+                    let event = subscription.next().await.unwrap();
+                    if event
+                        == ferromcp_client::ListenEvent::ResourceUpdated("x+mem://readme".into())
+                    {
+                        break;
+                    }
+                }
+                // A second URI of the same backend is over its bound.
+                let mut filter = ferromcp_types::mcp::SubscriptionFilter::new();
+                filter.resource_subscriptions = Some(vec!["x+mem://items/1".to_owned()]);
+                let opts = ferromcp_client::ListenOptions::new().handshake_fallback(true);
+                let err = client.listen_with(filter, opts).await.unwrap_err();
+                assert!(
+                    err.to_string().contains("Backend::max_subscriptions"),
+                    "front {era:?}, backend {backend_era:?}: {err}"
+                );
+                drop(rx.try_recv());
+                subscription.close().await;
+                client.shutdown().await;
+            }
+            composed.shutdown().await;
+        }
+    })
+    .await
+    .expect("within the deadline");
+}

@@ -260,7 +260,8 @@ const FACADE: CrateLayers = CrateLayers {
 /// `ferromcp-compose`: the naming rules, the backend description and the error at the
 /// bottom; the bridge that asks the front client a backend's questions; forwarding one
 /// request (limits, progress, cancellation, rounds) on it; a mounted backend (its client,
-/// front names, list changes) on those; the builder at the root.
+/// front names, list changes) on those; the layer forwarding the front's resource
+/// subscriptions to the mounts above it; the builder at the root.
 const COMPOSE: CrateLayers = CrateLayers {
     krate: "ferromcp-compose",
     layers: &[
@@ -285,9 +286,14 @@ const COMPOSE: CrateLayers = CrateLayers {
             may_name: &["forward", "bridge", "support"],
         },
         Layer {
+            name: "subscribe",
+            modules: &["subscribe"],
+            may_name: &["mount", "support"],
+        },
+        Layer {
             name: "top",
             modules: &["crate"],
-            may_name: &["mount", "forward", "bridge", "support"],
+            may_name: &["subscribe", "mount", "forward", "bridge", "support"],
         },
     ],
 };
