@@ -25,6 +25,9 @@ pub const DEFAULT_MAX_IN_FLIGHT_PER_BACKEND: usize = 64;
 /// through it ([`Backend::max_subscriptions`]); more are refused with -32603.
 pub const DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND: usize = 256;
 
+/// Which of a backend's tools the front serves (see [`Backend::tool_filter`]).
+pub(crate) type ToolFilter = dyn Fn(&str) -> bool + Send + Sync;
+
 type Open = dyn Fn() -> BoxFuture<'static, Result<Connected, ClientError>> + Send + Sync;
 
 /// A server to mount: how to reach it, and its limits.
@@ -46,6 +49,7 @@ pub struct Backend {
     pub(crate) connect_timeout: Duration,
     pub(crate) max_in_flight: usize,
     pub(crate) max_subscriptions: usize,
+    pub(crate) tool_filter: Option<Arc<ToolFilter>>,
 }
 
 impl Backend {
@@ -121,6 +125,7 @@ impl Backend {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT_PER_BACKEND,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND,
+            tool_filter: None,
         }
     }
 
@@ -164,6 +169,14 @@ impl Backend {
     #[must_use]
     pub fn max_subscriptions(mut self, n: usize) -> Self {
         self.max_subscriptions = n;
+        self
+    }
+
+    /// Serves only the backend tools whose (backend) name `keep` accepts, now and after the
+    /// backend's list changes; the others are neither listed nor callable through the front.
+    #[must_use]
+    pub fn tool_filter(mut self, keep: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        self.tool_filter = Some(Arc::new(keep));
         self
     }
 }

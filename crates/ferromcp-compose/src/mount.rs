@@ -23,7 +23,7 @@ use ferromcp_types::mcp::{
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, ToolFilter};
 use crate::bridge::{self, Inflight};
 use crate::error::ComposeError;
 use crate::forward::Route;
@@ -104,6 +104,7 @@ pub(crate) struct Mount {
     /// The backend URIs subscribed to on behalf of the front's clients.
     subscribed: tokio::sync::Mutex<BTreeSet<String>>,
     max_subscriptions: usize,
+    tool_filter: Option<Arc<ToolFilter>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -140,7 +141,7 @@ pub(crate) async fn connect(
         let catalog = list(&client).await;
         Ok::<_, ferromcp_client::ClientError>((client, catalog))
     };
-    let (client, catalog) = match tokio::time::timeout(backend.connect_timeout, connect).await {
+    let (client, mut catalog) = match tokio::time::timeout(backend.connect_timeout, connect).await {
         Ok(Ok((client, Ok(catalog)))) => (client, catalog),
         Ok(Ok((client, Err(source)))) => {
             client.shutdown().await;
@@ -157,6 +158,9 @@ pub(crate) async fn connect(
         }
         Err(_) => return Err(ComposeError::ConnectTimeout(name.to_owned())),
     };
+    if let Some(keep) = &backend.tool_filter {
+        catalog.tools.retain(|t| keep(&t.name));
+    }
     let route = Route {
         mount,
         client,
@@ -173,6 +177,7 @@ pub(crate) async fn connect(
         mine: Mutex::new(BTreeMap::new()),
         subscribed: tokio::sync::Mutex::new(BTreeSet::new()),
         max_subscriptions: backend.max_subscriptions,
+        tool_filter: backend.tool_filter.clone(),
     });
     let _ = cell.set(Arc::downgrade(&mount));
     if mount.client().session().era == Era::Modern {
@@ -582,7 +587,10 @@ impl Mount {
         let m = self.name().clone();
         match change {
             ServerNotification::ToolListChanged => match client.list_all_tools().await {
-                Ok(tools) => {
+                Ok(mut tools) => {
+                    if let Some(keep) = &self.tool_filter {
+                        tools.retain(|t| keep(&t.name));
+                    }
                     let fresh =
                         self.sync(Kind::Tool, tools.iter().map(|t| front_name(&m, &t.name)));
                     for old in fresh.removed {

@@ -329,3 +329,49 @@ async fn progress_is_forwarded() {
     .await
     .expect("within the deadline");
 }
+
+/// `Backend::tool_filter` keeps tools out of the front: not listed, not callable, also after
+/// the backend's list changes.
+#[tokio::test]
+async fn the_tool_filter_keeps_tools_out() {
+    timeout(DEADLINE, async {
+        let server = backend::server("x");
+        let composed = Composer::builder("hub", "1")
+            .mount(
+                "x",
+                Backend::in_process_era(&server, Era::Handshake)
+                    .tool_filter(|name| !name.starts_with('d') && name != "secret"),
+            )
+            .build()
+            .await
+            .unwrap();
+        assert_eq!(
+            composed.server().tool_names(),
+            ["x_echo", "x_ask", "x_slow"]
+        );
+        let client = front_client(composed.server(), Era::Modern).await;
+        let err = client.call_tool("x_die", json!({})).await;
+        assert!(err.is_err() || err.unwrap().is_error == Some(true));
+        server.add_tool("secret", || async { "s" }).unwrap();
+        server.add_tool("open", || async { "o" }).unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !composed
+            .server()
+            .tool_names()
+            .contains(&"x_open".to_owned())
+        {
+            assert!(tokio::time::Instant::now() < deadline, "x_open never came");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(
+            !composed
+                .server()
+                .tool_names()
+                .contains(&"x_secret".to_owned())
+        );
+        client.shutdown().await;
+        composed.shutdown().await;
+    })
+    .await
+    .expect("within the deadline");
+}
