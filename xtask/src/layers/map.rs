@@ -339,6 +339,7 @@ const CLI: CrateLayers = CrateLayers {
                 "client_cmd",
                 "inspect",
                 "serve_http",
+                "gateway",
             ],
             may_name: &["answer", "demo", "support"],
         },
