@@ -68,7 +68,9 @@ mod naming;
 mod subscribe;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
+
+use ferromcp_client::ClientError;
 
 use ferromcp_server::{McpServer, McpServerBuilder};
 use tokio::sync::Semaphore;
@@ -80,6 +82,7 @@ pub use backend::{
 pub use error::ComposeError;
 
 use mount::{Mount, Owners};
+use subscribe::Mounts;
 
 /// The default number of requests forwarded to all backends together at a time
 /// ([`ComposerBuilder::max_in_flight`]); more are refused at once with -32603.
@@ -92,7 +95,12 @@ pub const DEFAULT_MAX_BACKEND_ROUNDS: u32 = 10;
 /// A composed server: the front [`McpServer`] and its mounted backends.
 pub struct Composer {
     front: McpServer,
-    mounts: Vec<Arc<Mount>>,
+    mounts: Mounts,
+    total: Arc<Semaphore>,
+    owners: Arc<Owners>,
+    max_backend_rounds: u32,
+    /// Serializes mounting and unmounting at run time.
+    changing: tokio::sync::Mutex<()>,
 }
 
 impl Composer {
@@ -111,14 +119,83 @@ impl Composer {
         &self.front
     }
 
+    fn current(&self) -> Vec<Arc<Mount>> {
+        self.mounts
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// The mount names, in mount order.
     pub fn mount_names(&self) -> Vec<String> {
-        self.mounts.iter().map(|m| m.name().to_string()).collect()
+        self.current()
+            .iter()
+            .map(|m| m.name().to_string())
+            .collect()
+    }
+
+    /// Mounts `backend` under `name` while the front serves: its tools, prompts and
+    /// resources are added (the front's clients are told the lists changed). Resource
+    /// templates and completions are registered at build time only, so a mount added here
+    /// serves neither. Fails, adding nothing, as [`ComposerBuilder::build`] would.
+    pub async fn mount(&self, name: &str, backend: Backend) -> Result<(), ComposeError> {
+        let _changing = self.changing.lock().await;
+        if !naming::valid_mount_name(name) {
+            return Err(ComposeError::InvalidName(name.to_owned()));
+        }
+        if self.current().iter().any(|m| &**m.name() == name) {
+            return Err(ComposeError::DuplicateMount(name.to_owned()));
+        }
+        let (mount, catalog) = mount::connect(
+            name,
+            &backend,
+            self.total.clone(),
+            self.max_backend_rounds,
+            self.owners.clone(),
+        )
+        .await?;
+        if let Err(e) = mount.claim_all(&catalog) {
+            mount.unregister(&self.front);
+            mount.client().shutdown().await;
+            return Err(e);
+        }
+        mount.attach(&self.front);
+        mount.register_live(&self.front, &catalog);
+        self.mounts
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(mount);
+        Ok(())
+    }
+
+    /// Unmounts `name`: its tools, prompts and resources leave the front (its clients are
+    /// told the lists changed) and its connection is closed. `false` when no mount has that
+    /// name.
+    pub async fn unmount(&self, name: &str) -> bool {
+        let _changing = self.changing.lock().await;
+        let removed = {
+            let mut mounts = self.mounts.write().unwrap_or_else(PoisonError::into_inner);
+            let i = mounts.iter().position(|m| &**m.name() == name);
+            i.map(|i| mounts.remove(i))
+        };
+        let Some(mount) = removed else {
+            return false;
+        };
+        mount.unregister(&self.front);
+        mount.client().shutdown().await;
+        true
+    }
+
+    /// Checks that the backend mounted as `name` answers (`ping`, or `server/discover` at
+    /// 2026-07-28); `None` when no mount has that name.
+    pub async fn ping(&self, name: &str) -> Option<Result<(), ClientError>> {
+        let mount = self.current().into_iter().find(|m| &**m.name() == name)?;
+        Some(mount.client().ping().await)
     }
 
     /// Closes every backend connection (a stdio backend's process is ended).
     pub async fn shutdown(&self) {
-        for mount in &self.mounts {
+        for mount in &self.current() {
             mount.client().shutdown().await;
         }
     }
@@ -185,6 +262,7 @@ impl ComposerBuilder {
         let total = Arc::new(Semaphore::new(self.max_in_flight));
         let owners = Arc::new(Owners::default());
         let mut mounts = Vec::new();
+        let shared: Mounts = Arc::default();
         let mut front = self
             .front
             .enable_tools()
@@ -205,7 +283,7 @@ impl ComposerBuilder {
                 front = mount.register(front, &catalog);
             }
             let forward = subscribe::ForwardSubscriptions {
-                mounts: mounts.iter().cloned().collect(),
+                mounts: shared.clone(),
             };
             Ok::<_, ComposeError>(front.middleware(forward).build()?)
         }
@@ -215,7 +293,15 @@ impl ComposerBuilder {
                 for mount in &mounts {
                     mount.attach(&front);
                 }
-                Ok(Composer { front, mounts })
+                *shared.write().unwrap_or_else(PoisonError::into_inner) = mounts;
+                Ok(Composer {
+                    front,
+                    mounts: shared,
+                    total,
+                    owners,
+                    max_backend_rounds: self.max_backend_rounds,
+                    changing: tokio::sync::Mutex::new(()),
+                })
             }
             Err(e) => {
                 for mount in &mounts {

@@ -105,6 +105,8 @@ pub(crate) struct Mount {
     subscribed: tokio::sync::Mutex<BTreeSet<String>>,
     max_subscriptions: usize,
     tool_filter: Option<Arc<ToolFilter>>,
+    /// Set once unmounted: list changes no longer touch the front.
+    gone: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -178,6 +180,7 @@ pub(crate) async fn connect(
         subscribed: tokio::sync::Mutex::new(BTreeSet::new()),
         max_subscriptions: backend.max_subscriptions,
         tool_filter: backend.tool_filter.clone(),
+        gone: std::sync::atomic::AtomicBool::new(false),
     });
     let _ = cell.set(Arc::downgrade(&mount));
     if mount.client().session().era == Era::Modern {
@@ -276,16 +279,15 @@ impl Mount {
                     .map(|t| (Kind::Template, front_uri(m, &t.uri_template))),
             );
         for (kind, name) in names {
-            let claimed = self.owners.claim(kind, &name, m);
-            // A second claim by this mount: its backend listed the name twice.
-            let again = !lock(&self.mine)
-                .entry(kind)
-                .or_default()
-                .insert(name.clone());
-            if let Err(owner) = claimed {
+            if let Err(owner) = self.owners.claim(kind, &name, m) {
                 return Err(conflict(kind, name, &owner, m));
             }
-            if again {
+            // A second claim by this mount: its backend listed the name twice.
+            if !lock(&self.mine)
+                .entry(kind)
+                .or_default()
+                .insert(name.clone())
+            {
                 return Err(conflict(kind, name, m, m));
             }
         }
@@ -377,6 +379,62 @@ impl Mount {
         }
         subscribed.insert(uri.to_owned());
         Ok(())
+    }
+
+    fn is_gone(&self) -> bool {
+        self.gone.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Registers the catalog on a running front (a mount added after the build). Resource
+    /// templates and completions are registered only at build time: a later mount's are
+    /// left out, with a warning.
+    pub(crate) fn register_live(self: &Arc<Self>, front: &McpServer, catalog: &Catalog) {
+        for tool in &catalog.tools {
+            let (spec, handler) = self.tool(tool);
+            if let Err(e) = front.add_tool(spec, handler) {
+                tracing::warn!(mount = %self.name(), error = %e, "backend tool left out");
+            }
+        }
+        for prompt in &catalog.prompts {
+            let (spec, handler) = self.prompt(prompt);
+            front.add_prompt(spec, handler);
+        }
+        for resource in &catalog.resources {
+            let (spec, handler) = self.resource(resource);
+            front.add_resource(spec, handler);
+        }
+        if !catalog.templates.is_empty() {
+            tracing::warn!(
+                mount = %self.name(),
+                templates = catalog.templates.len(),
+                "resource templates of a mount added at run time are not served"
+            );
+        }
+    }
+
+    /// Takes everything this mount registered off the front (its clients are told the lists
+    /// changed) and releases its names; list changes no longer reach the front.
+    pub(crate) fn unregister(&self, front: &McpServer) {
+        self.gone.store(true, std::sync::atomic::Ordering::Release);
+        let mine = std::mem::take(&mut *lock(&self.mine));
+        for (kind, names) in mine {
+            for name in names {
+                self.owners.release(kind, &name);
+                match kind {
+                    Kind::Tool => {
+                        front.remove_tool(&name);
+                    }
+                    Kind::Prompt => {
+                        front.remove_prompt(&name);
+                    }
+                    Kind::Resource => {
+                        front.remove_resource(&name);
+                    }
+                    // Templates are fixed at build time; reads fail once the client is shut.
+                    Kind::Template => {}
+                }
+            }
+        }
     }
 
     /// Sets the front server (once built), which list changes and updates go to.
@@ -551,6 +609,9 @@ impl Mount {
         let Some(front) = self.front.get() else {
             return;
         };
+        if self.is_gone() {
+            return;
+        }
         match n {
             ServerNotification::ToolListChanged
             | ServerNotification::PromptListChanged
@@ -583,6 +644,9 @@ impl Mount {
         let Some(front) = self.front.get() else {
             return;
         };
+        if self.is_gone() {
+            return;
+        }
         let client = self.client();
         let m = self.name().clone();
         match change {

@@ -15,8 +15,11 @@ use crate::naming::backend_uri;
 
 /// The front's layer that forwards resource subscriptions.
 pub(crate) struct ForwardSubscriptions {
-    pub(crate) mounts: Arc<[Arc<Mount>]>,
+    pub(crate) mounts: Mounts,
 }
+
+/// The mounts of a composed server, as mounts come and go.
+pub(crate) type Mounts = Arc<std::sync::RwLock<Vec<Arc<Mount>>>>;
 
 impl ForwardSubscriptions {
     /// The front URIs a request subscribes to.
@@ -46,7 +49,11 @@ impl ForwardSubscriptions {
 impl Middleware for ForwardSubscriptions {
     fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult> {
         let uris = Self::uris(&request);
-        let mounts = self.mounts.clone();
+        let mounts: Vec<Arc<Mount>> = self
+            .mounts
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         Box::pin(async move {
             for uri in &uris {
                 let owner = mounts

@@ -375,3 +375,47 @@ async fn the_tool_filter_keeps_tools_out() {
     .await
     .expect("within the deadline");
 }
+
+/// Mounts come and go while the front serves: a mount's tools appear and disappear (the
+/// front's clients are told), its calls work and then fail clearly, and it can come back.
+#[tokio::test]
+async fn mounts_come_and_go_at_run_time() {
+    timeout(DEADLINE, async {
+        let composed = Composer::builder("hub", "1").build().await.unwrap();
+        assert!(composed.server().tool_names().is_empty());
+        let client = front_client(composed.server(), Era::Handshake).await;
+        for _ in 0..2 {
+            composed
+                .mount("x", Backend::in_process(&backend::server("x")))
+                .await
+                .unwrap();
+            let err = composed
+                .mount("x", Backend::in_process(&backend::server("x")))
+                .await
+                .unwrap_err();
+            assert!(matches!(err, ComposeError::DuplicateMount(_)), "{err}");
+            assert!(composed.ping("x").await.unwrap().is_ok());
+            let r = client
+                .call_tool("x_echo", json!({"text": "up"}))
+                .await
+                .unwrap();
+            assert_eq!(text(&r), "up");
+            let names = client.list_all_tools().await.unwrap();
+            assert_eq!(names.len(), 4);
+            assert!(composed.unmount("x").await);
+            assert!(!composed.unmount("x").await);
+            assert!(composed.server().tool_names().is_empty());
+            assert!(
+                client
+                    .call_tool("x_echo", json!({"text": "down"}))
+                    .await
+                    .is_err()
+            );
+            assert!(composed.ping("x").await.is_none());
+        }
+        client.shutdown().await;
+        composed.shutdown().await;
+    })
+    .await
+    .expect("within the deadline");
+}
