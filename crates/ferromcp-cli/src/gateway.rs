@@ -21,6 +21,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferromcp_client::{HttpTransport, StdioTransport};
@@ -38,6 +39,12 @@ CONFIG.toml names the servers to mount, each under [servers.NAME] (NAME: letters
 Streamable HTTP server. Per server: `tools.allow` / `tools.deny` (patterns with * and ?; deny
 wins; no allow list allows every tool), `timeout` (seconds per forwarded request, default 60)
 and `max_concurrency` (requests forwarded at a time, default 64).
+
+A server that fails to start or stops answering (pinged every 2 s) is reported on stderr, its
+tools leave the gateway (clients are told the list changed), and it is tried again with
+backoff (1 s, doubling up to 60 s); the others keep serving. Editing CONFIG.toml while the
+gateway runs applies the change (servers added, removed or changed) without dropping
+sessions; a file that does not parse is reported and the running config kept.
 
 Their tools are served as NAME_TOOL, prompts as NAME_PROMPT, resources as NAME+URI, on stdio
 or, with --http ADDR, over Streamable HTTP at http://ADDR/mcp with the same defaults as
@@ -68,7 +75,7 @@ struct Config {
 }
 
 /// One `[servers.NAME]` table.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ServerConfig {
     command: Option<String>,
@@ -88,7 +95,7 @@ struct ServerConfig {
 }
 
 /// `tools.allow` / `tools.deny`.
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ToolsConfig {
     #[serde(default)]
@@ -139,6 +146,16 @@ fn read_config(path: &Path) -> Result<Config, String> {
     let config: Config = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     if config.servers.is_empty() {
         return Err(format!("{}: no [servers.NAME] table", path.display()));
+    }
+    for (name, server) in &config.servers {
+        if !ferromcp_compose::is_valid_mount_name(name) {
+            return Err(format!(
+                "{}: invalid mount name {name:?}: use letters, digits and '-', starting with a \
+                 letter",
+                path.display()
+            ));
+        }
+        backend(name, server.clone())?;
     }
     Ok(config)
 }
@@ -258,20 +275,133 @@ impl Middleware for Audit {
     }
 }
 
+/// How often a mounted backend is pinged.
+const HEALTH_INTERVAL: Duration = Duration::from_secs(2);
+/// How long a ping may take before the backend counts as down.
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(10);
+/// The first wait before a backend that failed or died is tried again; it doubles up to
+/// [`MAX_RETRY_DELAY`].
+const FIRST_RETRY_DELAY: Duration = Duration::from_secs(1);
+/// The longest wait between two tries of a backend.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
+/// How often the config file is checked for changes.
+const RELOAD_POLL: Duration = Duration::from_secs(1);
+
+/// Mounts `name` once, reporting the outcome.
+async fn try_mount(composed: &Composer, name: &str, backend: &Backend) -> bool {
+    match composed.mount(name, backend.clone()).await {
+        Ok(()) => {
+            eprintln!("ferromcp gateway: {name}: up");
+            true
+        }
+        Err(e) => {
+            eprintln!("ferromcp gateway: {name}: {e}");
+            false
+        }
+    }
+}
+
+/// Keeps one backend mounted (`up`: it is now): pings it, and when it fails to start or
+/// dies, unmounts it (its tools leave the front, whose clients are told) and tries again
+/// with backoff. Runs until aborted.
+async fn supervise(composed: Arc<Composer>, name: String, backend: Backend, mut up: bool) {
+    let mut delay = FIRST_RETRY_DELAY;
+    loop {
+        if up {
+            delay = FIRST_RETRY_DELAY;
+            loop {
+                tokio::time::sleep(HEALTH_INTERVAL).await;
+                match tokio::time::timeout(HEALTH_TIMEOUT, composed.ping(&name)).await {
+                    Ok(Some(Ok(()))) => {}
+                    Ok(None) => return,
+                    Ok(Some(Err(e))) => {
+                        eprintln!("ferromcp gateway: {name}: down: {e}");
+                        break;
+                    }
+                    Err(_) => {
+                        eprintln!("ferromcp gateway: {name}: down: no answer to a ping");
+                        break;
+                    }
+                }
+            }
+            composed.unmount(&name).await;
+        }
+        eprintln!(
+            "ferromcp gateway: {name}: trying again in {} s",
+            delay.as_secs()
+        );
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(MAX_RETRY_DELAY);
+        up = try_mount(&composed, &name, &backend).await;
+    }
+}
+
+/// The supervised backends, by name, with the config each runs.
+type Running = BTreeMap<String, (ServerConfig, tokio::task::JoinHandle<()>)>;
+
+/// Brings the running backends in line with `config`: removed and changed ones stop (and
+/// leave the front), new and changed ones start. The front and its sessions stay.
+async fn apply(composed: &Arc<Composer>, running: &mut Running, config: Config) {
+    let stale: Vec<String> = running
+        .iter()
+        .filter(|(name, (old, _))| config.servers.get(*name) != Some(old))
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in stale {
+        if let Some((_, task)) = running.remove(&name) {
+            task.abort();
+            let _ = task.await;
+        }
+        composed.unmount(&name).await;
+        eprintln!("ferromcp gateway: {name}: stopped");
+    }
+    for (name, server) in config.servers {
+        if running.contains_key(&name) {
+            continue;
+        }
+        match backend(&name, server.clone()) {
+            Ok(b) => {
+                let up = try_mount(composed, &name, &b).await;
+                let task = tokio::spawn(supervise(composed.clone(), name.clone(), b, up));
+                running.insert(name, (server, task));
+            }
+            Err(e) => eprintln!("ferromcp gateway: {e}"),
+        }
+    }
+}
+
+/// The config file's modification time, if it can be read.
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// Applies the config file whenever it changes (a file that does not parse is reported and
+/// the running config kept).
+async fn follow_config(composed: Arc<Composer>, path: PathBuf, mut running: Running) {
+    let mut seen = modified(&path);
+    loop {
+        tokio::time::sleep(RELOAD_POLL).await;
+        let now = modified(&path);
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        match read_config(&path) {
+            Ok(config) => {
+                eprintln!("ferromcp gateway: {} changed: applying it", path.display());
+                apply(&composed, &mut running, config).await;
+            }
+            Err(e) => eprintln!("ferromcp gateway: {e} (the running config is kept)"),
+        }
+    }
+}
+
 /// Runs `ferromcp gateway`.
 pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
     let config = match read_config(&args.config) {
         Ok(c) => c,
         Err(e) => return super::fail(&e),
     };
-    let mut builder = Composer::builder("ferromcp-gateway", env!("CARGO_PKG_VERSION"))
-        .front(|front| front.middleware(Audit));
-    for (name, server) in config.servers {
-        match backend(&name, server) {
-            Ok(b) => builder = builder.mount(name, b),
-            Err(e) => return super::fail(&e),
-        }
-    }
     super::init_logging();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -280,29 +410,38 @@ pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return super::fail(&format!("cannot start the async runtime: {e}")),
     };
-    let http = args.http.clone();
+    let (http, path) = (args.http.clone(), args.config.clone());
     let served: Result<(), String> = runtime.block_on(async move {
-        let composed = builder.build().await.map_err(|e| e.to_string())?;
-        eprintln!(
-            "ferromcp gateway: serving {} ({} tools)",
-            composed.mount_names().join(", "),
-            composed.server().tool_names().len()
-        );
-        let served = match http {
-            Some(addr) => {
-                let server = HttpServer::bind(
-                    addr.as_str(),
-                    composed.server().server().clone(),
-                    HttpConfig::default(),
-                )
-                .await
-                .map_err(|e| format!("binding {addr}: {e}"))?;
-                eprintln!("ferromcp gateway: at http://{}/mcp", server.local_addr());
-                server.run().await.map_err(|e| e.to_string())
+        let composed = Composer::builder("ferromcp-gateway", env!("CARGO_PKG_VERSION"))
+            .front(|front| front.middleware(Audit))
+            .build()
+            .await
+            .map_err(|e| e.to_string())?;
+        let composed = Arc::new(composed);
+        let mut running = Running::new();
+        apply(&composed, &mut running, config).await;
+        let reload = follow_config(composed.clone(), path, running);
+        let serve = async {
+            match http {
+                Some(addr) => {
+                    let server = HttpServer::bind(
+                        addr.as_str(),
+                        composed.server().server().clone(),
+                        HttpConfig::default(),
+                    )
+                    .await
+                    .map_err(|e| format!("binding {addr}: {e}"))?;
+                    eprintln!("ferromcp gateway: at http://{}/mcp", server.local_addr());
+                    server.run().await.map_err(|e| e.to_string())
+                }
+                None => ferromcp_server::serve_stdio(composed.server().server())
+                    .await
+                    .map_err(|e| e.to_string()),
             }
-            None => ferromcp_server::serve_stdio(composed.server().server())
-                .await
-                .map_err(|e| e.to_string()),
+        };
+        let served = tokio::select! {
+            served = serve => served,
+            () = reload => Ok(()),
         };
         composed.shutdown().await;
         served

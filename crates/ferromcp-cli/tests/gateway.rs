@@ -143,3 +143,167 @@ async fn gateway_refuses_a_bad_config_clearly() {
         let _ = std::fs::remove_file(path);
     }
 }
+
+/// A running gateway: its stdin, its stdout's lines, and its stderr collected.
+struct Gateway {
+    _child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+    next_id: i64,
+    /// `notifications/tools/list_changed` seen so far.
+    list_changes: usize,
+}
+
+impl Gateway {
+    fn start(path: &std::path::Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
+            .arg("gateway")
+            .arg(path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
+        let sink = log.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = err.next_line().await {
+                let mut log = sink.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        Self {
+            _child: child,
+            stdin,
+            lines,
+            log,
+            next_id: 1,
+            list_changes: 0,
+        }
+    }
+
+    async fn send(&mut self, v: Value) {
+        self.stdin
+            .write_all(format!("{v}\n").as_bytes())
+            .await
+            .unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let line = self.lines.next_line().await.unwrap().expect("stdout open");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["method"] == "notifications/tools/list_changed" {
+                self.list_changes += 1;
+            }
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    async fn tool_names(&mut self) -> Vec<String> {
+        let list = self.request("tools/list", json!({})).await;
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// Waits until the tool list satisfies `ok`.
+    async fn until_tools(&mut self, ok: impl Fn(&[String]) -> bool) -> Vec<String> {
+        loop {
+            let names = self.tool_names().await;
+            if ok(&names) {
+                return names;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+fn demo_server(name: &str) -> String {
+    format!(
+        "[servers.{name}]\ncommand = {:?}\nargs = [\"serve\"]\n",
+        env!("CARGO_BIN_EXE_ferromcp")
+    )
+}
+
+/// A server that fails to start is reported and retried while the others serve; editing the
+/// config adds and removes servers in the running gateway, on the same session, with
+/// list-changed notifications.
+#[tokio::test]
+async fn gateway_applies_config_edits_and_retries_servers_that_fail() {
+    let path = config(
+        "reload",
+        &format!(
+            "{}[servers.broken]\ncommand = \"/nonexistent/ferromcp-no-such-server\"\n",
+            demo_server("demo")
+        ),
+    );
+    let mut gw = Gateway::start(&path);
+    timeout(DEADLINE, async {
+        gw.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}),
+        )
+        .await;
+        gw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        let names = gw.tool_names().await;
+        assert!(names.contains(&"demo_add".to_owned()), "{names:?}");
+        assert!(!names.iter().any(|n| n.starts_with("broken_")));
+        // Reported, then tried again.
+        while !gw.log().contains("broken: trying again") {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            gw.log().contains("ferromcp gateway: broken:"),
+            "{}",
+            gw.log()
+        );
+        // Add a server, drop the broken one.
+        std::fs::write(
+            &path,
+            format!("{}{}", demo_server("demo"), demo_server("more")),
+        )
+        .unwrap();
+        gw.until_tools(|n| n.contains(&"more_add".to_owned())).await;
+        // Remove the first: its tools leave; the session goes on.
+        std::fs::write(&path, demo_server("more")).unwrap();
+        let names = gw
+            .until_tools(|n| !n.iter().any(|t| t.starts_with("demo_")))
+            .await;
+        assert!(names.contains(&"more_add".to_owned()), "{names:?}");
+        let call = gw
+            .request(
+                "tools/call",
+                json!({"name": "more_add", "arguments": {"a": 2, "b": 2}}),
+            )
+            .await;
+        assert_eq!(call["result"]["content"][0]["text"], "4", "{call}");
+        assert!(gw.list_changes >= 2, "{}", gw.list_changes);
+        assert!(gw.log().contains("broken: stopped"), "{}", gw.log());
+    })
+    .await
+    .unwrap_or_else(|_| panic!("within the deadline; the gateway's log:\n{}", gw.log()));
+    let _ = std::fs::remove_file(path);
+}

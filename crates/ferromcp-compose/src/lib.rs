@@ -84,6 +84,12 @@ pub use error::ComposeError;
 use mount::{Mount, Owners};
 use subscribe::Mounts;
 
+/// Whether `name` may name a mount: 1 to 64 ASCII letters, digits and `-`, starting with a
+/// letter (so that no two mounts' front names can coincide).
+pub fn is_valid_mount_name(name: &str) -> bool {
+    naming::valid_mount_name(name)
+}
+
 /// The default number of requests forwarded to all backends together at a time
 /// ([`ComposerBuilder::max_in_flight`]); more are refused at once with -32603.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
