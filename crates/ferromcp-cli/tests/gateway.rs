@@ -307,3 +307,50 @@ async fn gateway_applies_config_edits_and_retries_servers_that_fail() {
     .unwrap_or_else(|_| panic!("within the deadline; the gateway's log:\n{}", gw.log()));
     let _ = std::fs::remove_file(path);
 }
+
+/// A backend that dies while the gateway runs: its tools leave the front (list changed), the
+/// others keep serving, and it comes back when it starts again. The backend is the demo
+/// server under `timeout 3`, so it dies after three seconds each time it starts.
+#[cfg(unix)]
+#[tokio::test]
+async fn gateway_drops_a_dead_server_and_brings_it_back() {
+    let path = config(
+        "dies",
+        &format!(
+            "{}[servers.mortal]\ncommand = \"timeout\"\nargs = [\"3\", {:?}, \"serve\"]\n",
+            demo_server("demo"),
+            env!("CARGO_BIN_EXE_ferromcp")
+        ),
+    );
+    let mut gw = Gateway::start(&path);
+    timeout(DEADLINE, async {
+        gw.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}),
+        )
+        .await;
+        gw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        gw.until_tools(|n| n.contains(&"mortal_add".to_owned()))
+            .await;
+        let names = gw
+            .until_tools(|n| !n.contains(&"mortal_add".to_owned()))
+            .await;
+        assert!(names.contains(&"demo_add".to_owned()), "{names:?}");
+        let call = gw
+            .request(
+                "tools/call",
+                json!({"name": "demo_add", "arguments": {"a": 1, "b": 1}}),
+            )
+            .await;
+        assert_eq!(call["result"]["content"][0]["text"], "2", "{call}");
+        gw.until_tools(|n| n.contains(&"mortal_add".to_owned()))
+            .await;
+        assert!(gw.list_changes >= 2, "{}", gw.list_changes);
+        assert!(gw.log().contains("mortal: down"), "{}", gw.log());
+    })
+    .await
+    .unwrap_or_else(|_| panic!("within the deadline; the gateway's log:\n{}", gw.log()));
+    let _ = std::fs::remove_file(path);
+}
