@@ -250,7 +250,7 @@ fn demo_server(name: &str) -> String {
 /// config adds and removes servers in the running gateway, on the same session, with
 /// list-changed notifications.
 #[tokio::test]
-async fn gateway_applies_config_edits_and_retries_servers_that_fail() {
+async fn f18_gateway_applies_config_edits_and_retries_servers_that_fail() {
     let path = config(
         "reload",
         &format!(
@@ -313,7 +313,7 @@ async fn gateway_applies_config_edits_and_retries_servers_that_fail() {
 /// server under `timeout 3`, so it dies after three seconds each time it starts.
 #[cfg(unix)]
 #[tokio::test]
-async fn gateway_drops_a_dead_server_and_brings_it_back() {
+async fn f17_gateway_drops_a_dead_server_and_brings_it_back() {
     let path = config(
         "dies",
         &format!(
@@ -352,5 +352,62 @@ async fn gateway_drops_a_dead_server_and_brings_it_back() {
     })
     .await
     .unwrap_or_else(|_| panic!("within the deadline; the gateway's log:\n{}", gw.log()));
+    let _ = std::fs::remove_file(path);
+}
+
+/// `--http ADDR`: the gateway over Streamable HTTP, with `serve --http`'s defaults (a foreign
+/// Host is refused, DNS-rebinding protection), reached by ferromcp's client.
+#[tokio::test]
+async fn gateway_serves_over_http_with_the_serve_defaults() {
+    let path = config("http", &demo_server("demo"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
+        .arg("gateway")
+        .arg(&path)
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
+    timeout(DEADLINE, async {
+        let url = loop {
+            let line = err
+                .next_line()
+                .await
+                .unwrap()
+                .expect("the address on stderr");
+            if let Some(url) = line.strip_prefix("ferromcp gateway: at ") {
+                break url.to_owned();
+            }
+        };
+        let client = ferromcp_client::Client::builder()
+            .connect(ferromcp_client::HttpTransport::new(&url).unwrap())
+            .await
+            .unwrap();
+        let r = client
+            .call_tool("demo_add", json!({"a": 20, "b": 22}))
+            .await
+            .unwrap();
+        assert_eq!(r.content[0].as_text(), Some("42"));
+        client.shutdown().await;
+        // A foreign Host header: refused (421), as `serve --http` refuses it.
+        let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#;
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 421"), "{answer}");
+    })
+    .await
+    .expect("within the deadline");
     let _ = std::fs::remove_file(path);
 }
