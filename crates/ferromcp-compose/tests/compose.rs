@@ -419,3 +419,51 @@ async fn mounts_come_and_go_at_run_time() {
     .await
     .expect("within the deadline");
 }
+
+/// A handshake-era backend's log record during a call reaches the front client of that call,
+/// under `{mount}/{logger}`.
+#[tokio::test]
+async fn log_records_reach_the_caller() {
+    timeout(DEADLINE, async {
+        let server = ferromcp_server::McpServer::builder("l", "1")
+            .tool("noisy", |ctx: ferromcp_server::RequestContext| async move {
+                ctx.log(
+                    ferromcp_types::mcp::LoggingLevel::Warning,
+                    Some("engine"),
+                    json!("careful"),
+                )
+                .await;
+                "logged"
+            })
+            .build()
+            .unwrap();
+        let composed = Composer::builder("hub", "1")
+            .mount("l", Backend::in_process_era(&server, Era::Handshake))
+            .build()
+            .await
+            .unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let client = ferromcp_client::Client::builder()
+            .lifecycle(ferromcp_client::Lifecycle::Handshake)
+            .on_logging(move |log| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send(log);
+                }
+            })
+            .connect(ferromcp_client::Connected::new(Arc::new(
+                composed.server().server().in_process(Era::Handshake),
+            )))
+            .await
+            .unwrap();
+        let r = client.call_tool("l_noisy", json!({})).await.unwrap();
+        assert_eq!(text(&r), "logged");
+        let log = rx.recv().await.unwrap();
+        assert_eq!(log.logger.as_deref(), Some("l/engine"));
+        assert_eq!(log.data, json!("careful"));
+        client.shutdown().await;
+        composed.shutdown().await;
+    })
+    .await
+    .expect("within the deadline");
+}
