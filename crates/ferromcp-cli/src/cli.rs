@@ -24,6 +24,7 @@ ferromcp serve [--http ADDR [--stateless] [--json-response] [--allowed-host H]..
        ferromcp inspect TARGET [--json] [OPTIONS]
        ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND...
        ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...
+       ferromcp gateway CONFIG.toml [--http ADDR]
        ferromcp spec [VERSION]
        ferromcp completions bash|zsh|fish|powershell|elvish";
 
@@ -108,6 +109,12 @@ pub(crate) enum Command {
     Inspect(InspectArgs),
     /// Serve a stdio server over HTTP, or an HTTP server on stdio.
     Bridge(BridgeArgs),
+    /// Serve the servers a config file names as one (stdio, or Streamable HTTP with --http).
+    #[command(
+        override_usage = "ferromcp gateway CONFIG.toml [--http ADDR]",
+        after_help = crate::gateway::AFTER
+    )]
+    Gateway(crate::gateway::GatewayArgs),
     /// Print which methods exist at each protocol version, as JSON.
     Spec(SpecArgs),
     /// Print a shell completion script on stdout.

@@ -12,6 +12,8 @@ mod bridge;
 mod cli;
 mod client_cmd;
 mod demo;
+// `ferromcp gateway` (servers composed into one): its own file.
+mod gateway;
 mod http_client;
 mod inspect;
 mod output;
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
             client_cmd::run(&request, output)
         }
         Some(Command::Bridge(args)) => bridge::run(&args),
+        Some(Command::Gateway(args)) => gateway::run(&args),
         Some(Command::Spec(args)) => match args.version.as_deref() {
             None => spec(&ProtocolVersion::ALL, output),
             Some(version) => match version.parse::<ProtocolVersion>() {

@@ -16,6 +16,7 @@
 //! Default features: `server`, `http` and `macros`, what a tool server over stdio or
 //! Streamable HTTP needs; the client, TLS, Redis and OpenTelemetry are opt-in.
 //! - [`testing`] (feature `test-util`): call a server in-process, in either era.
+//! - [`compose`] (feature `compose`): mount servers into one, each under a name.
 //!
 //! A tool server in a few lines:
 //!
@@ -73,10 +74,21 @@ pub use ferromcp_client::{Client, ClientError};
 #[cfg(feature = "macros")]
 pub use ferromcp_macros::ferromcp_tool as tool;
 
+/// Server composition (`ferromcp-compose`): mount in-process and remote servers into one
+/// under a name, in either era.
+#[cfg(feature = "compose")]
+pub use ferromcp_compose as compose;
+
 #[cfg(feature = "test-util")]
 pub mod testing;
 
 /// The README's examples, compiled as doctests so they cannot rot.
-#[cfg(all(doctest, feature = "http", feature = "client-http", feature = "macros"))]
+#[cfg(all(
+    doctest,
+    feature = "http",
+    feature = "client-http",
+    feature = "macros",
+    feature = "compose"
+))]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;

@@ -686,3 +686,29 @@ fn the_basic_stdio_examples_serve_what_they_declare() {
         );
     }
 }
+
+/// The compose example serves its mounts' tools under `{mount}_{tool}` and forwards calls.
+#[test]
+fn compose_example_serves_mounted_tools() {
+    let Some(path) = example("compose", cfg!(feature = "compose")) else {
+        return;
+    };
+    let mut server = Running::start(&path, &[], &[]);
+    server.initialize();
+    assert_eq!(
+        tool_names(&server.request(2, "tools/list", json!({}))),
+        ["math_add", "greeter_greet"]
+    );
+    let call = server.request(
+        3,
+        "tools/call",
+        json!({"name": "math_add", "arguments": {"a": 2, "b": 3}}),
+    );
+    assert_eq!(text(&call), "5");
+    let read = server.request(
+        4,
+        "resources/read",
+        json!({"uri": "greeter+greeter://motd"}),
+    );
+    assert_eq!(read["result"]["contents"][0]["text"], "Be kind.", "{read}");
+}

@@ -36,6 +36,7 @@ pub(crate) const MAP: &[CrateLayers] = &[
     MACROS,
     JWT,
     FACADE,
+    COMPOSE,
     CLI,
     CONFORMANCE,
     FUZZ_BODIES,
@@ -256,6 +257,47 @@ const FACADE: CrateLayers = CrateLayers {
     ],
 };
 
+/// `ferromcp-compose`: the naming rules, the backend description and the error at the
+/// bottom; the bridge that asks the front client a backend's questions; forwarding one
+/// request (limits, progress, cancellation, rounds) on it; a mounted backend (its client,
+/// front names, list changes) on those; the layer forwarding the front's resource
+/// subscriptions to the mounts above it; the builder at the root.
+const COMPOSE: CrateLayers = CrateLayers {
+    krate: "ferromcp-compose",
+    layers: &[
+        Layer {
+            name: "support",
+            modules: &["naming", "backend", "error"],
+            may_name: &[],
+        },
+        Layer {
+            name: "bridge",
+            modules: &["bridge"],
+            may_name: &[],
+        },
+        Layer {
+            name: "forward",
+            modules: &["forward"],
+            may_name: &["bridge"],
+        },
+        Layer {
+            name: "mount",
+            modules: &["mount"],
+            may_name: &["forward", "bridge", "support"],
+        },
+        Layer {
+            name: "subscribe",
+            modules: &["subscribe"],
+            may_name: &["mount", "support"],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["subscribe", "mount", "forward", "bridge", "support"],
+        },
+    ],
+};
+
 /// `ferromcp-cli`: argument and output helpers at the bottom, the demo server above them,
 /// then the binary itself. The crate root (`main.rs`) holds the helpers every command calls
 /// (`fail`, `print_out`, `init_logging`) and dispatches to the commands, so the root and the
@@ -299,6 +341,7 @@ const CLI: CrateLayers = CrateLayers {
                 "client_cmd",
                 "inspect",
                 "serve_http",
+                "gateway",
             ],
             may_name: &["answer", "demo", "support"],
         },

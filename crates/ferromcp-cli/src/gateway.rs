@@ -1,0 +1,474 @@
+//! `ferromcp gateway CONFIG.toml [--http ADDR]`: the servers a TOML file names, composed
+//! into one (the library's `ferromcp-compose`) and served on stdio or over Streamable HTTP,
+//! with an audit line per tool call on stderr.
+//!
+//! ```toml
+//! [servers.files]
+//! command = "my-files-server"
+//! args = ["--root", "/srv"]
+//! env = { LOG = "warn" }
+//! cwd = "/srv"
+//! tools.deny = ["delete_*"]
+//! timeout = 30          # seconds per forwarded request
+//! max_concurrency = 8   # requests forwarded at a time
+//!
+//! [servers.search]
+//! url = "https://search.example.com/mcp"
+//! headers = { Authorization = "Bearer ..." }
+//! tools.allow = ["search", "fetch_*"]
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferromcp_client::{HttpTransport, StdioTransport};
+use ferromcp_compose::{Backend, Composer};
+use ferromcp_dispatch::{BoxFuture, HandlerError};
+use ferromcp_http_server::{HttpConfig, HttpServer};
+use ferromcp_server::middleware::{McpRequest, McpResult, Middleware, Next};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// After the options of `ferromcp gateway --help`.
+pub(crate) const AFTER: &str = "\
+CONFIG.toml names the servers to mount, each under [servers.NAME] (NAME: letters, digits and
+'-'): `command` (+ `args`, `env`, `cwd`) starts a stdio server, `url` (+ `headers`) reaches a
+Streamable HTTP server. Per server: `tools.allow` / `tools.deny` (patterns with * and ?; deny
+wins; no allow list allows every tool), `timeout` (seconds per forwarded request, default 60)
+and `max_concurrency` (requests forwarded at a time, default 64).
+
+A server that fails to start or stops answering (pinged every 2 s) is reported on stderr, its
+tools leave the gateway (clients are told the list changed), and it is tried again with
+backoff (1 s, doubling up to 60 s); the others keep serving. Editing CONFIG.toml while the
+gateway runs applies the change (servers added, removed or changed) without dropping
+sessions; a file that does not parse is reported and the running config kept.
+
+Their tools are served as NAME_TOOL, prompts as NAME_PROMPT, resources as NAME+URI, on stdio
+or, with --http ADDR, over Streamable HTTP at http://ADDR/mcp with the same defaults as
+`ferromcp serve --http` (loopback Host and Origin values only). Every tool call is logged on
+stderr: `ferromcp gateway: audit who=... backend=... tool=... outcome=... duration_ms=...`.
+
+Examples:
+    ferromcp gateway servers.toml
+    ferromcp gateway servers.toml --http 127.0.0.1:8000";
+
+/// `ferromcp gateway CONFIG.toml [--http ADDR]`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct GatewayArgs {
+    /// The TOML file naming the servers to mount.
+    #[arg(value_name = "CONFIG.toml")]
+    pub(crate) config: PathBuf,
+    /// Serve over Streamable HTTP at http://ADDR/mcp instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<String>,
+}
+
+/// The configuration file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    #[serde(default)]
+    servers: BTreeMap<String, ServerConfig>,
+}
+
+/// One `[servers.NAME]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerConfig {
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    tools: ToolsConfig,
+    /// Seconds.
+    timeout: Option<f64>,
+    max_concurrency: Option<usize>,
+}
+
+/// `tools.allow` / `tools.deny`.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsConfig {
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+impl ToolsConfig {
+    fn keeps(&self, tool: &str) -> bool {
+        (self.allow.is_empty() || self.allow.iter().any(|p| glob(p, tool)))
+            && !self.deny.iter().any(|p| glob(p, tool))
+    }
+}
+
+/// Whether `text` matches `pattern` (`*`: any run of characters, `?`: any one).
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(&c) if c == '?' || c == t[ti] => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Reads and checks the configuration file.
+fn read_config(path: &Path) -> Result<Config, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let config: Config = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if config.servers.is_empty() {
+        return Err(format!("{}: no [servers.NAME] table", path.display()));
+    }
+    for (name, server) in &config.servers {
+        if !ferromcp_compose::is_valid_mount_name(name) {
+            return Err(format!(
+                "{}: invalid mount name {name:?}: use letters, digits and '-', starting with a \
+                 letter",
+                path.display()
+            ));
+        }
+        backend(name, server.clone())?;
+    }
+    Ok(config)
+}
+
+/// The backend one `[servers.NAME]` table describes.
+fn backend(name: &str, server: ServerConfig) -> Result<Backend, String> {
+    let mut backend = match (server.command, server.url) {
+        (Some(command), None) => {
+            if !server.headers.is_empty() {
+                return Err(format!("[servers.{name}]: `headers` go with `url`"));
+            }
+            let (args, env, cwd) = (server.args, server.env, server.cwd);
+            Backend::stdio(move || {
+                let mut t = StdioTransport::new(&command).args(&args);
+                for (k, v) in &env {
+                    t = t.env(k, v);
+                }
+                if let Some(dir) = &cwd {
+                    t = t.current_dir(dir);
+                }
+                t
+            })
+        }
+        (None, Some(url)) => {
+            if !server.args.is_empty() || !server.env.is_empty() || server.cwd.is_some() {
+                return Err(format!(
+                    "[servers.{name}]: `args`, `env` and `cwd` go with `command`"
+                ));
+            }
+            let mut t = HttpTransport::new(&url).map_err(|e| format!("[servers.{name}]: {e}"))?;
+            for (k, v) in &server.headers {
+                let k = http::HeaderName::try_from(k.as_str())
+                    .map_err(|e| format!("[servers.{name}] header {k:?}: {e}"))?;
+                let v = http::HeaderValue::try_from(v.as_str())
+                    .map_err(|e| format!("[servers.{name}] header {k}: {e}"))?;
+                t = t.header(k, v);
+            }
+            Backend::transport(move || t.clone())
+        }
+        _ => {
+            return Err(format!(
+                "[servers.{name}]: give exactly one of `command` and `url`"
+            ));
+        }
+    };
+    if let Some(secs) = server.timeout {
+        let d = Duration::try_from_secs_f64(secs)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                format!("[servers.{name}]: `timeout` must be a positive number of seconds")
+            })?;
+        backend = backend.timeout(d);
+    }
+    if let Some(n) = server.max_concurrency {
+        if n == 0 {
+            return Err(format!(
+                "[servers.{name}]: `max_concurrency` must be at least 1"
+            ));
+        }
+        backend = backend.max_in_flight(n);
+    }
+    let tools = server.tools;
+    if !tools.allow.is_empty() || !tools.deny.is_empty() {
+        backend = backend.tool_filter(move |tool| tools.keeps(tool));
+    }
+    Ok(backend)
+}
+
+/// One audit line per `tools/call`: who called, which backend and tool, the outcome and how
+/// long it took.
+struct Audit;
+
+impl Middleware for Audit {
+    fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult> {
+        if request.method != "tools/call" {
+            return next.run(request);
+        }
+        let tool = request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let ctx = &request.ctx;
+        let who = ctx
+            .caller_id()
+            .map(|c| c.0.clone())
+            .or_else(|| {
+                ctx.connection()
+                    .session_id()
+                    .map(|s| format!("session:{s}"))
+            })
+            .unwrap_or_else(|| "stdio".to_owned());
+        let started = Instant::now();
+        Box::pin(async move {
+            let result = next.run(request).await;
+            let outcome = match &result {
+                Ok(r) if r.get("isError") == Some(&Value::Bool(true)) => "tool-error".to_owned(),
+                Ok(r) if r.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+                    "input-required".to_owned()
+                }
+                Ok(_) => "ok".to_owned(),
+                Err(HandlerError::Protocol(e)) => format!("error:{}", e.code.0),
+                Err(_) => "error".to_owned(),
+            };
+            // Mount names contain no '_': the backend is the tool's prefix.
+            let backend = tool.split_once('_').map_or("-", |(m, _)| m);
+            eprintln!(
+                "ferromcp gateway: audit who={who} backend={backend} tool={tool} \
+                 outcome={outcome} duration_ms={}",
+                started.elapsed().as_millis()
+            );
+            result
+        })
+    }
+}
+
+/// How often a mounted backend is pinged.
+const HEALTH_INTERVAL: Duration = Duration::from_secs(2);
+/// How long a ping may take before the backend counts as down.
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(10);
+/// The first wait before a backend that failed or died is tried again; it doubles up to
+/// [`MAX_RETRY_DELAY`].
+const FIRST_RETRY_DELAY: Duration = Duration::from_secs(1);
+/// The longest wait between two tries of a backend.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
+/// How often the config file is checked for changes.
+const RELOAD_POLL: Duration = Duration::from_secs(1);
+
+/// Mounts `name` once, reporting the outcome.
+async fn try_mount(composed: &Composer, name: &str, backend: &Backend) -> bool {
+    match composed.mount(name, backend.clone()).await {
+        Ok(()) => {
+            eprintln!("ferromcp gateway: {name}: up");
+            true
+        }
+        Err(e) => {
+            eprintln!("ferromcp gateway: {name}: {e}");
+            false
+        }
+    }
+}
+
+/// Keeps one backend mounted (`up`: it is now): pings it, and when it fails to start or
+/// dies, unmounts it (its tools leave the front, whose clients are told) and tries again
+/// with backoff. Runs until aborted.
+async fn supervise(composed: Arc<Composer>, name: String, backend: Backend, mut up: bool) {
+    let mut delay = FIRST_RETRY_DELAY;
+    loop {
+        if up {
+            delay = FIRST_RETRY_DELAY;
+            loop {
+                tokio::time::sleep(HEALTH_INTERVAL).await;
+                match tokio::time::timeout(HEALTH_TIMEOUT, composed.ping(&name)).await {
+                    Ok(Some(Ok(()))) => {}
+                    Ok(None) => return,
+                    Ok(Some(Err(e))) => {
+                        eprintln!("ferromcp gateway: {name}: down: {e}");
+                        break;
+                    }
+                    Err(_) => {
+                        eprintln!("ferromcp gateway: {name}: down: no answer to a ping");
+                        break;
+                    }
+                }
+            }
+            composed.unmount(&name).await;
+        }
+        eprintln!(
+            "ferromcp gateway: {name}: trying again in {} s",
+            delay.as_secs()
+        );
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(MAX_RETRY_DELAY);
+        up = try_mount(&composed, &name, &backend).await;
+    }
+}
+
+/// The supervised backends, by name, with the config each runs.
+type Running = BTreeMap<String, (ServerConfig, tokio::task::JoinHandle<()>)>;
+
+/// Brings the running backends in line with `config`: removed and changed ones stop (and
+/// leave the front), new and changed ones start. The front and its sessions stay.
+async fn apply(composed: &Arc<Composer>, running: &mut Running, config: Config) {
+    let stale: Vec<String> = running
+        .iter()
+        .filter(|(name, (old, _))| config.servers.get(*name) != Some(old))
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in stale {
+        if let Some((_, task)) = running.remove(&name) {
+            task.abort();
+            let _ = task.await;
+        }
+        composed.unmount(&name).await;
+        eprintln!("ferromcp gateway: {name}: stopped");
+    }
+    for (name, server) in config.servers {
+        if running.contains_key(&name) {
+            continue;
+        }
+        match backend(&name, server.clone()) {
+            Ok(b) => {
+                let up = try_mount(composed, &name, &b).await;
+                let task = tokio::spawn(supervise(composed.clone(), name.clone(), b, up));
+                running.insert(name, (server, task));
+            }
+            Err(e) => eprintln!("ferromcp gateway: {e}"),
+        }
+    }
+}
+
+/// The config file's modification time, if it can be read.
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// Applies the config file whenever it changes (a file that does not parse is reported and
+/// the running config kept).
+async fn follow_config(composed: Arc<Composer>, path: PathBuf, mut running: Running) {
+    let mut seen = modified(&path);
+    loop {
+        tokio::time::sleep(RELOAD_POLL).await;
+        let now = modified(&path);
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        match read_config(&path) {
+            Ok(config) => {
+                eprintln!("ferromcp gateway: {} changed: applying it", path.display());
+                apply(&composed, &mut running, config).await;
+            }
+            Err(e) => eprintln!("ferromcp gateway: {e} (the running config is kept)"),
+        }
+    }
+}
+
+/// Runs `ferromcp gateway`.
+pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
+    let config = match read_config(&args.config) {
+        Ok(c) => c,
+        Err(e) => return super::fail(&e),
+    };
+    super::init_logging();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return super::fail(&format!("cannot start the async runtime: {e}")),
+    };
+    let (http, path) = (args.http.clone(), args.config.clone());
+    let served: Result<(), String> = runtime.block_on(async move {
+        let composed = Composer::builder("ferromcp-gateway", env!("CARGO_PKG_VERSION"))
+            .front(|front| front.middleware(Audit))
+            .build()
+            .await
+            .map_err(|e| e.to_string())?;
+        let composed = Arc::new(composed);
+        let mut running = Running::new();
+        apply(&composed, &mut running, config).await;
+        let reload = follow_config(composed.clone(), path, running);
+        let serve = async {
+            match http {
+                Some(addr) => {
+                    let server = HttpServer::bind(
+                        addr.as_str(),
+                        composed.server().server().clone(),
+                        HttpConfig::default(),
+                    )
+                    .await
+                    .map_err(|e| format!("binding {addr}: {e}"))?;
+                    eprintln!("ferromcp gateway: at http://{}/mcp", server.local_addr());
+                    server.run().await.map_err(|e| e.to_string())
+                }
+                None => ferromcp_server::serve_stdio(composed.server().server())
+                    .await
+                    .map_err(|e| e.to_string()),
+            }
+        };
+        let served = tokio::select! {
+            served = serve => served,
+            () = reload => Ok(()),
+        };
+        composed.shutdown().await;
+        served
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => super::fail(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_and_tool_lists() {
+        assert!(glob("*", "anything"));
+        assert!(glob("fetch_*", "fetch_url"));
+        assert!(!glob("fetch_*", "fetcher"));
+        assert!(glob("a?c", "abc"));
+        assert!(glob("*_x_*", "a_x_b"));
+        assert!(!glob("abc", "abcd"));
+        let t = ToolsConfig {
+            allow: vec!["a*".into()],
+            deny: vec!["ab*".into()],
+        };
+        assert!(t.keeps("ax") && !t.keeps("abc") && !t.keeps("x"));
+        assert!(ToolsConfig::default().keeps("anything"));
+    }
+}

@@ -1,0 +1,203 @@
+//! One request forwarded to a backend: the limits, progress, cancellation, the rounds of a
+//! 2026-07-28 backend, and a clear error when the backend fails.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferromcp_client::{Client, ClientError, RequestOptions};
+use ferromcp_server::RequestContext;
+use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
+use ferromcp_types::mcp::methods::{CallTool, GetPrompt, ReadResource, Request};
+use ferromcp_types::mcp::{
+    CallToolRequestParams, GetPromptRequestParams, InputResponses, MaybeInputRequired,
+    ReadResourceRequestParams,
+};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+
+use crate::bridge::{Inflight, ask_front};
+
+/// A request that may answer `input_required` at 2026-07-28, and how its retry carries the
+/// answers.
+pub(crate) trait Resumable: Request<Params: Clone + Send + Sync, Result: Send> {
+    /// Puts this round's answers and the backend's state into the retry's params.
+    fn resume(params: &mut Self::Params, responses: InputResponses, state: Option<String>);
+}
+
+impl Resumable for CallTool {
+    fn resume(
+        params: &mut CallToolRequestParams,
+        responses: InputResponses,
+        state: Option<String>,
+    ) {
+        params.input_responses = Some(responses);
+        params.request_state = state;
+    }
+}
+
+impl Resumable for GetPrompt {
+    fn resume(
+        params: &mut GetPromptRequestParams,
+        responses: InputResponses,
+        state: Option<String>,
+    ) {
+        params.input_responses = Some(responses);
+        params.request_state = state;
+    }
+}
+
+impl Resumable for ReadResource {
+    fn resume(
+        params: &mut ReadResourceRequestParams,
+        responses: InputResponses,
+        state: Option<String>,
+    ) {
+        params.input_responses = Some(responses);
+        params.request_state = state;
+    }
+}
+
+/// What forwarding to one backend needs.
+pub(crate) struct Route {
+    pub(crate) mount: Arc<str>,
+    pub(crate) client: Client,
+    pub(crate) inflight: Arc<Inflight>,
+    /// This backend's bound on forwarded requests.
+    pub(crate) permits: Arc<Semaphore>,
+    /// The bound shared by every backend of the composed server.
+    pub(crate) total: Arc<Semaphore>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_rounds: u32,
+}
+
+/// How long a backend that answered `input_required` with no question waits before the retry.
+const STATE_ONLY_WAIT: Duration = Duration::from_millis(50);
+
+impl Route {
+    fn admit(&self) -> Result<(OwnedSemaphorePermit, OwnedSemaphorePermit), ErrorObject> {
+        let mount = &self.mount;
+        let own = self.permits.clone().try_acquire_owned().map_err(|_| {
+            ErrorObject::internal_error(format!(
+                "composed server: backend {mount:?} already has its maximum of requests in \
+                 flight (Backend::max_in_flight)"
+            ))
+        })?;
+        let total = self.total.clone().try_acquire_owned().map_err(|_| {
+            ErrorObject::internal_error(
+                "composed server: the maximum of requests forwarded at a time is reached \
+                 (ComposerBuilder::max_in_flight)",
+            )
+        })?;
+        Ok((own, total))
+    }
+
+    /// Forwards `params` as `R` on behalf of the front request `ctx`: the backend's progress
+    /// is reported on `ctx`, the front's cancellation cancels the backend request, and the
+    /// backend's questions are asked of the front client.
+    pub(crate) async fn forward<R: Resumable>(
+        &self,
+        ctx: &RequestContext,
+        params: R::Params,
+    ) -> Result<R::Result, ErrorObject> {
+        let _permits = self.admit()?;
+        let _inflight = self.inflight.enter(ctx.clone());
+        let (tx, mut rx) = mpsc::channel(32);
+        let opts = RequestOptions::new()
+            .timeout(self.timeout)
+            .on_progress(move |p| {
+                // A full queue drops a report: progress is advisory.
+                let _ = tx.try_send(p);
+            });
+        let work = self.rounds::<R>(ctx, params, opts);
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                () = ctx.cancellation().cancelled() => {
+                    // Dropping `work` sends `notifications/cancelled` to the backend.
+                    return Err(ErrorObject::internal_error("composed server: the request was cancelled"));
+                }
+                done = &mut work => return done,
+                Some(p) = rx.recv() => {
+                    ctx.progress(p.progress, p.total, p.message.as_deref()).await;
+                }
+            }
+        }
+    }
+
+    async fn rounds<R: Resumable>(
+        &self,
+        ctx: &RequestContext,
+        mut params: R::Params,
+        opts: RequestOptions,
+    ) -> Result<R::Result, ErrorObject> {
+        let mut rounds = 0u32;
+        loop {
+            let answer = self
+                .client
+                .request_once::<R>(params.clone(), opts.clone())
+                .await
+                .map_err(|e| self.client_error(R::METHOD, e))?;
+            let input = match answer {
+                MaybeInputRequired::Complete(result) => return Ok(result),
+                MaybeInputRequired::InputRequired(input) => input,
+            };
+            rounds += 1;
+            if rounds > self.max_rounds {
+                return Err(ErrorObject::internal_error(format!(
+                    "composed server: backend {:?} still required input after {} rounds",
+                    self.mount, self.max_rounds
+                )));
+            }
+            let requests = input.input_requests.unwrap_or_default();
+            if requests.is_empty() {
+                tokio::time::sleep(STATE_ONLY_WAIT).await;
+            }
+            // Every question of the round is asked, in key order, even after one fails: at
+            // 2026-07-28 in front they all join the same `InputRequiredResult`, under keys in
+            // the same order on every run.
+            let mut responses = InputResponses::new();
+            let mut first_error = None;
+            for (key, request) in requests {
+                match ask_front(ctx, request).await {
+                    Ok(response) => {
+                        responses.insert(key, response);
+                    }
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+            R::resume(&mut params, responses, input.request_state);
+        }
+    }
+
+    /// The front's answer when the backend request failed: the backend's own protocol error
+    /// as it came, anything else (the backend died, timed out, answered nonsense) -32603
+    /// naming the backend.
+    pub(crate) fn client_error(&self, method: &str, e: ClientError) -> ErrorObject {
+        let mount = &self.mount;
+        match e {
+            ClientError::Protocol(e) if e.code == ErrorCode::REQUEST_TIMEOUT => ErrorObject::new(
+                e.code,
+                format!("composed server: backend {mount:?} did not answer {method} in time"),
+            ),
+            ClientError::Protocol(e) if e.code == ErrorCode::CONNECTION_CLOSED => {
+                tracing::warn!(mount = %mount, method, "backend connection closed");
+                ErrorObject::internal_error(format!(
+                    "composed server: backend {mount:?} is unavailable (its connection closed) \
+                     on {method}"
+                ))
+            }
+            ClientError::Protocol(e) => e,
+            other => {
+                tracing::warn!(mount = %mount, method, error = %other, "backend request failed");
+                ErrorObject::internal_error(format!(
+                    "composed server: backend {mount:?} failed on {method}: {other}"
+                ))
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! The sample backend of the composition tests (tests/common/backend.rs) over stdio.
+
+#[path = "../common/backend.rs"]
+#[allow(dead_code, unreachable_pub, clippy::expect_used)]
+mod backend;
+
+fn main() -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let server = backend::server("stdio-backend");
+        ferromcp_server::serve_stdio(server.server())
+            .await
+            .map_err(std::io::Error::other)
+    })
+}

@@ -1,0 +1,95 @@
+//! The backend the composition tests mount: in-process (tests/common) and as the stdio
+//! child `ferromcp-compose-backend` (tests/bin/backend.rs).
+
+use std::time::Duration;
+
+use ferromcp_server::mcp_server::{PromptSpec, RawArgs, ResourceSpec};
+use ferromcp_server::{McpServer, RequestContext};
+use ferromcp_types::mcp::{
+    ElicitAction, ElicitValue, ElicitationSchema, JsonObject, PromptArgument,
+};
+
+fn arg(args: &JsonObject, key: &str) -> String {
+    args.get(key)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+async fn echo(RawArgs(a): RawArgs) -> String {
+    arg(&a, "text")
+}
+
+/// Asks the user a question naming `label`, so each caller's answer can be told apart.
+async fn ask(ctx: RequestContext, RawArgs(a): RawArgs) -> Result<String, String> {
+    let label = arg(&a, "label");
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"]
+    });
+    let schema: ElicitationSchema = serde_json::from_value(schema).map_err(|e| e.to_string())?;
+    match ctx
+        .elicit_form_raw(format!("question for {label}"), schema)
+        .await
+    {
+        Ok(r) if r.action == ElicitAction::Accept => {
+            let answer = r.content.as_ref().and_then(|c| c.get("answer"));
+            Ok(format!(
+                "{label}: {}",
+                answer.map_or_else(String::new, |v| match v {
+                    ElicitValue::String(s) => s.clone(),
+                    other => format!("{other:?}"),
+                })
+            ))
+        }
+        Ok(_) => Ok(format!("{label}: declined")),
+        Err(e) => Err(e.message.to_string()),
+    }
+}
+
+/// Reports progress, then sleeps `ms` milliseconds.
+async fn slow(ctx: RequestContext, RawArgs(a): RawArgs) -> String {
+    ctx.progress(1.0, Some(2.0), Some("halfway")).await;
+    let ms = a.get("ms").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    "done".to_string()
+}
+
+async fn die() -> String {
+    std::process::exit(3)
+}
+
+async fn greet(RawArgs(a): RawArgs) -> String {
+    format!("Hello, {}!", arg(&a, "name"))
+}
+
+/// The sample backend, named `name` (its server info).
+pub fn server(name: &str) -> McpServer {
+    McpServer::builder(name, "1.0.0")
+        .tool("echo", echo)
+        .tool("ask", ask)
+        .tool("slow", slow)
+        .tool("die", die)
+        .prompt(
+            PromptSpec::new("greet").arguments(vec![PromptArgument::new("name")]),
+            greet,
+        )
+        .prompt_completion("greet", "name", |req| async move {
+            ["alice", "albert", "bob"]
+                .into_iter()
+                .filter(|n| n.starts_with(&req.value))
+                .map(String::from)
+                .collect()
+        })
+        .resource(
+            ResourceSpec::new("mem://readme", "readme").mime_type("text/plain"),
+            || async { "read me".to_string() },
+        )
+        .resource_template(
+            ResourceSpec::new("mem://items/{id}", "item"),
+            |RawArgs(v): RawArgs| async move { format!("item {}", arg(&v, "id")) },
+        )
+        .build()
+        .expect("the sample backend builds")
+}
