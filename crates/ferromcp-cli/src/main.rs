@@ -10,6 +10,8 @@ mod client_cmd;
 mod demo;
 mod http_client;
 mod inspect;
+// `ferromcp inspect --web`: the web inspector (server, API, page).
+mod inspect_web;
 mod output;
 mod report;
 // `ferromcp serve --http` (Streamable HTTP): kept in its own file.
@@ -52,6 +54,10 @@ fn main() -> ExitCode {
         Some(Command::Call(args)) => client_cmd::run(&args.request(), output),
         Some(Command::Tools(args)) => client_cmd::run(&args.request(), output),
         Some(Command::Tool(args)) => client_cmd::run(&args.request(), output),
+        Some(Command::Inspect(args)) if args.web.web => {
+            let (target, headers, protocol) = args.web_target();
+            inspect_web::run(&args.web, target, headers, protocol)
+        }
         Some(Command::Inspect(args)) => {
             let (request, output) = args.request(output);
             client_cmd::run(&request, output)
