@@ -387,24 +387,24 @@
   function addPending(p) {
     state.pendingSeen++;
     const round = state.roundsSince !== undefined ? state.pendingSeen - state.roundsSince : 1;
-    const box = el('section', { class: 'pending', 'aria-label': `${p.kind} request ${p.id}` });
+    const box = el('section', { class: 'pending', 'aria-label': `${p.request} request ${p.id}` });
     const who = state.servers.get(p.server);
-    box.append(el('h3', { text: `${p.kind} from #${p.server} ${who && who.serverInfo ? who.serverInfo.name : ''} (round ${round})` }));
+    box.append(el('h3', { text: `${p.request} from #${p.server} ${who && who.serverInfo ? who.serverInfo.name : ''} (round ${round})` }));
     const answer = async (payload) => {
       try { await api('/api/answer', { id: p.id, ...payload }); } catch (e) { status(e.message); }
     };
     const btn = (text, f) => { const b = el('button', { type: 'button', text }); b.addEventListener('click', f); return b; };
     const q = p.params || {};
-    if (p.kind === 'elicitation' && (q.mode === 'url' || q.url)) {
+    if (p.request === 'elicitation' && (q.mode === 'url' || q.url)) {
       box.append(el('p', { text: q.message || '' }), el('p', {}, el('span', { text: 'The server asks you to open: ' }), el('code', { text: q.url })));
       const open = btn('Open link', () => { if (/^https?:/i.test(q.url)) window.open(q.url, '_blank', 'noopener,noreferrer'); });
       box.append(open, btn('Accept', () => answer({ result: { action: 'accept' } })), btn('Decline', () => answer({ result: { action: 'decline' } })), btn('Cancel', () => answer({ result: { action: 'cancel' } })));
-    } else if (p.kind === 'elicitation') {
+    } else if (p.request === 'elicitation') {
       box.append(el('p', { text: q.message || '' }));
       const form = el('form', { 'aria-label': 'Elicitation form' });
       const f = build(q.requestedSchema || { type: 'object' }, form, `el${p.id}`);
       box.append(form, btn('Accept', () => answer({ result: { action: 'accept', content: f.value() } })), btn('Decline', () => answer({ result: { action: 'decline' } })), btn('Cancel', () => answer({ result: { action: 'cancel' } })));
-    } else if (p.kind === 'sampling') {
+    } else if (p.request === 'sampling') {
       for (const m of q.messages || []) box.append(el('h4', { text: m.role }), ...[].concat(m.content).map(renderContent));
       if (q.systemPrompt) box.append(el('p', { text: `System: ${q.systemPrompt}` }));
       const id = `sample-${p.id}`;

@@ -333,7 +333,7 @@ async fn ask<T: serde::de::DeserializeOwned>(
             drop(pending);
             state.log.push(
                 "refused",
-                json!({ "server": server, "kind": kind,
+                json!({ "server": server, "request": kind,
                         "message": "too many requests wait for the user (--max-pending)" }),
             );
             return Err(ErrorObject::new(
@@ -345,7 +345,7 @@ async fn ask<T: serde::de::DeserializeOwned>(
     }
     state.log.push(
         "pending",
-        json!({ "id": id, "server": server, "kind": kind, "params": params }),
+        json!({ "id": id, "server": server, "request": kind, "params": params }),
     );
     let guard = Waiting {
         state: state.clone(),

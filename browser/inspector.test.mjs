@@ -1,0 +1,125 @@
+// Headless Chromium drives `ferromcp inspect --web` (S78): the page connects to the demo
+// server (`ferromcp serve`) in both protocol eras, fills and submits tool forms, answers an
+// elicitation, and shows the resources, prompts and the message log. With SCREENSHOTS=1,
+// a screenshot of each view goes to docs/screenshots/.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const BIN = process.env.FERROMCP_BIN || 'ferromcp';
+const SHOTS = process.env.SCREENSHOTS === '1';
+const SHOT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'screenshots');
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+// Starts the inspector; resolves with its URL (the first line on stdout) and the process.
+function startInspector() {
+  const child = spawn(BIN, ['inspect', '--web', '--no-open', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no URL from the inspector within 10 s')), 10000);
+    child.on('error', reject);
+    createInterface({ input: child.stdout }).once('line', (url) => { clearTimeout(timer); resolve({ child, url }); });
+  });
+}
+
+async function shot(page, name) {
+  if (!SHOTS) return;
+  mkdirSync(SHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SHOT_DIR, `${name}.png`), fullPage: false });
+}
+
+test('the page connects, calls tools, answers an elicitation, in both eras', { timeout: 120000 }, async () => {
+  const { child, url } = await startInspector();
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.setDefaultTimeout(20000);
+    await page.goto(url);
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/);
+
+    // Connect from the page (a stdio command), modern era by default (auto).
+    await page.getByLabel('Server', { exact: true }).fill(`"${BIN}" serve`);
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    const info = page.getByRole('region', { name: 'Server info' });
+    await info.getByText('ferromcp-demo').waitFor();
+    await info.getByText('2026-07-28 (modern era)').waitFor();
+
+    // A tool form: echo's `text`, then the result rendered as text.
+    await page.getByRole('button', { name: 'Tools', exact: true }).click();
+    await page.getByRole('button', { name: 'echo', exact: true }).click();
+    await page.getByLabel('text', { exact: true }).fill('hello from Chromium');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const result = page.getByRole('region', { name: 'Call result' });
+    await result.getByText('hello from Chromium').first().waitFor();
+
+    // Numbers: add.
+    await page.getByRole('button', { name: 'add', exact: true }).click();
+    await page.getByLabel('a', { exact: true }).fill('2');
+    await page.getByLabel('b', { exact: true }).fill('40');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await result.getByText('42', { exact: true }).waitFor();
+    await shot(page, 'tools');
+
+    // An elicitation answered in the page (a multi-round call at 2026-07-28).
+    await page.getByRole('button', { name: 'test_elicitation', exact: true }).click();
+    await page.getByLabel('message', { exact: true }).fill('Please sign up');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const ask = page.getByRole('region', { name: /elicitation request/ });
+    await ask.getByText('Please sign up', { exact: true }).waitFor();
+    await ask.getByLabel('username', { exact: true }).fill('ada');
+    await ask.getByLabel('email', { exact: true }).fill('ada@example.com');
+    await shot(page, 'elicitation');
+    await ask.getByRole('button', { name: 'Accept' }).click();
+    await result.getByText('action=accept').first().waitFor();
+    assert.match(await result.innerText(), /ada@example\.com/);
+
+    // An image result.
+    await page.getByRole('button', { name: 'test_image_content', exact: true }).click();
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await result.getByRole('img').waitFor();
+
+    // Resources and prompts.
+    await page.getByRole('button', { name: 'Resources', exact: true }).click();
+    await page.getByRole('button', { name: 'demo://readme', exact: true }).click();
+    await page.getByRole('heading', { name: 'demo://readme' }).waitFor();
+    await shot(page, 'resources');
+    await page.getByRole('button', { name: 'Prompts', exact: true }).click();
+    await page.getByRole('list', { name: 'Prompt list' }).getByRole('button').first().click();
+    await page.getByRole('button', { name: 'Get prompt' }).waitFor();
+    await shot(page, 'prompts');
+
+    // The log: both directions, with durations.
+    await page.getByRole('button', { name: 'Log', exact: true }).click();
+    const log = page.getByRole('table', { name: 'Message log' });
+    await log.getByText('tools/call').first().waitFor();
+    await log.getByText('← server').first().waitFor();
+    await log.getByText('→ server').first().waitFor();
+    await shot(page, 'log');
+
+    // The handshake era: a second server, elicitation answered with decline.
+    await page.getByLabel('Protocol').selectOption('2025-11-25');
+    await page.getByLabel('Server', { exact: true }).fill(`"${BIN}" serve`);
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    await info.getByText('2025-11-25 (handshake era)').waitFor();
+    await page.getByRole('button', { name: 'Tools', exact: true }).click();
+    await page.getByRole('button', { name: 'test_elicitation', exact: true }).click();
+    await page.getByLabel('message', { exact: true }).fill('Handshake-era sign up');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const ask2 = page.getByRole('region', { name: /elicitation request/ });
+    await ask2.getByText('Handshake-era sign up', { exact: true }).waitFor();
+    await ask2.getByRole('button', { name: 'Decline' }).click();
+    await result.getByText('action=decline').first().waitFor();
+
+    // Disconnect.
+    await page.getByRole('button', { name: 'Disconnect', exact: true }).click();
+    await page.getByRole('button', { name: /#2$/ }).waitFor({ state: 'detached' });
+  } finally {
+    await browser.close();
+    child.kill();
+  }
+});
