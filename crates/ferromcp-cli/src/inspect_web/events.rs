@@ -80,7 +80,11 @@ impl EventLog {
         while !text.is_char_boundary(end) {
             end -= 1;
         }
-        Value::String(format!("{}… ({} bytes cut)", &text[..end], text.len() - end))
+        Value::String(format!(
+            "{}… ({} bytes cut)",
+            &text[..end],
+            text.len() - end
+        ))
     }
 
     /// The kept events (oldest first) and a receiver for those that follow, taken together
@@ -115,7 +119,10 @@ mod tests {
         assert_eq!(kept.len(), 3);
         assert!(kept[0].contains("\"i\":7"), "{}", kept[0]);
         let cut = log.text("é".repeat(10));
-        assert!(cut.as_str().is_some_and(|s| s.contains("bytes cut")), "{cut}");
+        assert!(
+            cut.as_str().is_some_and(|s| s.contains("bytes cut")),
+            "{cut}"
+        );
         assert_eq!(log.text("short".into()), json!("short"));
     }
 }

@@ -28,8 +28,7 @@ pub(crate) const DEFAULT_MAX_EVENT_BYTES: usize = 256 * 1024;
 /// The default bound on event streams open at once (a new one beyond: 429).
 pub(crate) const DEFAULT_MAX_EVENT_STREAMS: usize = 8;
 /// The default time a server→client request waits for the user's answer.
-pub(crate) const DEFAULT_ANSWER_TIMEOUT: std::time::Duration =
-    std::time::Duration::from_secs(600);
+pub(crate) const DEFAULT_ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The inspector's limits: each one a `DEFAULT_` const and a command-line flag.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,21 +218,41 @@ mod tests {
     /// S74, S75: Host first (421), then Origin (403), then the token (401).
     #[test]
     fn s74_s75_guard_order_and_values() {
-        let addr = "127.0.0.1:6280".parse().unwrap_or_else(|e| unreachable!("{e}"));
+        let addr = "127.0.0.1:6280"
+            .parse()
+            .unwrap_or_else(|e| unreachable!("{e}"));
         let g = Guard::new(addr, "t0k".into());
         let host = Some("127.0.0.1:6280");
         assert_eq!(g.check(host, None, Some("t0k"), None), Ok(()));
-        assert_eq!(g.check(Some("localhost:6280"), None, None, Some("token=t0k")), Ok(()));
-        assert_eq!(g.check(Some("evil.example:6280"), None, Some("t0k"), None), Err(Refusal::Host));
+        assert_eq!(
+            g.check(Some("localhost:6280"), None, None, Some("token=t0k")),
+            Ok(())
+        );
+        assert_eq!(
+            g.check(Some("evil.example:6280"), None, Some("t0k"), None),
+            Err(Refusal::Host)
+        );
         assert_eq!(g.check(None, None, Some("t0k"), None), Err(Refusal::Host));
-        assert_eq!(g.check(Some("127.0.0.1:6281"), None, Some("t0k"), None), Err(Refusal::Host));
+        assert_eq!(
+            g.check(Some("127.0.0.1:6281"), None, Some("t0k"), None),
+            Err(Refusal::Host)
+        );
         assert_eq!(
             g.check(host, Some("http://evil.example"), Some("t0k"), None),
             Err(Refusal::Origin)
         );
-        assert_eq!(g.check(host, Some("null"), Some("t0k"), None), Err(Refusal::Origin));
-        assert_eq!(g.check(host, Some("http://127.0.0.1:6280"), Some("t0k"), None), Ok(()));
+        assert_eq!(
+            g.check(host, Some("null"), Some("t0k"), None),
+            Err(Refusal::Origin)
+        );
+        assert_eq!(
+            g.check(host, Some("http://127.0.0.1:6280"), Some("t0k"), None),
+            Ok(())
+        );
         assert_eq!(g.check(host, None, Some("t0K"), None), Err(Refusal::Token));
-        assert_eq!(g.check(host, None, None, Some("token=")), Err(Refusal::Token));
+        assert_eq!(
+            g.check(host, None, None, Some("token=")),
+            Err(Refusal::Token)
+        );
     }
 }

@@ -38,9 +38,15 @@ fn respond(status: u16, content_type: &str, body: Body) -> Response<Body> {
     if let Ok(v) = http::HeaderValue::from_str(content_type) {
         h.insert(http::header::CONTENT_TYPE, v);
     }
-    h.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+    h.insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-store"),
+    );
     // The token is in the page's URL: never send it on as a Referer.
-    h.insert(http::header::REFERRER_POLICY, http::HeaderValue::from_static("no-referrer"));
+    h.insert(
+        http::header::REFERRER_POLICY,
+        http::HeaderValue::from_static("no-referrer"),
+    );
     h.insert(
         http::header::X_CONTENT_TYPE_OPTIONS,
         http::HeaderValue::from_static("nosniff"),
@@ -129,31 +135,44 @@ fn page(site: &Site) -> Response<Body> {
          frame-src {frames}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
     );
     if let Ok(v) = http::HeaderValue::from_str(&csp) {
-        r.headers_mut().insert(http::header::CONTENT_SECURITY_POLICY, v);
+        r.headers_mut()
+            .insert(http::header::CONTENT_SECURITY_POLICY, v);
     }
     r
 }
 
 async fn post(site: &Arc<Site>, path: String, req: Request<Incoming>) -> Response<Body> {
     // JSON only: a cross-site page cannot send it without a preflight (which fails).
-    let is_json = header(&req, http::header::CONTENT_TYPE)
-        .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("application/json"));
+    let is_json = header(&req, http::header::CONTENT_TYPE).is_some_and(|t| {
+        t.trim_start()
+            .to_ascii_lowercase()
+            .starts_with("application/json")
+    });
     if !is_json {
-        return json(415, r#"{"error":{"message":"send application/json"}}"#.into());
+        return json(
+            415,
+            r#"{"error":{"message":"send application/json"}}"#.into(),
+        );
     }
     let limit = site.state.limits.max_body;
     let bytes = match Limited::new(req.into_body(), limit).collect().await {
         Ok(c) => c.to_bytes(),
         Err(_) => {
             let msg = format!("the body is over {limit} bytes (--max-body)");
-            return json(413, serde_json::json!({ "error": { "message": msg } }).to_string());
+            return json(
+                413,
+                serde_json::json!({ "error": { "message": msg } }).to_string(),
+            );
         }
     };
     let body: serde_json::Value = match serde_json::from_slice(&bytes) {
         Ok(v) => v,
         Err(e) => {
             let msg = format!("the body is not JSON: {e}");
-            return json(400, serde_json::json!({ "error": { "message": msg } }).to_string());
+            return json(
+                400,
+                serde_json::json!({ "error": { "message": msg } }).to_string(),
+            );
         }
     };
     let (status, value) = super::api::post(&site.state, &path, body).await;
@@ -166,7 +185,10 @@ fn events(site: &Arc<Site>) -> Response<Body> {
     if site.streams.fetch_add(1, Ordering::SeqCst) >= max {
         site.streams.fetch_sub(1, Ordering::SeqCst);
         let msg = format!("at most {max} event streams at once");
-        return json(429, serde_json::json!({ "error": { "message": msg } }).to_string());
+        return json(
+            429,
+            serde_json::json!({ "error": { "message": msg } }).to_string(),
+        );
     }
     let (kept, rx) = site.state.log.subscribe();
     let (tx, body_rx) = mpsc::channel::<Bytes>(64);
@@ -187,7 +209,11 @@ async fn forward(
     mut rx: broadcast::Receiver<super::events::Event>,
     tx: mpsc::Sender<Bytes>,
 ) {
-    if tx.send(Bytes::from_static(b": inspector events\n\n")).await.is_err() {
+    if tx
+        .send(Bytes::from_static(b": inspector events\n\n"))
+        .await
+        .is_err()
+    {
         return;
     }
     for e in kept {
@@ -199,9 +225,9 @@ async fn forward(
         let next = tokio::time::timeout(KEEP_ALIVE, rx.recv()).await;
         let bytes = match next {
             Ok(Ok(e)) => frame(&e),
-            Ok(Err(broadcast::error::RecvError::Lagged(n))) => frame(
-                &serde_json::json!({ "kind": "lagged", "missed": n }).to_string(),
-            ),
+            Ok(Err(broadcast::error::RecvError::Lagged(n))) => {
+                frame(&serde_json::json!({ "kind": "lagged", "missed": n }).to_string())
+            }
             Ok(Err(broadcast::error::RecvError::Closed)) => return,
             Err(_) => Bytes::from_static(b": keep-alive\n\n"),
         };

@@ -180,7 +180,11 @@ impl State {
     }
 
     fn builder(self: &Arc<Self>, id: u64, lifecycle: Lifecycle) -> ClientBuilder {
-        let (e, s, r) = (Arc::downgrade(self), Arc::downgrade(self), Arc::downgrade(self));
+        let (e, s, r) = (
+            Arc::downgrade(self),
+            Arc::downgrade(self),
+            Arc::downgrade(self),
+        );
         Client::builder()
             .client_info(Implementation::new(
                 "ferromcp-inspector",
@@ -327,8 +331,7 @@ async fn ask<T: serde::de::DeserializeOwned>(
     {
         let mut pending = lock(&state.pending);
         let mine = pending.values().filter(|p| p.server == server).count();
-        if pending.len() >= state.limits.max_pending
-            || mine >= state.limits.max_pending_per_server
+        if pending.len() >= state.limits.max_pending || mine >= state.limits.max_pending_per_server
         {
             drop(pending);
             state.log.push(

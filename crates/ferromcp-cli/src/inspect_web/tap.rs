@@ -10,8 +10,7 @@ use std::time::Instant;
 use ferromcp_client::transport::{Transport, TransportShutdown};
 use ferromcp_client::{ClientError, Connected};
 use ferromcp_dispatch::{
-    BoxFuture, CallOptions, DispatchContext, Dispatcher, Handler, HandlerError, Outbound,
-    RunError,
+    BoxFuture, CallOptions, DispatchContext, Dispatcher, Handler, HandlerError, Outbound, RunError,
 };
 use ferromcp_types::jsonrpc::{ErrorObject, Payload};
 use serde_json::{Value, json};
@@ -70,6 +69,21 @@ impl Tap {
     }
 }
 
+/// Logs the `notifications/cancelled` the dispatcher sends for a request dropped unanswered.
+struct Abandoned {
+    tap: Option<Tap>,
+    method: String,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if let Some(tap) = self.tap.take() {
+            let body = json!({ "reason": format!("{} abandoned by the caller", self.method) });
+            tap.message("out", "notification", "notifications/cancelled", 0, body);
+        }
+    }
+}
+
 /// A transport whose messages are logged.
 pub(crate) struct TappedTransport<T> {
     pub(crate) inner: T,
@@ -123,9 +137,17 @@ impl Outbound for TapDispatcher {
         let corr = tap.corr();
         let method = method.to_owned();
         let start = tap.message("out", "request", &method, corr, tap.body(params.as_ref()));
+        let cancels = options.cancel_on_abandon;
         let fut = self.inner.send_request(&method, params, options);
         Box::pin(async move {
+            // Dropped unanswered (the page cancelled the call): the dispatcher sends
+            // `notifications/cancelled` itself; the log shows it.
+            let mut abandoned = Abandoned {
+                tap: cancels.then(|| tap.clone()),
+                method: method.clone(),
+            };
             let r = fut.await;
+            abandoned.tap = None;
             let logged = match &r {
                 Ok(p) => Ok(tap.body(Some(p))),
                 Err(e) => Err(error_value(e)),
@@ -136,8 +158,13 @@ impl Outbound for TapDispatcher {
     }
 
     fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
-        self.tap
-            .message("out", "notification", method, 0, self.tap.body(params.as_ref()));
+        self.tap.message(
+            "out",
+            "notification",
+            method,
+            0,
+            self.tap.body(params.as_ref()),
+        );
         self.inner.notify(method, params)
     }
 }
