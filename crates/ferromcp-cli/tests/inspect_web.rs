@@ -330,6 +330,7 @@ async fn s76_non_loopback_listen_needs_the_explicit_flag() {
             let out = Command::new(bin)
                 .args(["inspect", "--web", "--no-open"])
                 .args(args)
+                .kill_on_drop(true)
                 .output()
                 .await
                 .expect("runs");
