@@ -2,6 +2,8 @@
 //! and Origin checks on every route (the event stream included), the loopback-only listen
 //! address, the limits, the sandbox origin, and the API driving the demo server.
 
+#![allow(clippy::panic)]
+
 use std::process::Stdio;
 use std::time::Duration;
 

@@ -296,6 +296,8 @@ const CLI: CrateLayers = CrateLayers {
                 "bridge",
                 "client_cmd",
                 "inspect",
+                // `inspect --web`: the web inspector (security, server, API, session, events, tap).
+                "inspect_web",
                 "serve_http",
             ],
             may_name: &["answer", "demo", "support"],

@@ -63,7 +63,7 @@ fn refused(r: Refusal) -> Response<Body> {
     json(r.status(), body)
 }
 
-fn header<'a>(req: &'a Request<Incoming>, name: http::header::HeaderName) -> Option<&'a str> {
+fn header(req: &Request<Incoming>, name: http::header::HeaderName) -> Option<&str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 

@@ -43,11 +43,10 @@ impl Tap {
     }
 
     fn message(&self, dir: &str, kind: &str, method: &str, corr: u64, body: Value) -> Instant {
-        self.log.push(
-            "message",
-            json!({ "server": self.server, "dir": dir, "type": kind, "method": method,
-                    "corr": corr, "body": body }),
-        );
+        let mut fields = json!({ "server": self.server, "dir": dir, "type": kind,
+                                 "method": method, "corr": corr });
+        fields["body"] = body;
+        self.log.push("message", fields);
         Instant::now()
     }
 
@@ -57,11 +56,10 @@ impl Tap {
             Ok(b) => ("response", b),
             Err(e) => ("error", e),
         };
-        self.log.push(
-            "message",
-            json!({ "server": self.server, "dir": dir, "type": kind, "method": method,
-                    "corr": corr, "body": body, "durationMs": ms }),
-        );
+        let mut fields = json!({ "server": self.server, "dir": dir, "type": kind,
+                                 "method": method, "corr": corr, "durationMs": ms });
+        fields["body"] = body;
+        self.log.push("message", fields);
     }
 
     fn corr(&self) -> u64 {
