@@ -60,7 +60,8 @@ pub(crate) const TOOL_AFTER: &str = after!(
 /// After the options of `ferromcp inspect --help`.
 pub(crate) const INSPECT_AFTER: &str = after!(
     "    ferromcp inspect \"ferromcp serve\"\n    \
-     ferromcp inspect http://127.0.0.1:8000/mcp --oauth --output json"
+     ferromcp inspect http://127.0.0.1:8000/mcp --oauth --output json\n    \
+     ferromcp inspect --web \"ferromcp serve\"      # the web inspector (URL with its token on stdout)"
 );
 
 /// The options every client subcommand takes.
