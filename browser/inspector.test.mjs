@@ -8,18 +8,21 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+import { dirname, join, delimiter } from 'node:path';
 import { chromium } from 'playwright-core';
 
 const BIN = process.env.FERROMCP_BIN || 'ferromcp';
 const SHOTS = process.env.SCREENSHOTS === '1';
+const SERVE = 'ferromcp serve';
 const SHOT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'screenshots');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 // Starts the inspector; resolves with its URL (the first line on stdout) and the process.
 function startInspector() {
-  const child = spawn(BIN, ['inspect', '--web', '--no-open', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The binary's directory first on PATH: the page starts `ferromcp serve` by that name.
+  const env = { ...process.env, PATH: `${dirname(BIN)}${delimiter}${process.env.PATH || ''}` };
+  const child = spawn(BIN, ['inspect', '--web', '--no-open', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'], env });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no URL from the inspector within 10 s')), 10000);
     child.on('error', reject);
@@ -43,7 +46,7 @@ test('the page connects, calls tools, answers an elicitation, in both eras', { t
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/);
 
     // Connect from the page (a stdio command), modern era by default (auto).
-    await page.getByLabel('Server', { exact: true }).fill(`"${BIN}" serve`);
+    await page.getByLabel('Server', { exact: true }).fill(SERVE);
     await page.getByRole('button', { name: 'Connect', exact: true }).click();
     const info = page.getByRole('region', { name: 'Server info' });
     await info.getByText('ferromcp-demo').waitFor();
@@ -103,7 +106,7 @@ test('the page connects, calls tools, answers an elicitation, in both eras', { t
 
     // The handshake era: a second server, elicitation answered with decline.
     await page.getByLabel('Protocol').selectOption('2025-11-25');
-    await page.getByLabel('Server', { exact: true }).fill(`"${BIN}" serve`);
+    await page.getByLabel('Server', { exact: true }).fill(SERVE);
     await page.getByRole('button', { name: 'Connect', exact: true }).click();
     await info.getByText('2025-11-25 (handshake era)').waitFor();
     await page.getByRole('button', { name: 'Tools', exact: true }).click();
@@ -118,6 +121,90 @@ test('the page connects, calls tools, answers an elicitation, in both eras', { t
     // Disconnect.
     await page.getByRole('button', { name: 'Disconnect', exact: true }).click();
     await page.getByRole('button', { name: /#2$/ }).waitFor({ state: 'detached' });
+  } finally {
+    await browser.close();
+    child.kill();
+  }
+});
+
+test('sampling, progress and cancellation, roots, tasks, enums', { timeout: 120000 }, async () => {
+  const { child, url } = await startInspector();
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.setDefaultTimeout(20000);
+    await page.goto(url);
+    await page.getByLabel('Protocol').selectOption('2025-11-25');
+    await page.getByLabel('Server', { exact: true }).fill(SERVE);
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    const info = page.getByRole('region', { name: 'Server info' });
+    await info.getByText('2025-11-25 (handshake era)').waitFor();
+    await page.getByRole('button', { name: 'Tools', exact: true }).click();
+    const result = page.getByRole('region', { name: 'Call result' });
+
+    // Sampling: the user writes the model's reply.
+    await page.getByRole('button', { name: 'test_sampling', exact: true }).click();
+    await page.getByLabel('prompt', { exact: true }).fill('What is the capital of France?');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const ask = page.getByRole('region', { name: /sampling request/ });
+    await ask.getByLabel('Reply').fill('Paris');
+    await shot(page, 'sampling');
+    await ask.getByRole('button', { name: 'Send reply' }).click();
+    await result.getByText('Paris').first().waitFor();
+
+    // Progress, then Cancel.
+    await page.getByRole('button', { name: 'countdown', exact: true }).click();
+    await page.getByLabel('seconds', { exact: true }).fill('30');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await page.getByRole('progressbar', { name: 'Progress' }).waitFor();
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await result.getByText('Cancelled.').waitFor();
+
+    // Roots the user sets, read by the server.
+    await page.getByRole('button', { name: 'Roots', exact: true }).click();
+    await page.getByRole('textbox', { name: /^Roots/ }).fill('file:///tmp/project-one');
+    await page.getByRole('button', { name: 'Set roots' }).click();
+    await page.getByText('roots set: 1').waitFor();
+    await page.getByRole('button', { name: 'Tools', exact: true }).click();
+    await page.getByRole('button', { name: 'test_input_required_result_list_roots', exact: true }).click();
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await result.getByText('file:///tmp/project-one').first().waitFor();
+
+    // Enums (SEP-1330): selects and multi-select checkboxes in the elicitation form.
+    await page.getByRole('button', { name: 'test_elicitation_sep1330_enums', exact: true }).click();
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const form = page.getByRole('region', { name: /elicitation request/ });
+    await form.getByRole('button', { name: 'Accept' }).waitFor();
+    const selects = form.getByRole('combobox');
+    for (let i = 0; i < await selects.count(); i++) await selects.nth(i).selectOption({ index: 1 });
+    const boxes = form.getByRole('checkbox');
+    for (let i = 0; i < await boxes.count(); i++) await boxes.nth(i).check();
+    await form.getByRole('button', { name: 'Accept' }).click();
+    await result.getByText('Elicitation completed').first().waitFor();
+    const answered = await result.innerText();
+    assert.match(answered, /"action":"accept"/);
+    assert.match(answered, /"untitledSingle":"option1"/);
+    assert.match(answered, /"titledSingle":"value1"/);
+    assert.match(answered, /"legacyEnum":"opt1"/);
+    assert.match(answered, /"untitledMulti":\["option1","option2","option3"\]/);
+    assert.match(answered, /"titledMulti":\["value1","value2","value3"\]/);
+
+    // A task (handshake era: the call answers with the task; the Tasks view follows it).
+    await page.getByRole('button', { name: 'slow_compute', exact: true }).click();
+    await page.getByLabel('seconds', { exact: true }).fill('1');
+    const asTask = page.getByLabel('Run as a task');
+    if (!(await asTask.isChecked())) await asTask.check();
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await result.getByText(/^Task [0-9a-f]+: working$/).waitFor();
+    await result.getByRole('button', { name: 'Show tasks' }).click();
+    const tasks = page.getByRole('table', { name: 'Task list' });
+    await tasks.getByText('working').first().waitFor();
+    await shot(page, 'tasks');
+    await page.waitForTimeout(1200);
+    await page.getByRole('button', { name: 'Refresh tasks' }).click();
+    await tasks.getByText('completed').first().waitFor();
+    await tasks.getByRole('button', { name: 'Result' }).first().click();
+    await tasks.getByText('Computed job').first().waitFor();
   } finally {
     await browser.close();
     child.kill();

@@ -141,6 +141,13 @@
     if (tool.description) d.append(el('p', { text: tool.description }));
     const formBox = el('form', { 'aria-label': `Arguments of ${tool.name}` });
     const form = toolForm(tool.inputSchema, formBox, 'tool');
+    const taskSupport = tool.execution && tool.execution.taskSupport;
+    let asTask = null;
+    if (taskSupport === 'required' || taskSupport === 'optional') {
+      asTask = el('input', { type: 'checkbox', id: `as-task-${tool.name}` });
+      asTask.checked = taskSupport === 'required';
+      formBox.append(el('div', {}, asTask, el('label', { for: asTask.id, text: 'Run as a task' })));
+    }
     const call = el('button', { type: 'submit', text: 'Call' });
     const cancel = el('button', { type: 'button', text: 'Cancel', disabled: true });
     const prog = el('progress', { hidden: true, 'aria-label': 'Progress' });
@@ -175,7 +182,9 @@
       if (handle && handle.sendToolInput) handle.sendToolInput(args);
       const t0 = performance.now();
       try {
-        const r = await request('tools/call', { name: tool.name, arguments: args }, callId);
+        const params = { name: tool.name, arguments: args };
+        if (asTask && asTask.checked) params.task = { ttl: 300000 };
+        const r = await request('tools/call', params, callId);
         const ms = Math.round(performance.now() - t0);
         out.replaceChildren(renderOutcome(r, tool, ms));
         if (handle && handle.sendToolResult && r.result) handle.sendToolResult(r.result);
@@ -200,7 +209,11 @@
           : el('p', { class: 'ok', text: 'Matches the output schema.' }));
       }
     }
-    if (res.task || res.taskId) box.append(el('p', { text: 'Task:' }), json(res.task || res.taskId));
+    if (res.task) {
+      const open = el('button', { type: 'button', text: 'Show tasks' });
+      open.addEventListener('click', () => show('tasks'));
+      box.append(el('p', { text: `Task ${res.task.taskId}: ${res.task.status}` }), open);
+    }
     box.append(el('details', {}, el('summary', { text: 'Raw result' }), json(res)));
     return box;
   }
@@ -350,8 +363,24 @@
     const body = $('task-table').tBodies[0];
     const r = await request('tasks/list', {});
     body.replaceChildren();
-    if (r.error) { body.append(el('tr', {}, el('td', { colspan: 4, text: r.error.message }))); return; }
-    for (const t of r.result.tasks || []) body.append(el('tr', {}, el('td', { text: t.taskId }), el('td', { text: t.status }), el('td', { text: t.statusMessage || '' }), el('td', { text: t.createdAt || '' })));
+    if (r.error) {
+      const note = state.servers.get(state.current) && state.servers.get(state.current).era === 'modern'
+        ? ' (at 2026-07-28 the client waits for each task itself: its result is the call\'s result)' : '';
+      body.append(el('tr', {}, el('td', { colspan: 4, text: `tasks/list: ${r.error.message}${note}` })));
+      return;
+    }
+    for (const t of r.result.tasks || []) {
+      const result = el('button', { type: 'button', text: 'Result' });
+      const cancel = el('button', { type: 'button', text: 'Cancel task', disabled: ['completed', 'failed', 'cancelled'].includes(t.status) });
+      const out = el('td', { class: 'body' });
+      result.addEventListener('click', async () => {
+        const x = await request('tasks/result', { taskId: t.taskId });
+        out.replaceChildren(x.result ? renderOutcome({ result: x.result }, null, 0) : json(x.error));
+      });
+      cancel.addEventListener('click', async () => { await request('tasks/cancel', { taskId: t.taskId }); loadTasks(); });
+      body.append(el('tr', {}, el('td', { text: t.taskId }), el('td', { text: t.status }), el('td', { text: t.statusMessage || '' }),
+        el('td', { text: t.createdAt || '' }), el('td', {}, result, ' ', cancel), out));
+    }
     if (!(r.result.tasks || []).length) body.append(el('tr', {}, el('td', { colspan: 4, text: '(no tasks)' })));
   }
   $('tasks-refresh').addEventListener('click', loadTasks);
