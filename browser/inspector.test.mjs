@@ -210,3 +210,33 @@ test('sampling, progress and cancellation, roots, tasks, enums', { timeout: 1200
     child.kill();
   }
 });
+
+test('OAuth in the browser: sign in in a new tab', { timeout: 60000 }, async () => {
+  const server = spawn(BIN, ['serve', '--http', '127.0.0.1:0', '--auth'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const line = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no address from ferromcp serve')), 10000);
+    createInterface({ input: server.stderr }).once('line', (l) => { clearTimeout(timer); resolve(l); });
+  });
+  const mcp = line.match(/(http:\/\/127\.0\.0\.1:\d+\/mcp)/)[1];
+  const { child, url } = await startInspector();
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.setDefaultTimeout(20000);
+    await page.goto(url);
+    await page.getByLabel('Server', { exact: true }).fill(mcp);
+    await page.getByLabel('OAuth').check();
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    const signIn = page.getByRole('region', { name: /sign-in request/ });
+    const popup = page.waitForEvent('popup');
+    await signIn.getByRole('button', { name: 'Sign in' }).click();
+    const tab = await popup;
+    await tab.getByText('Signed in').waitFor();
+    await page.getByRole('region', { name: 'Server info' }).getByText('ferromcp-demo').waitFor();
+    await signIn.waitFor({ state: 'detached' });
+  } finally {
+    await browser.close();
+    child.kill();
+    server.kill();
+  }
+});

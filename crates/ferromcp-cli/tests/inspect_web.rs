@@ -539,3 +539,128 @@ async fn s79_the_sandbox_origin_is_separate_and_host_checked() {
     .await
     .expect("within the deadline");
 }
+
+/// S73 (the one route without the token): OAuth in the browser. The authorization URL is
+/// shown in the page; the authorization server's redirect to `/oauth/callback` finishes the
+/// flow only with the `state` of a waiting flow, once, and only under the inspector's Host.
+#[tokio::test]
+async fn s73_the_oauth_callback_needs_a_waiting_flows_state() {
+    tokio::time::timeout(Duration::from_secs(90), async {
+        let (_server, server_addr) = serve_with_auth().await;
+        let i = start(&[]).await;
+        let connect = i.post(
+            "/api/connect",
+            json!({ "target": format!("http://{server_addr}/mcp"), "oauth": true }),
+        );
+        let sign_in = async {
+            let url = loop {
+                let found = i.log().await.into_iter().find(|e| e["kind"] == "oauth");
+                if let Some(e) = found {
+                    break e["url"].as_str().expect("a URL").to_owned();
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            };
+            // The browser's step: the authorization server redirects at once.
+            let rest = url.strip_prefix("http://").expect("http");
+            let (host, path) = rest.split_once('/').expect("a path");
+            let (status, head) = send_head(host, &format!("/{path}")).await;
+            assert!((300..400).contains(&status), "{head}");
+            let location = head
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("location: ")
+                        .or_else(|| l.strip_prefix("Location: "))
+                })
+                .expect("a Location")
+                .trim()
+                .to_owned();
+            let callback = location
+                .strip_prefix(&format!("http://{}", i.addr))
+                .expect("our callback");
+            assert!(callback.starts_with("/oauth/callback?"), "{callback}");
+            let (s, _) = send(
+                &i.addr,
+                "GET",
+                "/oauth/callback?code=x&state=forged",
+                &[],
+                "",
+            )
+            .await;
+            assert_eq!(s, 400, "a state no flow waits under");
+            let (s, _) = send(&i.addr, "GET", callback, &[("Host", "evil.example")], "").await;
+            assert_eq!(s, 421, "a foreign Host");
+            let (s, _) = send(
+                &i.addr,
+                "GET",
+                callback,
+                &[("Origin", "http://evil.example")],
+                "",
+            )
+            .await;
+            assert_eq!(s, 403, "a cross-site Origin");
+            let (s, page) = send(&i.addr, "GET", callback, &[], "").await;
+            assert_eq!(s, 200, "{page}");
+            let (s, _) = send(&i.addr, "GET", callback, &[], "").await;
+            assert_eq!(s, 400, "once");
+        };
+        let ((s, c), ()) = tokio::join!(connect, sign_in);
+        assert_eq!(s, 200, "{c}");
+        let server = c["server"]["id"].as_u64().expect("an id");
+        let (_, r) = i
+            .post(
+                "/api/request",
+                json!({ "server": server, "method": "tools/call",
+                "params": { "name": "add", "arguments": { "a": 1, "b": 2 } } }),
+            )
+            .await;
+        assert_eq!(r["result"]["content"][0]["text"], "3", "{r}");
+    })
+    .await
+    .expect("within the deadline");
+}
+
+/// The status and head of a GET (redirects not followed).
+async fn send_head(addr: &str, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let head = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.expect("write");
+    let mut raw = String::new();
+    tokio::time::timeout(DEADLINE, stream.read_to_string(&mut raw))
+        .await
+        .expect("in time")
+        .expect("read");
+    let head = raw.split("\r\n\r\n").next().unwrap_or_default().to_owned();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head)
+}
+
+/// `ferromcp serve --http 127.0.0.1:0 --auth` (its authorization server approves every
+/// request at once); the child (killed when dropped) and `HOST:PORT`.
+async fn serve_with_auth() -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
+        .args(["serve", "--http", "127.0.0.1:0", "--auth"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("ferromcp serve starts");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let line = BufReader::new(stderr)
+        .lines()
+        .next_line()
+        .await
+        .expect("reading stderr")
+        .expect("a first line");
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split_once("/mcp"))
+        .map(|(a, _)| a.to_owned())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    (child, addr)
+}

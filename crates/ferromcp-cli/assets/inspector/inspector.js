@@ -82,7 +82,7 @@
     status(`connecting to ${target}…`);
     try {
       const headers = $('connect-headers').value.split('\n').filter((h) => h.trim());
-      const r = await api('/api/connect', { target, headers, protocol: $('connect-protocol').value });
+      const r = await api('/api/connect', { target, headers, protocol: $('connect-protocol').value, oauth: $('connect-oauth').checked });
       status(`connected to ${target} (${r.server.era} era, ${r.server.protocolVersion})`);
       addServer(r.server);
       select(r.server.id);
@@ -447,6 +447,19 @@
     $('pending').append(box);
     $('pending-none').hidden = true;
   }
+  // OAuth in the browser: the user opens the authorization URL in a new tab; the
+  // authorization server sends that tab back to the inspector, which finishes the flow.
+  function addSignIn(e) {
+    const key = `oauth-${e.server}`;
+    const box = el('section', { class: 'pending', 'aria-label': `sign-in request ${e.server}` });
+    box.append(el('h3', { text: `Server #${e.server} asks you to sign in (OAuth)` }), el('p', {}, el('code', { text: e.url })));
+    const b = el('button', { type: 'button', text: 'Sign in' });
+    b.addEventListener('click', () => { if (/^https?:/i.test(e.url)) window.open(e.url, '_blank', 'noopener,noreferrer'); });
+    box.append(b);
+    state.pending.set(key, box);
+    $('pending').append(box);
+    $('pending-none').hidden = true;
+  }
   function settle(id) {
     const box = state.pending.get(id);
     if (box) box.remove();
@@ -464,6 +477,8 @@
         case 'progress': if (state.progress) state.progress(e); break;
         case 'pending': addPending(e); break;
         case 'settled': settle(e.id); break;
+        case 'oauth': addSignIn(e); break;
+        case 'oauth-done': settle(`oauth-${e.server}`); break;
         case 'connected': if (!state.servers.has(e.server.id)) addServer(e.server); break;
         case 'disconnected': dropServer(e.server); break;
         case 'refused': case 'error': status(e.message); break;

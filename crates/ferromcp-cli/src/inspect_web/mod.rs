@@ -6,11 +6,13 @@
 //! - [`server`]: the HTTP server (page, assets, API, event stream, sandbox origin);
 //! - [`api`]: the JSON API; [`session`]: the connected servers and what waits for the user;
 //! - [`events`]: the event log; [`tap`]: the transport wrapper that logs every message;
+//! - [`oauth`]: OAuth in the browser (the sign-in URL shown in the page, the callback);
 //! - [`assets`]: the page's files, embedded in the binary.
 
 mod api;
 mod assets;
 mod events;
+mod oauth;
 mod security;
 mod server;
 mod session;
@@ -143,7 +145,11 @@ pub(crate) fn run(
         let token = security::new_token()?;
         let guard = Guard::new(bound, token.clone());
         let sandbox_guard = Guard::new(sandbox_bound, token.clone());
-        let state = State::new(limits, Some(sandbox_guard.origin().to_owned()));
+        let state = State::new(
+            limits,
+            guard.origin().to_owned(),
+            Some(sandbox_guard.origin().to_owned()),
+        );
         let url = format!("{}/?token={token}", guard.origin());
         let mut out = std::io::stdout();
         let _ = writeln!(out, "{url}");
@@ -168,6 +174,7 @@ pub(crate) fn run(
                 target: t.to_owned(),
                 headers: headers.to_vec(),
                 protocol: protocol.map(str::to_owned),
+                oauth: false,
             };
             if let Err((_, e)) = state.connect(req).await {
                 eprintln!("ferromcp: {e}");

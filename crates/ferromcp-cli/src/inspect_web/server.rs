@@ -95,6 +95,9 @@ pub(crate) async fn serve(listener: TcpListener, site: Arc<Site>) {
 }
 
 async fn handle(site: &Arc<Site>, req: Request<Incoming>) -> Response<Body> {
+    if req.uri().path() == super::oauth::CALLBACK_PATH && req.method() == http::Method::GET {
+        return oauth_callback(site, &req);
+    }
     let token_header = http::header::HeaderName::from_static("x-inspector-token");
     if let Err(r) = site.guard.check(
         header(&req, http::header::HOST),
@@ -121,6 +124,30 @@ async fn handle(site: &Arc<Site>, req: Request<Incoming>) -> Response<Body> {
         },
         http::Method::POST if path.starts_with("/api/") => post(site, path, req).await,
         _ => respond(405, "text/plain", full("method not allowed")),
+    }
+}
+
+/// The authorization server's redirect after a sign-in in the browser: no token (the
+/// authorization server cannot know it), but the Host check, the Origin check when an
+/// Origin is sent, and a flow waiting under the redirect's `state` (once).
+fn oauth_callback(site: &Site, req: &Request<Incoming>) -> Response<Body> {
+    if !site.guard.host_ok(header(req, http::header::HOST)) {
+        return refused(Refusal::Host);
+    }
+    if header(req, http::header::ORIGIN).is_some_and(|o| o != site.guard.origin()) {
+        return refused(Refusal::Origin);
+    }
+    let query = req.uri().query().unwrap_or_default();
+    if site.state.oauth.deliver(query) {
+        respond(
+            200,
+            "text/html; charset=utf-8",
+            full(
+                "<!doctype html><title>Signed in</title><p>Signed in: you can close this tab.</p>",
+            ),
+        )
+    } else {
+        respond(400, "text/plain", full("no sign-in waits for this state"))
     }
 }
 

@@ -14,7 +14,10 @@ use ferromcp_types::mcp::{Implementation, ListRootsResult, Root};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use ferromcp_client::oauth::{OAuthConfig, OAuthProvider};
+
 use super::events::EventLog;
+use super::oauth::{BrowserAuth, CALLBACK_PATH, Waits};
 use super::security::Limits;
 use super::tap::{Tap, TappedTransport};
 use crate::target::{self, Header, Target};
@@ -41,6 +44,10 @@ pub(crate) struct State {
     pub(crate) limits: Limits,
     /// The sandbox listener's origin, for MCP Apps (told to the page).
     pub(crate) sandbox_origin: Option<String>,
+    /// The inspector's own origin (the OAuth redirect URI is under it).
+    origin: String,
+    /// Sign-ins waiting for their callback.
+    pub(crate) oauth: Arc<Waits>,
     servers: Mutex<HashMap<u64, Server>>,
     /// Connections being made (they count towards `max_servers`).
     connecting: Mutex<usize>,
@@ -61,6 +68,9 @@ pub(crate) struct ConnectRequest {
     /// `auto` (default), a handshake-era version or `2026-07-28`.
     #[serde(default)]
     pub(crate) protocol: Option<String>,
+    /// Authorize with OAuth 2.1 in the browser when the server asks (HTTP targets).
+    #[serde(default)]
+    pub(crate) oauth: bool,
 }
 
 /// An API failure: the HTTP status and the message.
@@ -68,9 +78,11 @@ pub(crate) type Failure = (u16, String);
 
 impl State {
     /// The state, with an empty log.
-    pub(crate) fn new(limits: Limits, sandbox_origin: Option<String>) -> Arc<Self> {
+    pub(crate) fn new(limits: Limits, origin: String, sandbox_origin: Option<String>) -> Arc<Self> {
         Arc::new(Self {
             log: EventLog::new(limits.event_buffer, limits.max_event_bytes),
+            oauth: Waits::new(limits.max_pending),
+            origin,
             limits,
             sandbox_origin,
             servers: Mutex::default(),
@@ -124,7 +136,7 @@ impl State {
             *connecting += 1;
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let outcome = self.open(id, &target, &headers, lifecycle).await;
+        let outcome = self.open(id, &target, &headers, lifecycle, req.oauth).await;
         *lock(&self.connecting) -= 1;
         let client = outcome.map_err(|e| {
             self.log
@@ -159,20 +171,38 @@ impl State {
         target: &Target,
         headers: &[Header],
         lifecycle: Lifecycle,
+        oauth: bool,
     ) -> Result<Client, String> {
         let builder = self.builder(id, lifecycle);
         let tap = Tap::new(self.log.clone(), id);
         let described = target.describe();
         let client = match target {
             Target::Command(argv) => {
-                if !headers.is_empty() {
-                    return Err("headers apply to http:// and https:// targets only".into());
+                if !headers.is_empty() || oauth {
+                    return Err(
+                        "headers and OAuth apply to http:// and https:// targets only".into(),
+                    );
                 }
                 let inner = target::stdio_transport(argv)?;
                 builder.connect(TappedTransport { inner, tap }).await
             }
             Target::Http(url) => {
-                let inner = target::http_transport(url, headers, &Default::default())?;
+                let mut inner = target::http_transport(url, headers, &Default::default())?;
+                if oauth {
+                    let redirect_uri = format!("{}{CALLBACK_PATH}", self.origin);
+                    let handler = BrowserAuth {
+                        waits: self.oauth.clone(),
+                        log: self.log.clone(),
+                        server: id,
+                        timeout: self.limits.answer_timeout,
+                        redirect_uri: redirect_uri.clone(),
+                    };
+                    let cfg = OAuthConfig::new(redirect_uri, handler)
+                        .with_client_name("ferromcp-inspector");
+                    let provider =
+                        OAuthProvider::new(url, cfg).map_err(|e| format!("OAuth: {e}"))?;
+                    inner = inner.auth(Arc::new(provider));
+                }
                 builder.connect(TappedTransport { inner, tap }).await
             }
         };
