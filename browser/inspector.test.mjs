@@ -240,3 +240,54 @@ test('OAuth in the browser: sign in in a new tab', { timeout: 60000 }, async () 
     server.kill();
   }
 });
+
+// The MCP Apps host is another helper's (apps-host.js); this checks the page's side of the
+// contract with a stand-in: mount(container, opts) with the app's HTML and the sandbox
+// origin, then sendToolInput, sendToolResult and teardown, and callTool reaching the server.
+test('a tool with an MCP App gets the App panel and the host contract', { timeout: 60000 }, async () => {
+  const { child, url } = await startInspector();
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.setDefaultTimeout(20000);
+    await page.addInitScript(() => {
+      window.appCalls = [];
+      window.FerromcpApps = {
+        mount(container, opts) {
+          window.appCalls.push(['mount', { sandboxOrigin: opts.sandboxOrigin, resourceUri: opts.resourceUri, tool: opts.tool.name, html: opts.html.length }]);
+          window.appOpts = opts;
+          return {
+            sendToolInput: (a) => window.appCalls.push(['input', a]),
+            sendToolResult: (r) => window.appCalls.push(['result', r.content ? r.content.length : -1]),
+            teardown: () => window.appCalls.push(['teardown']),
+          };
+        },
+      };
+    });
+    await page.goto(url);
+    await page.getByLabel('Server', { exact: true }).fill(SERVE);
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    await page.getByRole('region', { name: 'Server info' }).getByText('ferromcp-demo').waitFor();
+    await page.getByRole('button', { name: 'Tools', exact: true }).click();
+    await page.getByRole('button', { name: 'counter', exact: true }).click();
+    await page.locator('#app-view').waitFor();
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await page.getByRole('region', { name: 'Call result' }).waitFor();
+    await page.waitForFunction(() => window.appCalls.some((c) => c[0] === 'result'));
+    const viaApp = await page.evaluate(async () => (await window.appOpts.callTool('increment_counter', {})).structuredContent);
+    assert.ok(viaApp !== undefined);
+    await page.getByRole('button', { name: 'add', exact: true }).click();
+    await page.waitForFunction(() => window.appCalls.some((c) => c[0] === 'teardown'));
+    const calls = await page.evaluate(() => window.appCalls);
+    const config = await page.evaluate(async () => (await fetch('/api/config', { headers: { 'X-Inspector-Token': new URLSearchParams(location.search).get('token') } })).json());
+    assert.deepEqual(calls.map((c) => c[0]), ['mount', 'input', 'result', 'teardown']);
+    assert.equal(calls[0][1].resourceUri, 'ui://ferromcp-demo/counter');
+    assert.equal(calls[0][1].tool, 'counter');
+    assert.equal(calls[0][1].sandboxOrigin, config.sandboxOrigin);
+    assert.notEqual(new URL(config.sandboxOrigin).port, new URL(url).port);
+    assert.ok(calls[0][1].html > 100);
+  } finally {
+    await browser.close();
+    child.kill();
+  }
+});

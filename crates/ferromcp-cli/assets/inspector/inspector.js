@@ -45,6 +45,7 @@
     }
   }
   function select(id) {
+    if (state.current !== id) { teardownApp(); $('tool-detail').replaceChildren(); }
     state.current = id;
     renderServers();
     const s = state.servers.get(id);
@@ -135,7 +136,16 @@
     } catch (e) { $('tool-detail').replaceChildren(el('p', { class: 'bad', text: e.message })); }
   }
 
+  // The mounted MCP App, torn down when another tool is shown or the server changes.
+  async function teardownApp() {
+    const app = state.app;
+    state.app = null;
+    const handle = app && await app.catch(() => null);
+    if (handle && handle.teardown) { try { handle.teardown(); } catch (e) { status(`App: ${e.message}`); } }
+  }
+
   function showTool(tool) {
+    teardownApp();
     const d = $('tool-detail');
     d.replaceChildren(el('h2', { text: tool.title || tool.name }));
     if (tool.description) d.append(el('p', { text: tool.description }));
@@ -161,6 +171,7 @@
       const view = el('div', { id: 'app-view', 'aria-label': 'App' }, el('p', { text: `App: ${uri}` }));
       d.append(el('h3', { text: 'App' }), view);
       app = mountApp(view, tool, uri);
+      state.app = app;
     }
     d.append(out, el('details', {}, el('summary', { text: 'Tool definition (JSON)' }), json(tool)));
     formBox.addEventListener('submit', async (ev) => {
