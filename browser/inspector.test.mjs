@@ -92,8 +92,14 @@ test('the page connects, calls tools, answers an elicitation, in both eras', { t
     await page.getByRole('heading', { name: 'demo://readme' }).waitFor();
     await shot(page, 'resources');
     await page.getByRole('button', { name: 'Prompts', exact: true }).click();
-    await page.getByRole('list', { name: 'Prompt list' }).getByRole('button').first().click();
-    await page.getByRole('button', { name: 'Get prompt' }).waitFor();
+    await page.getByRole('list', { name: 'Prompt list' }).getByRole('button', { name: 'greet', exact: true }).click();
+    // Completion: the names the server offers for what is typed.
+    await page.getByLabel('name', { exact: true }).pressSequentially('a');
+    await page.locator('datalist option[value="Ada"]').waitFor({ state: 'attached' });
+    assert.equal(await page.locator('datalist option[value="Grace"]').count(), 0);
+    await page.getByLabel('name', { exact: true }).fill('Ada');
+    await page.getByRole('button', { name: 'Get prompt' }).click();
+    await page.locator('#prompt-detail').getByText('Ada').first().waitFor();
     await shot(page, 'prompts');
 
     // The log: both directions, with durations.
