@@ -20,7 +20,9 @@
 //!   dispatcher as [`Connected`]; Streamable HTTP in both eras with `HttpTransport` (feature
 //!   `http`, on by default; `https` adds rustls; `native-roots` the platform's certificate
 //!   store). Proxies (the environment's by default), private roots, client certificates,
-//!   connect and read timeouts and default headers: `transport::http::HttpClientConfig`.
+//!   connect and read timeouts and default headers: `transport::http::HttpClientConfig`;
+//!   connections of one's own (Unix sockets, tunnels, in-memory pipes):
+//!   `transport::http::Connector`.
 //! - OAuth 2.1 authorization for the HTTP transport (feature `oauth`, off by default):
 //!   `oauth::OAuthProvider`, attached with `HttpTransport::auth`.
 //!

@@ -62,7 +62,7 @@ async fn modern_headers_and_calls() {
 /// the Base64 sentinel.
 #[tokio::test]
 async fn param_headers_sentinel_and_invalid_tools() {
-    within(async {
+    within(Box::pin(async {
         let srv = start(ServerConfig::default()).await;
         let client = connect(&srv.url(), Lifecycle::Modern).await;
         let tools = client.list_tools(None).await.unwrap();
@@ -98,7 +98,7 @@ async fn param_headers_sentinel_and_invalid_tools() {
         let call = srv.with_mcp_method("tools/call").pop().unwrap();
         assert_eq!(call.header("mcp-name"), Some("=?base64?aMOpbGxv?="));
         client.shutdown().await;
-    })
+    }))
     .await;
 }
 

@@ -191,7 +191,7 @@ async fn c36_an_endpoint_on_another_origin_is_refused() {
 /// comments only), is given up: at once, or after `legacy_endpoint_timeout`.
 #[tokio::test]
 async fn c37_a_stream_without_its_endpoint_event_is_given_up() {
-    within(async {
+    within(Box::pin(async {
         assert_eq!(DEFAULT_LEGACY_ENDPOINT_TIMEOUT, Duration::from_secs(10));
         let addr = fake(Some("event: message\ndata: {}\n\n".into())).await;
         let t = HttpTransport::legacy_sse(format!("http://{addr}/sse")).unwrap();
@@ -206,7 +206,7 @@ async fn c37_a_stream_without_its_endpoint_event_is_given_up() {
         let e = connect(t).await.err().unwrap().to_string();
         assert!(e.contains("in time"), "{e}");
         assert!(started.elapsed() < Duration::from_secs(5));
-    })
+    }))
     .await;
 }
 

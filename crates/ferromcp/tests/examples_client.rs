@@ -1,5 +1,6 @@
 //! Smoke tests of the client-side and testing examples (examples/client_stdio.rs,
-//! client_http.rs, http_client_config.rs, multi_round.rs, testing.rs, oauth_client.rs): each built example binary is
+//! client_http.rs, http_client_config.rs, http_client_connector.rs, multi_round.rs, testing.rs,
+//! oauth_client.rs): each built example binary is
 //! run and its output checked, with a deadline.
 //!
 //! `cargo test` (without target filters) builds the package's examples whose required
@@ -265,6 +266,62 @@ async fn http_client_config_connects_with_its_settings() {
         ],
     );
     serving.abort();
+}
+
+// ---- http_client_connector -------------------------------------------------------------
+
+/// http_client_connector over TCP to a fixed address (the URL's host, `mcp.example`, is never
+/// resolved) and over a Unix socket (ferromcp's service served by axum on it): one
+/// connection each for the handshake and three calls (keep-alive).
+#[tokio::test]
+async fn http_client_connector_reaches_servers_by_tcp_address_and_unix_socket() {
+    use ferromcp::McpServer;
+    use ferromcp::server::http::{HttpConfig, HttpServer, McpHttpService};
+
+    let Some(client) = example("http_client_connector", true) else {
+        return;
+    };
+    let server = McpServer::builder("connector-test", "1.0.0")
+        .tool("ping", || async { "pong" })
+        .build()
+        .unwrap();
+    let config = HttpConfig::default().allowed_hosts(["mcp.example"]);
+    let http = HttpServer::bind("127.0.0.1:0", server.server().clone(), config)
+        .await
+        .unwrap();
+    let addr = http.local_addr().to_string();
+    let serving = tokio::spawn(http.run());
+    let socket = std::env::temp_dir().join(format!("ferromcp-example-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&socket);
+    let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+    let service = McpHttpService::new(
+        server.server().clone(),
+        HttpConfig::default().allowed_hosts(["mcp.local"]),
+    );
+    let app = axum::Router::new().route_service("/mcp", service);
+    let unix = tokio::spawn(async move { axum::serve(listener, app).await });
+    let path = socket.to_str().unwrap().to_owned();
+    let (tcp_run, unix_run) = tokio::task::spawn_blocking(move || {
+        let tcp = run(&client, &["--connect-to", &addr, "http://mcp.example/mcp"]);
+        let unix = run(&client, &["--unix", &path, "http://mcp.local/mcp"]);
+        (tcp, unix)
+    })
+    .await
+    .unwrap();
+    for (ok, out) in [tcp_run, unix_run] {
+        assert!(ok, "{out}");
+        assert_lines(
+            &out,
+            &[
+                "connected (protocol 2026-07-28)",
+                "tools: ping",
+                "connections made: 1",
+            ],
+        );
+    }
+    serving.abort();
+    unix.abort();
+    let _ = std::fs::remove_file(socket);
 }
 
 // ---- multi_round, driven with raw JSON lines --------------------------------------------

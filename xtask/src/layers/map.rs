@@ -268,6 +268,8 @@ const CLI: CrateLayers = CrateLayers {
         Layer {
             name: "support",
             modules: &[
+                // The MCP Apps host's assets and the sandbox page's headers (names nothing).
+                "apps_host",
                 "http_client",
                 "output",
                 "report",

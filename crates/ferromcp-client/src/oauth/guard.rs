@@ -17,7 +17,9 @@
 //! Through a proxy ([`OAuthConfig::http_client`](super::OAuthConfig::http_client)'s proxy
 //! settings, the environment's by default), the proxy resolves names: only IP-literal hosts
 //! are checked (before the proxy is asked); the proxy's own address is configuration and is
-//! not checked.
+//! not checked. With a [`Connector`](crate::transport::http::Connector) of one's own, which
+//! resolves names (if at all) itself, likewise only IP-literal hosts are checked, before the
+//! connector is called.
 
 use std::future::Future;
 use std::io;
@@ -216,7 +218,7 @@ impl Dial for GuardedDial {
         })
     }
 
-    fn check_proxied(&self, dst: &Uri) -> BoxFuture<io::Result<()>> {
+    fn check_unresolved(&self, dst: &Uri) -> BoxFuture<io::Result<()>> {
         let guard = self.guard.clone();
         let dst = dst.clone();
         Box::pin(async move { Self::check_literal(&guard, &dst).await })

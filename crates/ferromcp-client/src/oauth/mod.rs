@@ -457,7 +457,10 @@ pub struct OAuthConfig {
     /// [`HttpConfig::client`](crate::transport::http::HttpConfig::client). Directly, the
     /// address policy checks every address connected to; through a proxy (which resolves
     /// names itself) only IP-literal hosts can be checked, and the proxy's own address is
-    /// not (it is configuration).
+    /// not (it is configuration). The same holds for a
+    /// [`Connector`](crate::transport::http::Connector) of one's own
+    /// ([`HttpClientConfig::connector`]): the flow's requests go through it, and only
+    /// IP-literal hosts are checked, before it is called.
     pub http_client: HttpClientConfig,
     /// The authorization step (authorization code).
     pub handler: Box<dyn AuthorizationHandler>,

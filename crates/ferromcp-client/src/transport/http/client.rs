@@ -4,6 +4,8 @@
 //! the pieces reqwest uses), runs TLS with rustls (ring provider), and bounds all of that by
 //! the connect timeout; response bodies are bounded by the read timeout. The Streamable HTTP
 //! transport and the OAuth client (with a guarded dialer, `oauth/guard.rs`) build theirs here.
+//! A user's [`Connector`](super::connector::Connector) replaces the dialer and the proxies
+//! (TLS and the connect timeout still apply); the default path never touches it.
 
 use std::error::Error as StdError;
 use std::future::Future;
@@ -27,6 +29,7 @@ use tokio::net::TcpStream;
 
 use super::config::{HttpClientConfig, ProxyConfig, ProxyRules};
 use super::conn::{Conn, Stream};
+use super::connector::{CustomConnector, Target};
 
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync>;
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -36,8 +39,9 @@ pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub(crate) trait Dial: Send + Sync + 'static {
     /// A TCP connection to `dst`'s host and port.
     fn dial(&self, dst: Uri) -> BoxFuture<Result<TcpStream, BoxError>>;
-    /// Runs before a connection to `dst` through a proxy (which resolves the name itself).
-    fn check_proxied(&self, dst: &Uri) -> BoxFuture<io::Result<()>> {
+    /// Runs before a connection to `dst` that this dialer does not make: through a proxy or a
+    /// user's connector (which resolve the name themselves).
+    fn check_unresolved(&self, dst: &Uri) -> BoxFuture<io::Result<()>> {
         let _ = dst;
         Box::pin(async { Ok(()) })
     }
@@ -129,8 +133,10 @@ fn proxies(cfg: &ProxyConfig) -> io::Result<Option<Proxies>> {
 
 /// The connector of the pooled client.
 #[derive(Clone)]
-pub(crate) struct Connector {
+pub(crate) struct PoolConnector {
     dial: Arc<dyn Dial>,
+    /// A user's connector: replaces `dial` and the proxies.
+    custom: Option<CustomConnector>,
     /// Connections to the proxy itself (never address-checked: the proxy is configuration).
     proxy_tcp: HttpConnector,
     proxies: Option<Arc<Proxies>>,
@@ -146,7 +152,7 @@ fn timed_out(what: &str, bound: Duration) -> io::Error {
     )
 }
 
-impl tower_service::Service<Uri> for Connector {
+impl tower_service::Service<Uri> for PoolConnector {
     type Response = Conn;
     type Error = BoxError;
     type Future = BoxFuture<Result<Conn, BoxError>>;
@@ -166,8 +172,11 @@ impl tower_service::Service<Uri> for Connector {
     }
 }
 
-impl Connector {
+impl PoolConnector {
     async fn connect(self, dst: Uri) -> Result<Conn, BoxError> {
+        if let Some(custom) = &self.custom {
+            return self.connect_custom(custom, dst).await;
+        }
         let https = dst.scheme_str() == Some("https");
         #[cfg(not(feature = "https"))]
         if https {
@@ -181,7 +190,7 @@ impl Connector {
             let tcp = self.dial.dial(dst.clone()).await?;
             return self.finish(tcp, &dst, false).await;
         };
-        self.dial.check_proxied(&dst).await?;
+        self.dial.check_unresolved(&dst).await?;
         let proxy_uri = proxy.uri().clone();
         if https {
             let mut tunnel = Tunnel::new(proxy_uri.clone(), self.proxy_tcp.clone());
@@ -204,6 +213,28 @@ impl Connector {
         }
     }
 
+    /// A connection through the user's connector: the dialer's check of hosts it cannot
+    /// resolve (the OAuth guard's IP-literal check), the connector, then TLS for `https`
+    /// unless the connector handles it.
+    async fn connect_custom(&self, custom: &CustomConnector, dst: Uri) -> Result<Conn, BoxError> {
+        self.dial.check_unresolved(&dst).await?;
+        let https = dst.scheme_str() == Some("https");
+        let io = custom.connect(Target::new(dst.clone())?).await?;
+        if !https || custom.handles_tls() {
+            return Ok(Conn::new(Stream::Custom(io), false));
+        }
+        #[cfg(feature = "https")]
+        {
+            let tls = self.tls_over(io, &dst).await?;
+            Ok(Conn::new(Stream::Custom(Box::new(tls)), false))
+        }
+        #[cfg(not(feature = "https"))]
+        {
+            let _ = io;
+            Err(no_https().into())
+        }
+    }
+
     /// TLS for `https` destinations, then the connection.
     async fn finish(&self, tcp: TcpStream, dst: &Uri, proxied: bool) -> Result<Conn, BoxError> {
         if dst.scheme_str() != Some("https") {
@@ -211,24 +242,7 @@ impl Connector {
         }
         #[cfg(feature = "https")]
         {
-            let host = dst
-                .host()
-                .unwrap_or_default()
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_owned();
-            let name = rustls::pki_types::ServerName::try_from(host.clone()).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("invalid TLS server name {host:?}: {e}"),
-                )
-            })?;
-            let tls = self.tls.connect(name, tcp).await.map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("TLS handshake with {host} failed: {}", describe(&e)),
-                )
-            })?;
+            let tls = self.tls_over(tcp, dst).await?;
             Ok(Conn::new(Stream::Tls(Box::new(tls)), proxied))
         }
         #[cfg(not(feature = "https"))]
@@ -236,6 +250,32 @@ impl Connector {
             let _ = tcp;
             Err(no_https().into())
         }
+    }
+
+    /// The TLS handshake over `io` with `dst`'s host.
+    #[cfg(feature = "https")]
+    async fn tls_over<S>(&self, io: S, dst: &Uri) -> io::Result<tokio_rustls::client::TlsStream<S>>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    {
+        let host = dst
+            .host()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let name = rustls::pki_types::ServerName::try_from(host.clone()).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("invalid TLS server name {host:?}: {e}"),
+            )
+        })?;
+        self.tls.connect(name, io).await.map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("TLS handshake with {host} failed: {}", describe(&e)),
+            )
+        })
     }
 }
 
@@ -339,7 +379,7 @@ fn native_roots(_roots: &mut rustls::RootCertStore) -> io::Result<()> {
 /// timeout. Cheap to clone (clones share the pool).
 #[derive(Clone)]
 pub(crate) struct HttpClient {
-    inner: Client<Connector, Full<Bytes>>,
+    inner: Client<PoolConnector, Full<Bytes>>,
     proxies: Option<Arc<Proxies>>,
     default_headers: Arc<HeaderMap>,
     connect_timeout: Duration,
@@ -360,11 +400,16 @@ pub(crate) fn build_with(
     dial: Arc<dyn Dial>,
     max_idle: usize,
 ) -> io::Result<HttpClient> {
-    let proxies = proxies(&cfg.proxy)?.map(Arc::new);
+    // A user's connector decides where the bytes go: no proxy, no `Proxy-Authorization`.
+    let proxies = match &cfg.connector {
+        Some(_) => None,
+        None => proxies(&cfg.proxy)?.map(Arc::new),
+    };
     let mut proxy_tcp = HttpConnector::new();
     configure_tcp(&mut proxy_tcp, cfg);
-    let connector = Connector {
+    let connector = PoolConnector {
         dial,
+        custom: cfg.connector.clone(),
         proxy_tcp,
         proxies: proxies.clone(),
         #[cfg(feature = "https")]

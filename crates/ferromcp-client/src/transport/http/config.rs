@@ -21,6 +21,11 @@
 //! [`TlsConfig::root_certificates`] added; [`TlsConfig::client_identity_pem`] presents a
 //! client certificate (mutual TLS). A complete [`rustls::ClientConfig`] of one's own
 //! ([`TlsConfig::rustls_config`]) replaces all of these.
+//!
+//! **Connections of one's own**: a [`Connector`] ([`HttpClientConfig::connector`]) opens the
+//! connections instead of the client's TCP dialer (Unix sockets, tunnels, in-memory pipes);
+//! TLS still runs over its streams, the connect timeout still bounds it, proxies are ignored
+//! (see [`connector`](super::connector)).
 
 use std::fmt;
 #[cfg(feature = "https")]
@@ -28,6 +33,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
+
+use super::connector::{Connector, CustomConnector};
 
 /// The default connect timeout: 10 s. It bounds making a connection: the TCP connection, a
 /// proxy's `CONNECT` and the TLS handshake.
@@ -84,6 +91,9 @@ pub struct HttpClientConfig {
     pub proxy: ProxyConfig,
     /// The TLS settings (feature `https`).
     pub tls: TlsConfig,
+    /// The connector of one's own ([`HttpClientConfig::connector`]); `None`: TCP, through the
+    /// proxies.
+    pub(crate) connector: Option<CustomConnector>,
 }
 
 impl Default for HttpClientConfig {
@@ -96,6 +106,7 @@ impl Default for HttpClientConfig {
             default_headers: HeaderMap::new(),
             proxy: ProxyConfig::default(),
             tls: TlsConfig::default(),
+            connector: None,
         }
     }
 }
@@ -150,6 +161,22 @@ impl HttpClientConfig {
     pub fn tls(mut self, value: TlsConfig) -> Self {
         self.tls = value;
         self
+    }
+
+    /// Opens connections with `connector` instead of TCP (a Unix socket, a tunnel, an
+    /// in-memory pipe): see [`Connector`] and the [`connector`](super::connector) module for
+    /// how it composes with TLS (still run over its streams for `https`, unless
+    /// [`Connector::handles_tls`]), the connect timeout (still applies) and proxies (ignored).
+    /// Clones of this config share the connector.
+    #[must_use]
+    pub fn connector(mut self, connector: impl Connector) -> Self {
+        self.connector = Some(CustomConnector::new(connector));
+        self
+    }
+
+    /// Whether a [`Connector`] of one's own opens the connections.
+    pub fn has_connector(&self) -> bool {
+        self.connector.is_some()
     }
 }
 

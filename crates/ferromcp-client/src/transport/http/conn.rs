@@ -1,5 +1,6 @@
-//! One connection of the HTTP client: TCP or TLS over TCP, and whether it goes to a forward
-//! proxy (then hyper sends requests in absolute form).
+//! One connection of the HTTP client: TCP, TLS over TCP, or a user's connector's stream (TLS
+//! over it included), and whether it goes to a forward proxy (then hyper sends requests in
+//! absolute form).
 
 use std::io;
 use std::pin::Pin;
@@ -10,6 +11,8 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
+use super::connector::BoxIo;
+
 /// The byte stream of a connection.
 pub(crate) enum Stream {
     /// Plain TCP.
@@ -17,6 +20,8 @@ pub(crate) enum Stream {
     /// TLS over TCP (directly or through a `CONNECT` tunnel).
     #[cfg(feature = "https")]
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    /// A user's connector's stream, or TLS over it (boxed once per connection).
+    Custom(BoxIo),
 }
 
 impl AsyncRead for Stream {
@@ -29,6 +34,7 @@ impl AsyncRead for Stream {
             Self::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             #[cfg(feature = "https")]
             Self::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            Self::Custom(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -43,6 +49,7 @@ impl AsyncWrite for Stream {
             Self::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             #[cfg(feature = "https")]
             Self::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            Self::Custom(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
@@ -51,6 +58,7 @@ impl AsyncWrite for Stream {
             Self::Tcp(s) => Pin::new(s).poll_flush(cx),
             #[cfg(feature = "https")]
             Self::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            Self::Custom(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
@@ -59,6 +67,7 @@ impl AsyncWrite for Stream {
             Self::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             #[cfg(feature = "https")]
             Self::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            Self::Custom(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 
@@ -71,6 +80,7 @@ impl AsyncWrite for Stream {
             Self::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             #[cfg(feature = "https")]
             Self::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+            Self::Custom(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
 
@@ -79,6 +89,7 @@ impl AsyncWrite for Stream {
             Self::Tcp(s) => s.is_write_vectored(),
             #[cfg(feature = "https")]
             Self::Tls(s) => s.is_write_vectored(),
+            Self::Custom(s) => s.is_write_vectored(),
         }
     }
 }

@@ -47,7 +47,9 @@
 //!   `TCP_NODELAY` and TCP keep-alive on every connection, a connect timeout, idle connections
 //!   reused; https through rustls with the webpki roots (feature `https`). Proxies (from the
 //!   environment by default), more roots, client certificates, a read timeout and default
-//!   headers are [`HttpClientConfig`] settings ([`HttpConfig::client`]; see [`config`]).
+//!   headers are [`HttpClientConfig`] settings ([`HttpConfig::client`]; see [`config`]). A
+//!   [`Connector`] of one's own ([`HttpClientConfig::connector`]) opens the connections
+//!   instead of TCP: Unix sockets, tunnels, in-memory pipes (see [`connector`]).
 //!   Redirects are not followed, so static headers never leak to another origin.
 //! - **The 2024-11-05 HTTP+SSE transport**: chosen with
 //!   [`HttpTransport::legacy_sse`](method@HttpTransport::legacy_sse), or reached by falling
@@ -74,6 +76,7 @@
 pub(crate) mod client;
 pub mod config;
 mod conn;
+pub mod connector;
 mod engine;
 mod headers;
 mod sse;
@@ -101,6 +104,7 @@ pub use config::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_POOL_IDLE_TIMEOUT, DEFAULT_READ_TIMEOUT,
     DEFAULT_TCP_KEEPALIVE, HttpClientConfig, ProxyConfig, ProxyRules, TlsConfig,
 };
+pub use connector::{Connector, Target};
 pub use headers::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PARAM_PREFIX, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
     encode_header_value,
@@ -467,7 +471,14 @@ impl Transport for HttpTransport {
                 .port_u16()
                 .unwrap_or(if scheme == "https" { 443 } else { 80 });
             #[cfg(not(feature = "https"))]
-            if scheme == "https" {
+            if scheme == "https"
+                && !self
+                    .config
+                    .client
+                    .connector
+                    .as_ref()
+                    .is_some_and(connector::CustomConnector::handles_tls)
+            {
                 return Err(ClientError::Transport(io::Error::new(
                     io::ErrorKind::Unsupported,
                     "https URLs need ferromcp-client's `https` feature",
