@@ -3,9 +3,8 @@
 
 // How the client subcommands answer the server's elicitation, sampling and roots requests.
 mod answer;
-// The MCP Apps host of the web inspector (page script, sandbox page and its headers); the
-// inspector's server serves them (until it does, nothing outside the tests uses them).
-#[cfg_attr(not(test), allow(dead_code))]
+// The MCP Apps host of the web inspector (page script, sandbox page and its headers), served
+// by the inspector's server.
 mod apps_host;
 // The client subcommands (`call`, `tools`, `tool`, `inspect`) and `bridge`: own files.
 mod bridge;

@@ -261,9 +261,18 @@
       const content = (r.result.contents || [])[0] || {};
       const html = content.text !== undefined ? content.text : atob(content.blob || '');
       container.replaceChildren();
+      const cfg = state.config;
+      // A sandbox bound to every address (0.0.0.0, [::]) is reached by the name the page was.
+      const sb = new URL(cfg.sandboxOrigin);
+      const sandboxOrigin = (sb.hostname === '0.0.0.0' || sb.hostname === '[::]')
+        ? `${location.protocol}//${location.hostname}:${sb.port}` : sb.origin;
+      const uiMeta = (content._meta && content._meta.ui) || {};
       return window.FerromcpApps.mount(container, {
-        sandboxOrigin: state.config.sandboxOrigin,
-        html, resourceUri: uri, resourceMeta: content._meta || {}, tool, toolInput: undefined,
+        ...(cfg.appLimits || {}),
+        sandboxOrigin, sandboxPath: cfg.sandboxPath || '/sandbox.html',
+        html, resourceUri: uri, resourceMeta: uiMeta, tool, toolInput: undefined,
+        tools: state.tools,
+        listTools: () => listAll('tools/list', 'tools'),
         callTool: async (name, args) => {
           const x = await request('tools/call', { name, arguments: args || {} });
           if (x.error) throw new Error(x.error.message);

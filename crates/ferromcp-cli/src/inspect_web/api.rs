@@ -137,10 +137,19 @@ pub(crate) fn get(state: &Arc<State>, path: &str) -> Option<(u16, String)> {
             json!({
                 "version": env!("CARGO_PKG_VERSION"),
                 "sandboxOrigin": state.sandbox_origin,
+                "sandboxPath": crate::apps_host::SANDBOX_PATH,
+                "appLimits": {
+                    "maxMessageBytes": crate::apps_host::DEFAULT_APP_MAX_MESSAGE_BYTES,
+                    "maxCallsPerMinute": crate::apps_host::DEFAULT_APP_MAX_CALLS_PER_MINUTE,
+                    "maxPendingCalls": crate::apps_host::DEFAULT_APP_MAX_PENDING_CALLS,
+                    "teardownTimeoutMs": crate::apps_host::DEFAULT_APP_TEARDOWN_TIMEOUT_MS,
+                },
                 "servers": state.servers(),
                 "limits": {
                     "maxBody": l.max_body, "maxServers": l.max_servers,
                     "maxPending": l.max_pending, "eventBuffer": l.event_buffer,
+                    "maxRequests": l.max_requests,
+                    "maxRequestsPerServer": l.max_requests_per_server,
                 },
             })
             .to_string(),

@@ -3,10 +3,6 @@
 /// The page; `{{TOKEN}}` becomes the token (in its asset URLs).
 pub(crate) const INDEX_HTML: &str = include_str!("../../assets/inspector/index.html");
 
-/// The page served on the MCP Apps sandbox origin.
-// Merge point: the MCP Apps host's `assets/apps_host/sandbox.html` replaces this placeholder.
-pub(crate) const SANDBOX_HTML: &str = include_str!("../../assets/inspector/sandbox.html");
-
 /// The other files: path, content type, bytes.
 const FILES: &[(&str, &str, &[u8])] = &[
     (
@@ -24,8 +20,11 @@ const FILES: &[(&str, &str, &[u8])] = &[
         "text/javascript; charset=utf-8",
         include_bytes!("../../assets/inspector/forms.js"),
     ),
-    // Merge point: the MCP Apps host's `assets/apps_host/apps-host.js` goes here as
-    // "/assets/apps-host.js" (index.html already loads it; a 404 leaves apps unrendered).
+    (
+        "/assets/apps-host.js",
+        "text/javascript; charset=utf-8",
+        crate::apps_host::APPS_HOST_JS.as_bytes(),
+    ),
 ];
 
 /// The content type and bytes of the file at `path`.

@@ -44,6 +44,16 @@ pub(crate) struct WebArgs {
     /// token can start processes here. Think twice.
     #[arg(long, requires = "web", verbatim_doc_comment)]
     allow_non_loopback: bool,
+    /// Also accept NAME (on the listener's port) or NAME:PORT in the Host and Origin headers,
+    /// e.g. the machine's name when --listen is 0.0.0.0 with --allow-non-loopback.
+    /// Repeatable.
+    #[arg(
+        long,
+        value_name = "NAME[:PORT]",
+        requires = "web",
+        verbatim_doc_comment
+    )]
+    allow_host: Vec<String>,
     /// Where the MCP Apps sandbox origin listens (default: a free port on --listen's address).
     #[arg(long, value_name = "ADDR", requires = "web")]
     sandbox_listen: Option<String>,
@@ -56,6 +66,12 @@ pub(crate) struct WebArgs {
     /// Keep the last N events for a page that (re)loads (default 2000).
     #[arg(long, value_name = "N", requires = "web")]
     event_buffer: Option<usize>,
+    /// At most N requests from the page to servers in flight at once (default 64).
+    #[arg(long, value_name = "N", requires = "web")]
+    max_requests: Option<usize>,
+    /// At most N requests from the page in flight to one server (default 16).
+    #[arg(long, value_name = "N", requires = "web")]
+    max_requests_per_server: Option<usize>,
     /// At most BYTES in one API request body (default 4194304).
     #[arg(long, value_name = "BYTES", requires = "web")]
     max_body: Option<usize>,
@@ -77,6 +93,13 @@ impl WebArgs {
         if let Some(v) = self.max_pending {
             l.max_pending = positive("--max-pending", v)?;
             l.max_pending_per_server = l.max_pending_per_server.min(l.max_pending);
+        }
+        if let Some(v) = self.max_requests {
+            l.max_requests = positive("--max-requests", v)?;
+            l.max_requests_per_server = l.max_requests_per_server.min(l.max_requests);
+        }
+        if let Some(v) = self.max_requests_per_server {
+            l.max_requests_per_server = positive("--max-requests-per-server", v)?;
         }
         if let Some(v) = self.event_buffer {
             l.event_buffer = v;
@@ -110,6 +133,15 @@ pub(crate) fn run(
 ) -> ExitCode {
     let prepared = (|| {
         let limits = args.limits()?;
+        if let Some(bad) = args
+            .allow_host
+            .iter()
+            .find(|h| !security::valid_allow_host(h))
+        {
+            return Err(format!(
+                "--allow-host wants NAME or NAME:PORT (a host name or an IP address), got {bad:?}"
+            ));
+        }
         let listen = args.address("--listen", &args.listen)?;
         let sandbox = match &args.sandbox_listen {
             Some(s) => args.address("--sandbox-listen", s)?,
@@ -143,8 +175,8 @@ pub(crate) fn run(
             .map_err(|e| format!("--sandbox-listen {sandbox}: {e}"))?;
         let sandbox_bound = sandbox_listener.local_addr().map_err(|e| e.to_string())?;
         let token = security::new_token()?;
-        let guard = Guard::new(bound, token.clone());
-        let sandbox_guard = Guard::new(sandbox_bound, token.clone());
+        let guard = Guard::new(bound, token.clone(), &args.allow_host);
+        let sandbox_guard = Guard::new(sandbox_bound, token.clone(), &args.allow_host);
         let state = State::new(
             limits,
             guard.origin().to_owned(),
@@ -159,7 +191,11 @@ pub(crate) fn run(
             guard.origin(),
             sandbox_guard.origin()
         );
-        tokio::spawn(server::serve_sandbox(sandbox_listener, sandbox_guard));
+        tokio::spawn(server::serve_sandbox(
+            sandbox_listener,
+            sandbox_guard,
+            guard.origins().to_vec(),
+        ));
         let site = Arc::new(Site {
             guard,
             state: state.clone(),

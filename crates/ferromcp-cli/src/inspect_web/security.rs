@@ -27,6 +27,11 @@ pub(crate) const DEFAULT_EVENT_BUFFER: usize = 2000;
 pub(crate) const DEFAULT_MAX_EVENT_BYTES: usize = 256 * 1024;
 /// The default bound on event streams open at once (a new one beyond: 429).
 pub(crate) const DEFAULT_MAX_EVENT_STREAMS: usize = 8;
+/// The default bound on the page's requests to servers (`/api/request`) in flight at once,
+/// over all servers; beyond, 429.
+pub(crate) const DEFAULT_MAX_REQUESTS: usize = 64;
+/// The default bound on the page's requests in flight to one server; beyond, 429.
+pub(crate) const DEFAULT_MAX_REQUESTS_PER_SERVER: usize = 16;
 /// The default time a server→client request waits for the user's answer.
 pub(crate) const DEFAULT_ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
@@ -48,6 +53,10 @@ pub(crate) struct Limits {
     pub(crate) max_event_bytes: usize,
     /// Bound on event streams open at once.
     pub(crate) max_event_streams: usize,
+    /// Bound on the page's requests in flight, in total.
+    pub(crate) max_requests: usize,
+    /// Bound on the page's requests in flight to one server.
+    pub(crate) max_requests_per_server: usize,
     /// How long a server→client request waits for the user.
     pub(crate) answer_timeout: std::time::Duration,
 }
@@ -62,6 +71,8 @@ impl Default for Limits {
             event_buffer: DEFAULT_EVENT_BUFFER,
             max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
             max_event_streams: DEFAULT_MAX_EVENT_STREAMS,
+            max_requests: DEFAULT_MAX_REQUESTS,
+            max_requests_per_server: DEFAULT_MAX_REQUESTS_PER_SERVER,
             answer_timeout: DEFAULT_ANSWER_TIMEOUT,
         }
     }
@@ -126,19 +137,31 @@ impl Refusal {
 pub(crate) struct Guard {
     token: String,
     /// The `Host` values accepted: `127.0.0.1:PORT`, `localhost:PORT` ([::1]:PORT for IPv6),
-    /// or the bound address for a non-loopback bind.
+    /// or the bound address for a non-loopback bind; and the `--allow-host` names.
     hosts: Vec<String>,
     /// The origins accepted: `http://` + each host.
     origins: Vec<String>,
 }
 
 impl Guard {
-    /// The guard of a listener bound to `addr`, with `token`.
-    pub(crate) fn new(addr: SocketAddr, token: String) -> Self {
+    /// The guard of a listener bound to `addr`, with `token`; `allow_hosts` (`--allow-host`):
+    /// more names it is reached by, `NAME` (on the listener's port) or `NAME:PORT` (as is,
+    /// e.g. behind a proxy).
+    pub(crate) fn new(addr: SocketAddr, token: String, allow_hosts: &[String]) -> Self {
         let port = addr.port();
         let mut hosts = vec![addr.to_string()];
         if addr.ip().is_loopback() {
             hosts.push(format!("localhost:{port}"));
+        }
+        for h in allow_hosts {
+            let h = if has_port(h) {
+                h.clone()
+            } else {
+                format!("{h}:{port}")
+            };
+            if !hosts.iter().any(|x| x.eq_ignore_ascii_case(&h)) {
+                hosts.push(h);
+            }
         }
         let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
         Self {
@@ -151,6 +174,11 @@ impl Guard {
     /// The origin the page is served from (its first accepted origin).
     pub(crate) fn origin(&self) -> &str {
         self.origins.first().map_or("", String::as_str)
+    }
+
+    /// Every origin accepted (the page's first).
+    pub(crate) fn origins(&self) -> &[String] {
+        &self.origins
     }
 
     /// The token.
@@ -189,6 +217,34 @@ impl Guard {
     }
 }
 
+/// Whether a `--allow-host` value ends in `:PORT` (`[v6]:PORT` for an IPv6 literal).
+fn has_port(host: &str) -> bool {
+    let tail = match host.rfind(']') {
+        Some(i) => &host[i + 1..],
+        None => host,
+    };
+    tail.rsplit_once(':')
+        .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Checks one `--allow-host` value: `NAME` or `NAME:PORT`, a DNS name, an IPv4 address or a
+/// bracketed IPv6 address; no scheme, path or wildcard.
+pub(crate) fn valid_allow_host(host: &str) -> bool {
+    let name = if has_port(host) {
+        host.rsplit_once(':').map_or(host, |(n, _)| n)
+    } else {
+        host
+    };
+    if let Some(v6) = name.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
+        return v6.parse::<std::net::Ipv6Addr>().is_ok();
+    }
+    !name.is_empty()
+        && name.len() <= 253
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'))
+}
+
 /// The raw value of `name` in a query string (tokens are hex: no decoding needed).
 pub(crate) fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
     query.split('&').find_map(|pair| {
@@ -221,7 +277,7 @@ mod tests {
         let addr = "127.0.0.1:6280"
             .parse()
             .unwrap_or_else(|e| unreachable!("{e}"));
-        let g = Guard::new(addr, "t0k".into());
+        let g = Guard::new(addr, "t0k".into(), &[]);
         let host = Some("127.0.0.1:6280");
         assert_eq!(g.check(host, None, Some("t0k"), None), Ok(()));
         assert_eq!(

@@ -280,37 +280,62 @@ impl http_body::Body for SseBody {
 }
 
 /// Serves the MCP Apps sandbox page on `listener` (another origin than the inspector's):
-/// the page for every GET whose `Host` is the listener's own; nothing else.
-pub(crate) async fn serve_sandbox(listener: TcpListener, guard: Guard) {
+/// `apps_host::SANDBOX_PATH` to a GET whose `Host` is the listener's own and whose
+/// `?host=` names one of `page_origins` (the inspector page's origins), with the headers of
+/// `apps_host::sandbox_headers` for that origin; 403 for another `?host=`, nothing else.
+pub(crate) async fn serve_sandbox(listener: TcpListener, guard: Guard, page_origins: Vec<String>) {
     let guard = Arc::new(guard);
+    let page_origins = Arc::new(page_origins);
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
         let guard = guard.clone();
+        let page_origins = page_origins.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                let guard = guard.clone();
-                async move {
-                    let host = header(&req, http::header::HOST);
-                    let r = if !guard.host_ok(host) {
-                        refused(Refusal::Host)
-                    } else if req.method() != http::Method::GET {
-                        respond(405, "text/plain", full("method not allowed"))
-                    } else {
-                        respond(
-                            200,
-                            "text/html; charset=utf-8",
-                            full(Bytes::from_static(assets::SANDBOX_HTML.as_bytes())),
-                        )
-                    };
-                    Ok::<_, Infallible>(r)
-                }
+                let r = sandbox_page(&guard, &page_origins, &req);
+                async move { Ok::<_, Infallible>(r) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
     }
+}
+
+/// The sandbox listener's answer to `req`.
+fn sandbox_page(guard: &Guard, page_origins: &[String], req: &Request<Incoming>) -> Response<Body> {
+    use crate::apps_host;
+    if !guard.host_ok(header(req, http::header::HOST)) {
+        return refused(Refusal::Host);
+    }
+    if req.method() != http::Method::GET {
+        return respond(405, "text/plain", full("method not allowed"));
+    }
+    if req.uri().path() != apps_host::SANDBOX_PATH {
+        return respond(404, "text/plain", full("not found"));
+    }
+    let allowed: Vec<&str> = page_origins.iter().map(String::as_str).collect();
+    let query = req.uri().query().unwrap_or_default();
+    let Some(headers) =
+        apps_host::requested_host_origin(query, &allowed).and_then(apps_host::sandbox_headers)
+    else {
+        return respond(
+            403,
+            "text/plain",
+            full("not a host origin of this inspector"),
+        );
+    };
+    let mut r = Response::new(full(Bytes::from_static(apps_host::SANDBOX_HTML.as_bytes())));
+    for (name, value) in headers {
+        if let (Ok(n), Ok(v)) = (
+            http::HeaderName::from_bytes(name.as_bytes()),
+            http::HeaderValue::from_str(&value),
+        ) {
+            r.headers_mut().insert(n, v);
+        }
+    }
+    r
 }

@@ -54,7 +54,68 @@ pub(crate) struct State {
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, Pending>>,
     calls: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// The page's requests in flight: in total and per server.
+    in_flight: Arc<Mutex<InFlight>>,
     roots: Mutex<Vec<Root>>,
+}
+
+/// The page's requests in flight.
+#[derive(Default)]
+struct InFlight {
+    total: usize,
+    per_server: HashMap<u64, usize>,
+}
+
+/// One request's place among those in flight, given back on drop.
+struct Slot {
+    counts: Arc<Mutex<InFlight>>,
+    server: u64,
+}
+
+impl Slot {
+    /// A place for a request to `server`, or 429 past `max_requests_per_server` or
+    /// `max_requests`.
+    fn take(counts: &Arc<Mutex<InFlight>>, server: u64, limits: &Limits) -> Result<Self, Failure> {
+        let mut c = lock(counts);
+        let mine = c.per_server.get(&server).copied().unwrap_or(0);
+        if mine >= limits.max_requests_per_server {
+            return Err((
+                429,
+                format!(
+                    "at most {} requests in flight to one server (--max-requests-per-server)",
+                    limits.max_requests_per_server
+                ),
+            ));
+        }
+        if c.total >= limits.max_requests {
+            return Err((
+                429,
+                format!(
+                    "at most {} requests in flight in total (--max-requests)",
+                    limits.max_requests
+                ),
+            ));
+        }
+        c.total += 1;
+        c.per_server.insert(server, mine + 1);
+        Ok(Self {
+            counts: counts.clone(),
+            server,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut c = lock(&self.counts);
+        c.total = c.total.saturating_sub(1);
+        if let Some(n) = c.per_server.get_mut(&self.server) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                c.per_server.remove(&self.server);
+            }
+        }
+    }
 }
 
 /// What the page asks to connect to.
@@ -90,6 +151,7 @@ impl State {
             next_id: AtomicU64::new(1),
             pending: Mutex::default(),
             calls: Mutex::default(),
+            in_flight: Arc::default(),
             roots: Mutex::default(),
         })
     }
@@ -273,6 +335,7 @@ impl State {
         if call.len() > 64 {
             return Err((400, "callId is longer than 64 bytes".into()));
         }
+        let slot = Slot::take(&self.in_flight, id, &self.limits)?;
         let log = self.log.clone();
         let progress_call = call.clone();
         let opts = RequestOptions::new().on_progress(move |p| {
@@ -282,7 +345,11 @@ impl State {
                         "total": p.total, "message": p.message }),
             );
         });
-        let task = tokio::spawn(async move { client.send_request(&method, params, opts).await });
+        let task = tokio::spawn(async move {
+            // Held until the request ends, even when the page stopped waiting for it.
+            let _slot = slot;
+            client.send_request(&method, params, opts).await
+        });
         if !call.is_empty() {
             lock(&self.calls).insert(call.clone(), task.abort_handle());
         }
