@@ -19,10 +19,11 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 // Starts the inspector; resolves with its URL (the first line on stdout) and the process.
-function startInspector() {
-  // The binary's directory first on PATH: the page starts `ferromcp serve` by that name.
-  const env = { ...process.env, PATH: `${dirname(BIN)}${delimiter}${process.env.PATH || ''}` };
-  const child = spawn(BIN, ['inspect', '--web', '--no-open', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'], env });
+function startInspector(cwd) {
+  // The binary's directory first on PATH: the page starts `ferromcp serve` by that name (and
+  // node's, for `node …` servers).
+  const env = { ...process.env, PATH: `${dirname(BIN)}${delimiter}${dirname(process.execPath)}${delimiter}${process.env.PATH || ''}` };
+  const child = spawn(BIN, ['inspect', '--web', '--no-open', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'], env, cwd });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no URL from the inspector within 10 s')), 10000);
     child.on('error', reject);
@@ -247,51 +248,88 @@ test('OAuth in the browser: sign in in a new tab', { timeout: 60000 }, async () 
   }
 });
 
-// The MCP Apps host is another helper's (apps-host.js); this checks the page's side of the
-// contract with a stand-in: mount(container, opts) with the app's HTML and the sandbox
-// origin, then sendToolInput, sendToolResult and teardown, and callTool reaching the server.
-test('a tool with an MCP App gets the App panel and the host contract', { timeout: 60000 }, async () => {
+// MCP Apps through the real page (S92): the tool's app renders inside the nested frames (the
+// sandbox origin's proxy page, the app's own frame), its button calls a tool through the host
+// (apps-host.js, the page's /api/request) to the server, and the call is in the message log.
+// Started from browser/ (the inspector's working directory), by a relative path.
+const BROWSER_DIR = dirname(fileURLToPath(import.meta.url));
+const BASIC_SERVER = 'node node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js --stdio';
+
+async function openTool(page, target, serverName, tool) {
+  await page.getByLabel('Server', { exact: true }).fill(target);
+  await page.getByRole('button', { name: 'Connect', exact: true }).click();
+  if (serverName) await page.getByRole('region', { name: 'Server info' }).getByText(serverName).first().waitFor();
+  await page.getByRole('button', { name: 'Tools', exact: true }).click();
+  await page.getByRole('button', { name: tool, exact: true }).click();
+  await page.locator('#app-view iframe[title^="MCP App"]').waitFor();
+  return page.frameLocator('#app-view iframe[title^="MCP App"]').frameLocator('iframe');
+}
+
+async function logRows(page, text) {
+  return page.evaluate((t) => [...document.querySelectorAll('#log-table tbody tr')]
+    .filter((tr) => tr.textContent.includes(t)).length, text);
+}
+
+test('MCP Apps: the demo counter renders in the page and increments through the host', { timeout: 90000 }, async () => {
   const { child, url } = await startInspector();
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS });
   try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     page.setDefaultTimeout(20000);
-    await page.addInitScript(() => {
-      window.appCalls = [];
-      window.FerromcpApps = {
-        mount(container, opts) {
-          window.appCalls.push(['mount', { sandboxOrigin: opts.sandboxOrigin, resourceUri: opts.resourceUri, tool: opts.tool.name, html: opts.html.length }]);
-          window.appOpts = opts;
-          return {
-            sendToolInput: (a) => window.appCalls.push(['input', a]),
-            sendToolResult: (r) => window.appCalls.push(['result', r.content ? r.content.length : -1]),
-            teardown: () => window.appCalls.push(['teardown']),
-          };
-        },
-      };
-    });
     await page.goto(url);
-    await page.getByLabel('Server', { exact: true }).fill(SERVE);
-    await page.getByRole('button', { name: 'Connect', exact: true }).click();
-    await page.getByRole('region', { name: 'Server info' }).getByText('ferromcp-demo').waitFor();
-    await page.getByRole('button', { name: 'Tools', exact: true }).click();
-    await page.getByRole('button', { name: 'counter', exact: true }).click();
-    await page.locator('#app-view').waitFor();
+    const app = await openTool(page, SERVE, 'ferromcp-demo', 'counter');
     await page.getByRole('button', { name: 'Call', exact: true }).click();
     await page.getByRole('region', { name: 'Call result' }).waitFor();
-    await page.waitForFunction(() => window.appCalls.some((c) => c[0] === 'result'));
-    const viaApp = await page.evaluate(async () => (await window.appOpts.callTool('increment_counter', {})).structuredContent);
-    assert.ok(viaApp !== undefined);
+    const count = app.locator('#count');
+    await app.locator('#result').filter({ hasText: 'count' }).waitFor();
+    const before = Number(await count.textContent());
+    assert.ok(Number.isInteger(before), `a count: ${before}`);
+    await app.getByRole('button', { name: 'Increment' }).click();
+    await count.filter({ hasText: String(before + 1) }).waitFor();
+    await app.getByRole('button', { name: 'Increment' }).click();
+    await count.filter({ hasText: String(before + 2) }).waitFor();
+    await page.locator('#app-view').scrollIntoViewIfNeeded();
+    await shot(page, 'inspector-app-counter');
+    // The app's calls went to the server: in the message log, both directions.
+    await page.getByRole('button', { name: 'Log', exact: true }).click();
+    await page.locator('#log-table tbody tr', { hasText: 'increment_counter' }).first().waitFor();
+    assert.ok(await logRows(page, 'increment_counter') >= 2);
+    // Another tool: the app is torn down.
+    await page.getByRole('button', { name: 'Tools', exact: true }).click();
     await page.getByRole('button', { name: 'add', exact: true }).click();
-    await page.waitForFunction(() => window.appCalls.some((c) => c[0] === 'teardown'));
-    const calls = await page.evaluate(() => window.appCalls);
+    await page.locator('iframe[title^="MCP App"]').waitFor({ state: 'detached' });
     const config = await page.evaluate(async () => (await fetch('/api/config', { headers: { 'X-Inspector-Token': new URLSearchParams(location.search).get('token') } })).json());
-    assert.deepEqual(calls.map((c) => c[0]), ['mount', 'input', 'result', 'teardown']);
-    assert.equal(calls[0][1].resourceUri, 'ui://ferromcp-demo/counter');
-    assert.equal(calls[0][1].tool, 'counter');
-    assert.equal(calls[0][1].sandboxOrigin, config.sandboxOrigin);
     assert.notEqual(new URL(config.sandboxOrigin).port, new URL(url).port);
-    assert.ok(calls[0][1].html > 100);
+  } finally {
+    await browser.close();
+    child.kill();
+  }
+});
+
+test('MCP Apps: the official basic-vanillajs app renders in the page and calls its tool', { timeout: 90000 }, async () => {
+  const { child, url } = await startInspector(BROWSER_DIR);
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    page.setDefaultTimeout(20000);
+    await page.goto(url);
+    const app = await openTool(page, BASIC_SERVER, null, 'get-time');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await page.getByRole('region', { name: 'Call result' }).waitFor();
+    const time = app.locator('#server-time');
+    await time.filter({ hasText: /^\d{4}-\d\d-\d\dT/ }).waitFor();
+    const first = await time.textContent();
+    await page.getByRole('button', { name: 'Log', exact: true }).click();
+    const calls = await logRows(page, 'tools/call');
+    await page.getByRole('button', { name: 'Tools', exact: true }).click();
+    await new Promise((r) => setTimeout(r, 20));
+    await app.getByRole('button', { name: 'Get Server Time' }).click();
+    await time.filter({ hasText: /^\d{4}-\d\d-\d\dT/ }).filter({ hasNotText: first }).waitFor();
+    await page.locator('#app-view').scrollIntoViewIfNeeded();
+    await shot(page, 'inspector-app-basic-vanillajs');
+    await page.getByRole('button', { name: 'Log', exact: true }).click();
+    await page.waitForFunction((n) => [...document.querySelectorAll('#log-table tbody tr')]
+      .filter((tr) => tr.textContent.includes('tools/call')).length > n, calls);
   } finally {
     await browser.close();
     child.kill();
