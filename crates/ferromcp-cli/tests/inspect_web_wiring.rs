@@ -199,6 +199,34 @@ async fn s91_allow_host_names_more_hosts() {
         );
         let (s, _, _) = get_head(&sandbox, &page, "evil.test").await;
         assert_eq!(s, 421);
+        // Issue #22: on 0.0.0.0 only the literal bound address was accepted, so a browser on
+        // another machine (Host: the machine's name) got 421. With --allow-host it is served,
+        // and the page may frame the sandbox under that name.
+        let wide = start(&[
+            "--listen",
+            "0.0.0.0:0",
+            "--allow-non-loopback",
+            "--allow-host",
+            "inspector.test",
+        ])
+        .await;
+        let wport = wide.addr.rsplit_once(':').map(|(_, p)| p).expect("a port");
+        let named = format!("inspector.test:{wport}");
+        let page = format!("/?token={}", wide.token);
+        let (s, head, _) = get_head(&wide.addr, &page, &named).await;
+        assert_eq!(s, 200, "{head}");
+        let wsandbox = wide.sandbox().await;
+        assert!(wsandbox.starts_with("0.0.0.0:"), "{wsandbox}");
+        let wsport = wsandbox.rsplit_once(':').map(|(_, p)| p).expect("a port");
+        assert!(
+            head.contains(&format!("http://inspector.test:{wsport}")),
+            "frame-src: {head}"
+        );
+        let (s, _, _) = get_head(&wide.addr, &page, &format!("127.0.0.1:{wport}")).await;
+        assert_eq!(s, 421);
+        let path = format!("/sandbox.html?host={}", encode(&format!("http://{named}")));
+        let (s, _, _) = get_head(&wsandbox, &path, &format!("inspector.test:{wsport}")).await;
+        assert_eq!(s, 200);
         for bad in ["http://x.test/", "*.test", "a b", ""] {
             let out = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
                 .args(["inspect", "--web", "--no-open", "--allow-host", bad])

@@ -191,6 +191,7 @@ pub(crate) fn run(
             guard.origin(),
             sandbox_guard.origin()
         );
+        let sandbox_origins = sandbox_guard.origins().to_vec();
         tokio::spawn(server::serve_sandbox(
             sandbox_listener,
             sandbox_guard,
@@ -200,6 +201,7 @@ pub(crate) fn run(
             guard,
             state: state.clone(),
             streams: AtomicUsize::new(0),
+            sandbox_origins,
         });
         tokio::spawn(server::serve(listener, site));
         if !args.no_open {

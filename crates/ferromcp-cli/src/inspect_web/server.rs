@@ -72,6 +72,9 @@ pub(crate) struct Site {
     pub(crate) guard: Guard,
     pub(crate) state: Arc<State>,
     pub(crate) streams: AtomicUsize,
+    /// The sandbox listener's origins (the page's `frame-src`): its address, and its port
+    /// under each `--allow-host` name.
+    pub(crate) sandbox_origins: Vec<String>,
 }
 
 /// Serves `listener` with the inspector until the process ends.
@@ -155,7 +158,11 @@ fn oauth_callback(site: &Site, req: &Request<Incoming>) -> Response<Body> {
 fn page(site: &Site) -> Response<Body> {
     let html = assets::INDEX_HTML.replace("{{TOKEN}}", site.guard.token());
     let mut r = respond(200, "text/html; charset=utf-8", full(html));
-    let frames = site.state.sandbox_origin.as_deref().unwrap_or("'none'");
+    let frames = if site.sandbox_origins.is_empty() {
+        "'none'".to_owned()
+    } else {
+        site.sandbox_origins.join(" ")
+    };
     let csp = format!(
         "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
          img-src 'self' data:; media-src 'self' data:; connect-src 'self'; \

@@ -21,8 +21,14 @@ pub(crate) struct Inspector {
 }
 
 pub(crate) async fn start(extra: &[&str]) -> Inspector {
+    let listen: &[&str] = if extra.contains(&"--listen") {
+        &[]
+    } else {
+        &["--listen", "127.0.0.1:0"]
+    };
     let mut child = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
-        .args(["inspect", "--web", "--no-open", "--listen", "127.0.0.1:0"])
+        .args(["inspect", "--web", "--no-open"])
+        .args(listen)
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
