@@ -255,7 +255,48 @@ pub(crate) fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Guard, Refusal, constant_time_eq, new_token, query_param};
+    use super::{Guard, Refusal, constant_time_eq, new_token, query_param, valid_allow_host};
+
+    /// S91: `--allow-host` values: NAME or NAME:PORT (names, IPv4, bracketed IPv6); NAME is
+    /// accepted on the listener's port, NAME:PORT as given.
+    #[test]
+    fn s91_allow_host_values() {
+        for ok in [
+            "host.test",
+            "host.test:8443",
+            "10.0.0.5",
+            "[::1]",
+            "[fe80::1]:80",
+        ] {
+            assert!(valid_allow_host(ok), "{ok}");
+        }
+        for bad in [
+            "", "http://h", "h/x", "*.h", "[::1", "[zz]:80", "h:p", "a b",
+        ] {
+            assert!(!valid_allow_host(bad), "{bad}");
+        }
+        let addr = "0.0.0.0:6280"
+            .parse()
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let hosts = ["box.test".to_owned(), "[fe80::1]:81".to_owned()];
+        let g = Guard::new(addr, "t".into(), &hosts);
+        for host in [
+            "0.0.0.0:6280",
+            "box.test:6280",
+            "BOX.test:6280",
+            "[fe80::1]:81",
+        ] {
+            assert!(g.host_ok(Some(host)), "{host}");
+        }
+        for host in ["box.test", "box.test:1", "[fe80::1]:6280", "localhost:6280"] {
+            assert!(!g.host_ok(Some(host)), "{host}");
+        }
+        let origin = Some("http://box.test:6280");
+        assert_eq!(
+            g.check(Some("box.test:6280"), origin, Some("t"), None),
+            Ok(())
+        );
+    }
 
     /// S73: the token is compared whole, whatever its length; tokens are fresh and long.
     #[test]
