@@ -22,6 +22,7 @@ ferromcp serve [--http ADDR [--stateless] [--json-response] [--allowed-host H]..
        ferromcp tools TARGET [OPTIONS]
        ferromcp tool TARGET NAME [ARGS_JSON] [OPTIONS]
        ferromcp inspect TARGET [--json] [OPTIONS]
+       ferromcp inspect --web [TARGET] [--listen ADDR] [--no-open] [OPTIONS]
        ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND...
        ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...
        ferromcp gateway CONFIG.toml [--http ADDR]
@@ -101,9 +102,12 @@ pub(crate) enum Command {
     /// Name and version, protocol version and era, capabilities, instructions, tools,
     /// resources, resource templates and prompts: text for people on stdout (not for
     /// scripts); --json or --output json|compact print the same as one JSON object.
+    /// --web serves the web inspector on loopback instead: its URL, with a random token,
+    /// is the first line on stdout; the page connects servers and drives them.
     #[command(
         verbatim_doc_comment,
-        override_usage = "ferromcp inspect TARGET [--json] [OPTIONS]",
+        override_usage = "ferromcp inspect TARGET [--json] [OPTIONS]\n       \
+                          ferromcp inspect --web [TARGET] [--listen ADDR] [--no-open] [OPTIONS]",
         after_help = crate::client_cmd::INSPECT_AFTER
     )]
     Inspect(InspectArgs),

@@ -60,7 +60,8 @@ pub(crate) const TOOL_AFTER: &str = after!(
 /// After the options of `ferromcp inspect --help`.
 pub(crate) const INSPECT_AFTER: &str = after!(
     "    ferromcp inspect \"ferromcp serve\"\n    \
-     ferromcp inspect http://127.0.0.1:8000/mcp --oauth --output json"
+     ferromcp inspect http://127.0.0.1:8000/mcp --oauth --output json\n    \
+     ferromcp inspect --web \"ferromcp serve\"      # the web inspector (URL with its token on stdout)"
 );
 
 /// The options every client subcommand takes.
@@ -144,6 +145,8 @@ pub(crate) struct InspectArgs {
     json: bool,
     #[command(flatten)]
     options: ClientOptions,
+    #[command(flatten)]
+    pub(crate) web: crate::inspect_web::WebArgs,
 }
 
 /// One client subcommand's command line, as the commands below read it.
@@ -183,6 +186,15 @@ impl ToolArgs {
 }
 
 impl InspectArgs {
+    /// For `--web`: the TARGET, the `--header`s and `--protocol`.
+    pub(crate) fn web_target(&self) -> (Option<&str>, &[String], Option<&str>) {
+        (
+            self.target.as_deref(),
+            &self.options.header,
+            self.options.protocol.as_deref(),
+        )
+    }
+
     /// This command line, to [`run`], and the output format `--json` asks for (`--output
     /// json` or `compact` wins over it; with `--output pretty`, the default, `--json` is
     /// `json`).

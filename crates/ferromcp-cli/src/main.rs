@@ -3,9 +3,8 @@
 
 // How the client subcommands answer the server's elicitation, sampling and roots requests.
 mod answer;
-// The MCP Apps host of the web inspector (page script, sandbox page and its headers); the
-// inspector's server serves them (until it does, nothing outside the tests uses them).
-#[cfg_attr(not(test), allow(dead_code))]
+// The MCP Apps host of the web inspector (page script, sandbox page and its headers), served
+// by the inspector's server.
 mod apps_host;
 // The client subcommands (`call`, `tools`, `tool`, `inspect`) and `bridge`: own files.
 mod bridge;
@@ -16,6 +15,8 @@ mod demo;
 mod gateway;
 mod http_client;
 mod inspect;
+// `ferromcp inspect --web`: the web inspector (server, API, page).
+mod inspect_web;
 mod output;
 mod report;
 // `ferromcp serve --http` (Streamable HTTP): kept in its own file.
@@ -58,6 +59,10 @@ fn main() -> ExitCode {
         Some(Command::Call(args)) => client_cmd::run(&args.request(), output),
         Some(Command::Tools(args)) => client_cmd::run(&args.request(), output),
         Some(Command::Tool(args)) => client_cmd::run(&args.request(), output),
+        Some(Command::Inspect(args)) if args.web.web => {
+            let (target, headers, protocol) = args.web_target();
+            inspect_web::run(&args.web, target, headers, protocol)
+        }
         Some(Command::Inspect(args)) => {
             let (request, output) = args.request(output);
             client_cmd::run(&request, output)

@@ -186,6 +186,8 @@ fn every_requirement_suite_test_is_listed() {
         "crates/ferromcp-client/tests/oauth_ssrf.rs",
         "crates/ferromcp-client/tests/http_faults.rs",
         "crates/ferromcp-cli/tests/process_faults.rs",
+        "crates/ferromcp-cli/tests/inspect_web.rs",
+        "crates/ferromcp-cli/tests/inspect_web_wiring.rs",
     ];
     let mut unlisted = Vec::new();
     for suite in suites {

@@ -340,6 +340,8 @@ const CLI: CrateLayers = CrateLayers {
                 "bridge",
                 "client_cmd",
                 "inspect",
+                // `inspect --web`: the web inspector (security, server, API, session, events, tap).
+                "inspect_web",
                 "serve_http",
                 "gateway",
             ],
