@@ -20,15 +20,23 @@
 //! `--callgrind N` also runs each server under `valgrind --tool=callgrind` for N sequential calls
 //! and for none, and reports (Ir(N) − Ir(0)) / N. `--only` runs only the named scenarios
 //! (`stdio-seq`, `stdio-pipe`, `http-stateful`, `http-stateless`, `http-seq`, `sessions`,
-//! `idle-memory`, `cold-start`; `none` for just the callgrind counts). `--check` makes every
-//! failed measurement an error (exit status 1), for CI's smoke run.
+//! `idle-memory`, `cold-start`, and issue 19's `modern`, `payload`, `idle-curve`,
+//! `latency-curve`, `registry-curve`, `binary-size`; `none` for just the callgrind counts).
+//! `--check` makes every failed measurement an error (exit status 1), for CI's smoke run.
+//!
+//! Issue 19's rows (`rows.rs`, `counted.rs`) print as tables after the issue-9 table;
+//! `--csv FILE` writes them as CSV and `--plots DIR` draws each curve as an SVG there.
+//! `--registry` after a server's commands says it takes `--tools N` (the registry curves).
 
+mod counted;
 mod http;
 mod msg;
 mod proc;
 mod report;
+mod rows;
 mod scenarios;
 mod stdio;
+mod svg;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -60,11 +68,15 @@ pub(crate) struct Opts {
     pub(crate) driver_threads: usize,
     pub(crate) callgrind: Option<u64>,
     pub(crate) callgrind_dir: String,
+    /// Where the issue-19 rows go as CSV.
+    pub(crate) csv: Option<String>,
+    /// Where the curves go as SVG files.
+    pub(crate) plots: Option<String>,
 }
 
 const USAGE: &str = "usage: ferromcp-bench [--rounds N] [--quick] [--only S,S...] [--check] \
-[--server-cpu CPU] [--driver-threads N] [--callgrind N] [--callgrind-dir DIR] --server NAME --stdio 'CMD' --http 'CMD {addr}' \
---http-stateless 'CMD {addr}' [--server NAME ...]";
+[--server-cpu CPU] [--driver-threads N] [--callgrind N] [--callgrind-dir DIR] [--csv FILE] [--plots DIR] \
+--server NAME --stdio 'CMD' --http 'CMD {addr}' --http-stateless 'CMD {addr}' [--registry] [--server NAME ...]";
 
 fn parse(args: &[String]) -> Res<Opts> {
     let mut opts = Opts {
@@ -77,6 +89,8 @@ fn parse(args: &[String]) -> Res<Opts> {
         driver_threads: 2,
         callgrind: None,
         callgrind_dir: "target/bench-callgrind".to_owned(),
+        csv: None,
+        plots: None,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -88,10 +102,14 @@ fn parse(args: &[String]) -> Res<Opts> {
             "--only" => {
                 let names: Vec<String> = value()?.split(',').map(str::to_owned).collect();
                 for n in &names {
-                    if n != "none" && !scenarios::NAMES.contains(&n.as_str()) {
+                    if n != "none"
+                        && !scenarios::NAMES.contains(&n.as_str())
+                        && !rows::NAMES.contains(&n.as_str())
+                    {
                         return Err(format!(
-                            "unknown scenario {n:?} (one of {}, none)",
-                            scenarios::NAMES.join(", ")
+                            "unknown scenario {n:?} (one of {}, {}, none)",
+                            scenarios::NAMES.join(", "),
+                            rows::NAMES.join(", ")
                         )
                         .into());
                     }
@@ -106,6 +124,14 @@ fn parse(args: &[String]) -> Res<Opts> {
             },
             "--callgrind" => opts.callgrind = Some(value()?.parse()?),
             "--callgrind-dir" => opts.callgrind_dir = value()?,
+            "--csv" => opts.csv = Some(value()?),
+            "--plots" => opts.plots = Some(value()?),
+            "--registry" => {
+                opts.servers
+                    .last_mut()
+                    .ok_or("--registry before any --server")?
+                    .registry = true;
+            }
             "--server" => opts.servers.push(ServerSpec {
                 name: value()?,
                 ..ServerSpec::default()
@@ -149,6 +175,11 @@ fn main() -> ExitCode {
             ));
             let table = report::table(&opts, &results);
             report::print(&table);
+            report::print(&report::rows_table(&opts, &results));
+            if let Err(e) = write_outputs(&opts, &results) {
+                eprintln!("ferromcp-bench: writing the CSV and plots: {e}");
+                return ExitCode::FAILURE;
+            }
             if opts.check && results.failed() {
                 eprintln!("ferromcp-bench: some measurements failed (see the table)");
                 return ExitCode::FAILURE;
@@ -160,6 +191,59 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The issue-19 rows as CSV (`--csv`) and the curves as SVG (`--plots`).
+fn write_outputs(opts: &Opts, results: &report::Results) -> Res<()> {
+    if let Some(path) = &opts.csv {
+        std::fs::write(path, report::rows_csv(opts, results))?;
+    }
+    let Some(dir) = &opts.plots else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir)?;
+    let names: Vec<&str> = opts.servers.iter().map(|s| s.name.as_str()).collect();
+    let mut groups: Vec<&str> = Vec::new();
+    for r in results.rows.iter().filter(|r| r.x.is_some()) {
+        if !groups.contains(&r.group) {
+            groups.push(r.group);
+        }
+    }
+    for group in groups {
+        let (x_label, y_label) = axis_labels(group);
+        let series = svg::series_of(results, group, &names);
+        let file = format!("{dir}/{}.svg", slug(group));
+        std::fs::write(&file, svg::chart(group, x_label, y_label, &series))?;
+        eprintln!("ferromcp-bench: wrote {file}");
+    }
+    Ok(())
+}
+
+/// The axes of a curve.
+fn axis_labels(group: &str) -> (&'static str, &'static str) {
+    match group {
+        rows::G_IDLE => ("idle sessions", "MB over the server at rest"),
+        rows::G_P50 | rows::G_P99 => ("concurrent clients", "µs"),
+        rows::G_REG_CALL => ("registered tools", "µs per call (p50)"),
+        rows::G_REG_LIST => ("registered tools", "ms per full listing"),
+        counted::G_INSTR_PAYLOAD => ("payload bytes", "instructions per call"),
+        _ => ("registered tools", "instructions"),
+    }
+}
+
+/// A file name from a group name: lower-case words joined by `-`.
+fn slug(group: &str) -> String {
+    let mut out = String::new();
+    for word in group
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(&word.to_ascii_lowercase());
+    }
+    out
 }
 
 #[cfg(test)]

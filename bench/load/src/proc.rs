@@ -14,6 +14,8 @@ pub(crate) struct ServerSpec {
     pub(crate) stdio: Vec<String>,
     pub(crate) http: Vec<String>,
     pub(crate) http_stateless: Vec<String>,
+    /// The server takes `--tools N` (N more registered tools): the registry-size curves.
+    pub(crate) registry: bool,
 }
 
 /// What goes in front of every server command line: `taskset -c CPU`, `valgrind …`, or nothing.

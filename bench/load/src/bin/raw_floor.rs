@@ -1,6 +1,6 @@
 //! `ferromcp-raw-floor`: the wire's floor for the load benchmark. A minimal, hand-written
 //! newline-delimited JSON-RPC loop over stdio with no SDK and no async runtime: it answers
-//! `initialize`, `ping` and `tools/call` of `add` and `echo` (the same answers as the servers
+//! `initialize`, `ping` and `tools/call` of `add`, `echo` and `size` (the same answers as the servers
 //! under test), ignores notifications, and answers anything else with -32601. Output is
 //! flushed whenever no more input is buffered, so pipelined requests share writes.
 //!
@@ -104,6 +104,7 @@ fn answer(line: &[u8], out: &mut impl Write) -> io::Result<()> {
                         },
                     ) => Cow::Owned((a + b).to_string()),
                     ("echo", Args { text: Some(t), .. }) => t,
+                    ("size", Args { text: Some(t), .. }) => Cow::Owned(t.len().to_string()),
                     _ => return error(out, id, -32602, "unknown tool or bad arguments"),
                 };
                 write!(
@@ -210,10 +211,12 @@ fn serve_connection(mut stream: TcpStream) -> io::Result<()> {
     }
 }
 
-/// Reads more bytes; `false` at the end of the stream.
+/// Reads more bytes (up to 64 KiB at a time, straight into the buffer); `false` at the end of
+/// the stream.
 fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<bool> {
-    let mut chunk = [0u8; 8192];
-    let n = stream.read(&mut chunk)?;
-    buf.extend_from_slice(&chunk[..n]);
-    Ok(n > 0)
+    let len = buf.len();
+    buf.resize(len + 64 * 1024, 0);
+    let n = stream.read(&mut buf[len..]);
+    buf.truncate(len + *n.as_ref().unwrap_or(&0));
+    Ok(n? > 0)
 }
