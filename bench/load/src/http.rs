@@ -240,6 +240,16 @@ impl Conn {
         Ok(())
     }
 
+    /// The session this connection speaks for.
+    pub(crate) fn session(&self) -> Option<String> {
+        self.session.clone()
+    }
+
+    /// Speaks for `session` from now on (another connection's, on another node).
+    pub(crate) fn set_session(&mut self, session: Option<String>) {
+        self.session = session;
+    }
+
     /// Forgets the session (so the next `open` starts a new one), returning it.
     pub(crate) fn take_session(&mut self) -> Option<String> {
         self.session.take()

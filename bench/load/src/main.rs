@@ -21,12 +21,13 @@
 //! and for none, and reports (Ir(N) − Ir(0)) / N. `--only` runs only the named scenarios
 //! (`stdio-seq`, `stdio-pipe`, `http-stateful`, `http-stateless`, `http-seq`, `sessions`,
 //! `idle-memory`, `cold-start`, and issue 19's `modern`, `payload`, `idle-curve`,
-//! `latency-curve`, `registry-curve`, `binary-size`; `none` for just the callgrind counts).
+//! `latency-curve`, `registry-curve`, `binary-size`, `scale-out`; `none` for just the callgrind counts).
 //! `--check` makes every failed measurement an error (exit status 1), for CI's smoke run.
 //!
 //! Issue 19's rows (`rows.rs`, `counted.rs`) print as tables after the issue-9 table;
 //! `--csv FILE` writes them as CSV and `--plots DIR` draws each curve as an SVG there.
-//! `--registry` after a server's commands says it takes `--tools N` (the registry curves).
+//! `--registry` after a server's commands says it takes `--tools N` (the registry curves);
+//! `--http-redis 'CMD {addr} --redis URL'` gives a node command for the scale-out rows.
 
 mod counted;
 mod http;
@@ -34,6 +35,7 @@ mod msg;
 mod proc;
 mod report;
 mod rows;
+mod scaleout;
 mod scenarios;
 mod stdio;
 mod svg;
@@ -76,7 +78,7 @@ pub(crate) struct Opts {
 
 const USAGE: &str = "usage: ferromcp-bench [--rounds N] [--quick] [--only S,S...] [--check] \
 [--server-cpu CPU] [--driver-threads N] [--callgrind N] [--callgrind-dir DIR] [--csv FILE] [--plots DIR] \
---server NAME --stdio 'CMD' --http 'CMD {addr}' --http-stateless 'CMD {addr}' [--registry] [--server NAME ...]";
+--server NAME --stdio 'CMD' --http 'CMD {addr}' --http-stateless 'CMD {addr}' [--http-redis 'CMD {addr} --redis URL'] [--registry] [--server NAME ...]";
 
 fn parse(args: &[String]) -> Res<Opts> {
     let mut opts = Opts {
@@ -136,7 +138,7 @@ fn parse(args: &[String]) -> Res<Opts> {
                 name: value()?,
                 ..ServerSpec::default()
             }),
-            "--stdio" | "--http" | "--http-stateless" => {
+            "--stdio" | "--http" | "--http-stateless" | "--http-redis" => {
                 let argv = words(value()?);
                 let spec = opts
                     .servers
@@ -145,6 +147,7 @@ fn parse(args: &[String]) -> Res<Opts> {
                 match flag.as_str() {
                     "--stdio" => spec.stdio = argv,
                     "--http" => spec.http = argv,
+                    "--http-redis" => spec.http_redis = argv,
                     _ => spec.http_stateless = argv,
                 }
             }

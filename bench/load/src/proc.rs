@@ -16,6 +16,9 @@ pub(crate) struct ServerSpec {
     pub(crate) http_stateless: Vec<String>,
     /// The server takes `--tools N` (N more registered tools): the registry-size curves.
     pub(crate) registry: bool,
+    /// A node of a Redis-shared deployment (`{addr}`, and `--redis URL` in it): the
+    /// scale-out rows.
+    pub(crate) http_redis: Vec<String>,
 }
 
 /// What goes in front of every server command line: `taskset -c CPU`, `valgrind …`, or nothing.

@@ -13,13 +13,14 @@ use crate::stdio::StdioServer;
 use crate::{Budget, Opts, Res, http};
 
 /// The rows' scenario names, for `--only`, in the order they run.
-pub(crate) const NAMES: [&str; 6] = [
+pub(crate) const NAMES: [&str; 7] = [
     "modern",
     "payload",
     "idle-curve",
     "latency-curve",
     "registry-curve",
     "binary-size",
+    "scale-out",
 ];
 
 /// Table and curve names (the groups of rows).
@@ -74,10 +75,10 @@ pub(crate) fn record(
     server: usize,
     name: &str,
     scenario: &'static str,
-    got: Vec<Val>,
+    got: &[Val],
     outcome: Res<()>,
 ) {
-    for v in &got {
+    for v in got {
         results.row(v.key(), server, v.value);
     }
     if let Err(e) = outcome {
@@ -169,13 +170,18 @@ pub(crate) fn run_round(
             .as_ref()
             .is_none_or(|only| only.iter().any(|n| n == name))
     };
-    let scenarios: [(&str, &'static str, Scenario); 6] = [
+    let scenarios: [(&str, &'static str, Scenario); 7] = [
         (NAMES[0], G_MODERN, modern),
         (NAMES[1], G_PAYLOAD, payload),
         (NAMES[2], G_IDLE, idle_curve),
         (NAMES[3], G_P50, latency_curve),
         (NAMES[4], G_REG_CALL, registry_curve),
         (NAMES[5], G_SIZE, binary_size),
+        (
+            NAMES[6],
+            crate::scaleout::G_SCALE,
+            crate::scaleout::scale_out,
+        ),
     ];
     for (name, group, scenario) in scenarios {
         // The size of a file does not change between rounds.
@@ -185,7 +191,7 @@ pub(crate) fn run_round(
         for (i, spec) in opts.servers.iter().enumerate() {
             let mut got = Vec::new();
             let outcome = scenario(plan, pin, spec, rt, &mut got);
-            record(results, i, &spec.name, group, got, outcome);
+            record(results, i, &spec.name, group, &got, outcome);
         }
     }
 }

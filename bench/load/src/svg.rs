@@ -5,6 +5,25 @@ use std::fmt::Write;
 
 use crate::report::{Results, fmt};
 
+/// A tick label: 1, 20, 1.5k, 2M, 0.25.
+fn short(v: f64) -> String {
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s
+        }
+    };
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{}M", trim(format!("{:.2}", v / 1e6)))
+    } else if a >= 1e3 {
+        format!("{}k", trim(format!("{:.2}", v / 1e3)))
+    } else {
+        trim(format!("{v:.3}"))
+    }
+}
+
 const W: f64 = 640.0;
 const H: f64 = 360.0;
 const LEFT: f64 = 70.0;
@@ -93,7 +112,7 @@ pub(crate) fn chart(title: &str, x_label: &str, y_label: &str, series: &[Series]
              <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
             TOP + ph,
             TOP + ph + 16.0,
-            fmt(10f64.powf(d))
+            short(10f64.powf(d))
         );
         d += 1.0;
     }
@@ -107,7 +126,7 @@ pub(crate) fn chart(title: &str, x_label: &str, y_label: &str, series: &[Series]
             LEFT + pw,
             LEFT - 6.0,
             v + 4.0,
-            fmt(y)
+            short(y)
         );
         y += step;
     }
@@ -198,5 +217,15 @@ mod tests {
         assert!(svg.contains("b&lt;c"));
         assert_eq!(nice_step(0.7), 1.0);
         assert_eq!(nice_step(13.0), 20.0);
+        assert_eq!(
+            [
+                short(1.0),
+                short(10.0),
+                short(1500.0),
+                short(2e6),
+                short(0.25)
+            ],
+            ["1", "10", "1.5k", "2M", "0.25"]
+        );
     }
 }
