@@ -176,9 +176,17 @@ fn serve_connection(mut stream: TcpStream) -> io::Result<()> {
             .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
             .and_then(|(_, v)| v.trim().parse::<usize>().ok())
             .unwrap_or(0);
-        while buf.len() < head_end + length {
-            if !fill(&mut stream, &mut buf)? {
-                return Ok(());
+        // The body: room made once (a big body is read straight into it, no copy through a
+        // chunk), then filled.
+        let mut filled = buf.len();
+        if filled < head_end + length {
+            buf.resize(head_end + length, 0);
+            while filled < buf.len() {
+                let n = stream.read(&mut buf[filled..])?;
+                if n == 0 {
+                    return Ok(());
+                }
+                filled += n;
             }
         }
         body.clear();
@@ -211,12 +219,10 @@ fn serve_connection(mut stream: TcpStream) -> io::Result<()> {
     }
 }
 
-/// Reads more bytes (up to 64 KiB at a time, straight into the buffer); `false` at the end of
-/// the stream.
+/// Reads more bytes; `false` at the end of the stream.
 fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<bool> {
-    let len = buf.len();
-    buf.resize(len + 64 * 1024, 0);
-    let n = stream.read(&mut buf[len..]);
-    buf.truncate(len + *n.as_ref().unwrap_or(&0));
-    Ok(n? > 0)
+    let mut chunk = [0u8; 8192];
+    let n = stream.read(&mut chunk)?;
+    buf.extend_from_slice(&chunk[..n]);
+    Ok(n > 0)
 }
