@@ -77,7 +77,7 @@ fi
         --server raw --stdio "$RAW" --http "$RAW http {addr}" \
         --http-stateless "$RAW http {addr}" \
         --server ferromcp-demo --stdio "$D serve" --http "$D serve --http {addr} --max-sessions-per-peer 4096" \
-        --http-stateless "$D serve --http {addr} --stateless"
+        --http-stateless "$D serve --http {addr} --stateless" --skip payload,idle-curve,latency-curve
     echo
     echo "## The stdio-only server (ferromcp-bench-stdio) against rmcp"
     echo

@@ -124,9 +124,11 @@ pub(crate) fn run(opts: &Opts, rt: &tokio::runtime::Runtime, results: &mut Resul
         let mut got = Vec::new();
         let outcome = modern(spec, n, dir, rt, &mut got);
         record(results, i, &spec.name, G_MODERN, &got, outcome);
-        let mut got = Vec::new();
-        let outcome = payload(&plan, spec, n, dir, rt, &mut got);
-        record(results, i, &spec.name, G_PAYLOAD, &got, outcome);
+        if spec.runs("payload") {
+            let mut got = Vec::new();
+            let outcome = payload(&plan, spec, n, dir, rt, &mut got);
+            record(results, i, &spec.name, G_PAYLOAD, &got, outcome);
+        }
         let mut got = Vec::new();
         let outcome = registry(&plan, spec, n, dir, &mut got);
         record(results, i, &spec.name, G_INSTR_CALL, &got, outcome);

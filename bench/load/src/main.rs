@@ -27,7 +27,8 @@
 //! Issue 19's rows (`rows.rs`, `counted.rs`) print as tables after the issue-9 table;
 //! `--csv FILE` writes them as CSV and `--plots DIR` draws each curve as an SVG there.
 //! `--registry` after a server's commands says it takes `--tools N` (the registry curves);
-//! `--http-redis 'CMD {addr} --redis URL'` gives a node command for the scale-out rows.
+//! `--http-redis 'CMD {addr} --redis URL'` gives a node command for the scale-out rows;
+//! `--skip S,S…` after a server's commands leaves those scenarios out for it.
 
 mod counted;
 mod http;
@@ -78,7 +79,7 @@ pub(crate) struct Opts {
 
 const USAGE: &str = "usage: ferromcp-bench [--rounds N] [--quick] [--only S,S...] [--check] \
 [--server-cpu CPU] [--driver-threads N] [--callgrind N] [--callgrind-dir DIR] [--csv FILE] [--plots DIR] \
---server NAME --stdio 'CMD' --http 'CMD {addr}' --http-stateless 'CMD {addr}' [--http-redis 'CMD {addr} --redis URL'] [--registry] [--server NAME ...]";
+--server NAME --stdio 'CMD' --http 'CMD {addr}' --http-stateless 'CMD {addr}' [--http-redis 'CMD {addr} --redis URL'] [--registry] [--skip S,S...] [--server NAME ...]";
 
 fn parse(args: &[String]) -> Res<Opts> {
     let mut opts = Opts {
@@ -128,6 +129,13 @@ fn parse(args: &[String]) -> Res<Opts> {
             "--callgrind-dir" => opts.callgrind_dir = value()?,
             "--csv" => opts.csv = Some(value()?),
             "--plots" => opts.plots = Some(value()?),
+            "--skip" => {
+                let names = value()?;
+                opts.servers
+                    .last_mut()
+                    .ok_or("--skip before any --server")?
+                    .skip = names.split(',').map(str::to_owned).collect();
+            }
             "--registry" => {
                 opts.servers
                     .last_mut()

@@ -189,6 +189,9 @@ pub(crate) fn run_round(
             continue;
         }
         for (i, spec) in opts.servers.iter().enumerate() {
+            if !spec.runs(name) {
+                continue;
+            }
             let mut got = Vec::new();
             let outcome = scenario(plan, pin, spec, rt, &mut got);
             record(results, i, &spec.name, group, &got, outcome);

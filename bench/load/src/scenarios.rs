@@ -150,7 +150,7 @@ pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
             }
             for (i, spec) in opts.servers.iter().enumerate() {
                 // A server without an HTTP command (the raw floor) has no HTTP rows.
-                if *needs_http && spec.http.is_empty() {
+                if (*needs_http && spec.http.is_empty()) || !spec.runs(name) {
                     continue;
                 }
                 let mut got = Vec::new();
