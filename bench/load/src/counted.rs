@@ -197,8 +197,7 @@ fn payload(
     };
     for &size in sizes {
         // Fewer calls for big texts: about 16 MiB in all, at least 5, at most `n`.
-        let calls = ((16usize << 20) / size).clamp(5, n.max(1) as usize) as u64;
-        let calls = calls.min(n.max(1));
+        let calls = (((16usize << 20) / size).max(5) as u64).min(n.max(1));
         let args = msg::text_args(size);
         let step = |s: &mut StdioServer| {
             let id = s.next_id();
