@@ -197,7 +197,7 @@ fn payload(
     };
     for &size in sizes {
         // Fewer calls for big texts: about 16 MiB in all, at least 5, at most `n`.
-        let calls = (((16usize << 20) / size).max(5) as u64).min(n.max(1));
+        let calls = calls_for(size, n);
         let args = msg::text_args(size);
         let step = |s: &mut StdioServer| {
             let id = s.next_id();
@@ -270,6 +270,12 @@ fn payload(
     Ok(())
 }
 
+/// Calls for the instruction curve at `size`: about 16 MiB of text in all, at least 5, at
+/// most `n` (the `--callgrind` count, which CI's smoke run sets to 2).
+fn calls_for(size: usize, n: u64) -> u64 {
+    (((16usize << 20) / size.max(1)).max(5) as u64).min(n.max(1))
+}
+
 /// Instructions per `tools/call` and per full `tools/list` against the registered tools.
 fn registry(
     plan: &rows::Plan,
@@ -319,4 +325,21 @@ fn registry(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 19: the payload curve's call count stays within `--callgrind N` however small N is
+    /// (CI's smoke run: 2), without a panic.
+    #[test]
+    fn payload_curve_calls_stay_within_n() {
+        assert_eq!(calls_for(16, 1000), 1000);
+        assert_eq!(calls_for(1 << 20, 1000), 16);
+        assert_eq!(calls_for(4 << 20, 1000), 5);
+        assert_eq!(calls_for(16, 2), 2);
+        assert_eq!(calls_for(1 << 20, 2), 2);
+        assert_eq!(calls_for(16, 0), 1);
+    }
 }

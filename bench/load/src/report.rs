@@ -421,6 +421,56 @@ mod tests {
         assert!(!t.contains("RSS at rest"));
     }
 
+    /// Issue 19: rows measured interleaved print as one table per group, and go to CSV.
+    #[test]
+    fn issue_19_rows_group_into_tables_and_csv() {
+        let server = |name: &str| ServerSpec {
+            name: name.into(),
+            ..ServerSpec::default()
+        };
+        let opts = Opts {
+            servers: vec![server("a"), server("b")],
+            rounds: 1,
+            quick: true,
+            only: None,
+            check: true,
+            server_cpu: None,
+            driver_threads: 2,
+            callgrind: None,
+            callgrind_dir: String::new(),
+            csv: None,
+            plots: None,
+        };
+        fn key<'a>(group: &'static str, label: &'a str, x: Option<f64>) -> RowKey<'a> {
+            RowKey {
+                group,
+                label,
+                x,
+                better: Better::Lower,
+            }
+        }
+        let mut r = Results::new(2);
+        for round in 0..2 {
+            for n in [1.0, 10.0] {
+                let (p50, p99) = (format!("p50 at {n}"), format!("p99 at {n}"));
+                r.row(key("p50", &p50, Some(n)), 0, n + f64::from(round));
+                r.row(key("p50", &p50, Some(n)), 1, 2.0 * n);
+                r.row(key("p99", &p99, Some(n)), 0, 3.0 * n);
+            }
+        }
+        let t = rows_table(&opts, &r);
+        assert_eq!(t.matches("### p50").count(), 1);
+        assert_eq!(t.matches("### p99").count(), 1);
+        assert!(t.find("p50 at 10").unwrap() < t.find("### p99").unwrap());
+        assert!(t.contains("| p50 at 10 | 11.0 | 20.0 | 0.55× | lower |"));
+        assert!(t.contains("| p99 at 1 | 3.00 | – | – | lower |"));
+        let csv = rows_csv(&opts, &r);
+        assert!(csv.contains("\"p50\",\"p50 at 1\",1,a,2,1;2\n"));
+        assert!(!r.failed());
+        r.row_error(key("p99", "p99 at 1", Some(1.0)), 1, "b", "boom");
+        assert!(r.failed() && rows_table(&opts, &r).contains("| p99 at 1 | 3.00 | error |"));
+    }
+
     #[test]
     fn a_third_server_gets_its_own_ratio_column_and_failures_are_seen() {
         let server = |name: &str| ServerSpec {
