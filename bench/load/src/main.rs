@@ -29,6 +29,7 @@
 //! `--registry` after a server's commands says it takes `--tools N` (the registry curves);
 //! `--http-redis 'CMD {addr} --redis URL'` gives a node command for the scale-out rows;
 //! `--skip S,S…` after a server's commands leaves those scenarios out for it.
+//! `ferromcp-bench --replot CSV DIR` draws the curves of a run's CSV again (no measuring).
 
 mod counted;
 mod http;
@@ -171,6 +172,18 @@ fn parse(args: &[String]) -> Res<Opts> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--replot CSV DIR`: draw the curves again from a run's CSV (no measuring).
+    if let [flag, csv, dir] = &args[..]
+        && flag == "--replot"
+    {
+        return match replot(csv, dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ferromcp-bench: --replot: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let opts = match parse(&args) {
         Ok(o) => o,
         Err(e) => {
@@ -228,6 +241,26 @@ fn write_outputs(opts: &Opts, results: &report::Results) -> Res<()> {
         eprintln!("ferromcp-bench: wrote {file}");
     }
     Ok(())
+}
+
+/// The curves of a run's CSV (`--csv`), drawn again into `dir`.
+fn replot(csv: &str, dir: &str) -> Res<()> {
+    let (names, results) = report::rows_from_csv(&std::fs::read_to_string(csv)?);
+    let opts = Opts {
+        servers: names
+            .into_iter()
+            .map(|name| proc::ServerSpec {
+                name,
+                ..proc::ServerSpec::default()
+            })
+            .collect(),
+        ..parse(&["--server".to_owned(), String::new()])?
+    };
+    let opts = Opts {
+        plots: Some(dir.to_owned()),
+        ..opts
+    };
+    write_outputs(&opts, &results)
 }
 
 /// The axes of a curve.

@@ -370,6 +370,57 @@ pub(crate) fn rows_csv(opts: &Opts, results: &Results) -> String {
     out
 }
 
+/// Rows read back from [`rows_csv`]'s output (medians as one round each), for `--replot`;
+/// the server names in the order first seen.
+pub(crate) fn rows_from_csv(text: &str) -> (Vec<String>, Results) {
+    let mut names: Vec<String> = Vec::new();
+    let mut parsed = Vec::new();
+    for line in text.lines().skip(1) {
+        // "group","label",x,server,median,rounds: the two quoted fields may hold commas.
+        let Some(rest) = line.strip_prefix('"') else {
+            continue;
+        };
+        let Some((group, rest)) = rest.split_once("\",\"") else {
+            continue;
+        };
+        let Some((label, rest)) = rest.split_once("\",") else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split(',').collect();
+        let [x, server, median, ..] = fields[..] else {
+            continue;
+        };
+        let Ok(median) = median.parse::<f64>() else {
+            continue;
+        };
+        if !names.iter().any(|n| n == server) {
+            names.push(server.to_owned());
+        }
+        parsed.push((
+            group.to_owned(),
+            label.to_owned(),
+            x.parse::<f64>().ok(),
+            server.to_owned(),
+            median,
+        ));
+    }
+    let mut results = Results::new(names.len());
+    for (group, label, x, server, median) in parsed {
+        // Groups are `&'static str` (the driver's constants); a replot lives as long as the
+        // process, so leaking the few group names read back is harmless.
+        let group: &'static str = Box::leak(group.into_boxed_str());
+        let s = names.iter().position(|n| *n == server).unwrap_or(0);
+        let key = RowKey {
+            group,
+            label: &label,
+            x,
+            better: Better::Lower,
+        };
+        results.row(key, s, median);
+    }
+    (names, results)
+}
+
 /// Prints to stdout (a closed stdout is not an error worth reporting).
 pub(crate) fn print(text: &str) {
     let _ = std::io::stdout().write_all(text.as_bytes());
@@ -466,6 +517,10 @@ mod tests {
         assert!(t.contains("| p99 at 1 | 3.00 | – | – | lower |"));
         let csv = rows_csv(&opts, &r);
         assert!(csv.contains("\"p50\",\"p50 at 1\",1,a,2,1;2\n"));
+        let (names, back) = rows_from_csv(&csv);
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(back.rows.len(), 4);
+        assert_eq!(back.rows[0].median(0), Some(2.0));
         assert!(!r.failed());
         r.row_error(key("p99", "p99 at 1", Some(1.0)), 1, "b", "boom");
         assert!(r.failed() && rows_table(&opts, &r).contains("| p99 at 1 | 3.00 | error |"));
