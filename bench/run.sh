@@ -10,18 +10,34 @@
 #   bench/run.sh --rounds 5      # any other ferromcp-bench option is passed through
 #
 # Environment: CALLGRIND_CALLS (default 2000; 0 = skip callgrind), DRIVER_CPU / SERVER_CPU
-# (default 0 / 1 when there are two CPUs and taskset exists; empty = no pinning).
+# (default 0 / 1 when there are two CPUs and taskset exists; empty = no pinning),
+# CARGO_TARGET_DIR (default target), REDIS_URL (set: the scale-out rows, two nodes of
+# ferromcp-bench-redis-node sharing that Redis; give it a Redis of its own, as the row counts
+# every command the Redis serves).
+#
+# Issue 19's rows (2026-07-28, big payloads, growth curves, binary size) print after the main
+# table; their CSV and the curves' SVGs go to target/bench-results/ (copy the SVGs to
+# docs/benchmarks/ when the run goes into docs/BENCHMARKS.md). A second invocation measures
+# the stdio-only server (ferromcp-bench-stdio, its own package so that it is built with only
+# the features it needs) against rmcp: cold start, RSS at rest and stripped size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+T=${CARGO_TARGET_DIR:-target}
 cargo build --release -p ferromcp-cli -p ferromcp-bench
-cargo build --release --manifest-path bench/peers/rmcp-server/Cargo.toml --target-dir target/peers
+# On its own: built with the others, cargo would unify ferromcp-server's features.
+cargo build --release -p ferromcp-bench-stdio
+[ -n "${REDIS_URL:-}" ] && cargo build --release -p ferromcp-bench-redis-node
+cargo build --release --manifest-path bench/peers/rmcp-server/Cargo.toml --target-dir "$T/peers"
 
-F=target/release/ferromcp-bench-server
-D=target/release/ferromcp
-RAW=target/release/ferromcp-raw-floor
-R=target/peers/release/rmcp-bench-server
-OUT=target/bench-results
+F=$T/release/ferromcp-bench-server
+D=$T/release/ferromcp
+RAW=$T/release/ferromcp-raw-floor
+S=$T/release/ferromcp-bench-stdio
+redis=()
+[ -n "${REDIS_URL:-}" ] && redis=(--http-redis "$T/release/ferromcp-bench-redis-node http {addr} --redis $REDIS_URL")
+R=$T/peers/release/rmcp-bench-server
+OUT=$T/bench-results
 mkdir -p "$OUT"
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 
@@ -52,15 +68,21 @@ fi
     echo "ferromcp built from $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
         "($(git status --porcelain -- crates 2>/dev/null | wc -l) files under crates/ differ from it)"
     echo
-    "${driver[@]}" target/release/ferromcp-bench "${pin[@]}" "${cg[@]}" "$@" \
+    "${driver[@]}" "$T/release/ferromcp-bench" "${pin[@]}" "${cg[@]}" "$@" \
+        --csv "$OUT/$STAMP.csv" --plots "$OUT/plots-$STAMP" \
         --server ferromcp --stdio "$F stdio" --http "$F http {addr}" \
-        --http-stateless "$F http {addr} --stateless" \
+        --http-stateless "$F http {addr} --stateless" --registry "${redis[@]}" \
         --server rmcp --stdio "$R stdio" --http "$R http {addr}" \
-        --http-stateless "$R http {addr} --stateless" \
+        --http-stateless "$R http {addr} --stateless" --registry \
         --server raw --stdio "$RAW" --http "$RAW http {addr}" \
         --http-stateless "$RAW http {addr}" \
         --server ferromcp-demo --stdio "$D serve" --http "$D serve --http {addr} --max-sessions-per-peer 4096" \
-        --http-stateless "$D serve --http {addr} --stateless"
+        --http-stateless "$D serve --http {addr} --stateless" --skip payload,idle-curve,latency-curve
+    echo
+    echo "## The stdio-only server (ferromcp-bench-stdio) against rmcp"
+    echo
+    "${driver[@]}" "$T/release/ferromcp-bench" "${pin[@]}" "$@" --only cold-start,stdio-seq,binary-size \
+        --server ferromcp-stdio-only --stdio "$S" --server rmcp --stdio "$R stdio"
 } | tee "$OUT/$STAMP.md"
 
 if [ ${#cg[@]} -gt 0 ] && command -v callgrind_annotate >/dev/null; then

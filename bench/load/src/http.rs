@@ -21,6 +21,8 @@ pub(crate) struct Conn {
     req: Vec<u8>,
     session: Option<String>,
     next_id: u64,
+    /// The era calls are made in (2026-07-28: no session, routing headers).
+    pub(crate) era: msg::Era,
 }
 
 /// An HTTP answer: status, `Mcp-Session-Id`, whether it is SSE, and the (de-chunked) body.
@@ -63,10 +65,30 @@ impl Conn {
             req: Vec::with_capacity(1024),
             session: None,
             next_id: 1,
+            era: msg::Era::Handshake,
         }
     }
 
+    /// Connects for `era`.
+    pub(crate) async fn connect_in(addr: &str, era: msg::Era) -> Res<Self> {
+        let mut c = Self::connect(addr).await?;
+        c.era = era;
+        Ok(c)
+    }
+
     async fn request(&mut self, method: &str, body: &[u8], version_header: bool) -> Res<Answer> {
+        self.request_routed(method, body, version_header, None)
+            .await
+    }
+
+    /// A request; `route` (2026-07-28) adds `Mcp-Method` and, when named, `Mcp-Name`.
+    async fn request_routed(
+        &mut self,
+        method: &str,
+        body: &[u8],
+        version_header: bool,
+        route: Option<(&str, Option<&str>)>,
+    ) -> Res<Answer> {
         use std::io::Write;
         self.req.clear();
         write!(
@@ -75,7 +97,13 @@ impl Conn {
             self.host
         )?;
         if version_header {
-            write!(self.req, "MCP-Protocol-Version: {}\r\n", msg::PROTOCOL)?;
+            write!(self.req, "MCP-Protocol-Version: {}\r\n", self.era.version())?;
+        }
+        if let Some((rpc, name)) = route {
+            write!(self.req, "Mcp-Method: {rpc}\r\n")?;
+            if let Some(name) = name {
+                write!(self.req, "Mcp-Name: {name}\r\n")?;
+            }
         }
         if let Some(s) = &self.session {
             write!(self.req, "Mcp-Session-Id: {s}\r\n")?;
@@ -183,6 +211,9 @@ impl Conn {
     /// it from then on.
     pub(crate) async fn open(&mut self, want_session: bool) -> Res<()> {
         self.session = None;
+        if self.era == msg::Era::Modern {
+            return Ok(()); // nothing to open at 2026-07-28
+        }
         let answer = self
             .request("POST", msg::initialize(0).as_bytes(), false)
             .await?;
@@ -209,6 +240,16 @@ impl Conn {
         Ok(())
     }
 
+    /// The session this connection speaks for.
+    pub(crate) fn session(&self) -> Option<String> {
+        self.session.clone()
+    }
+
+    /// Speaks for `session` from now on (another connection's, on another node).
+    pub(crate) fn set_session(&mut self, session: Option<String>) {
+        self.session = session;
+    }
+
     /// Forgets the session (so the next `open` starts a new one), returning it.
     pub(crate) fn take_session(&mut self) -> Option<String> {
         self.session.take()
@@ -225,13 +266,57 @@ impl Conn {
         Ok(())
     }
 
+    /// A fresh request id.
+    pub(crate) fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
+    /// POSTs one JSON-RPC request (`rpc` and `name` route it at 2026-07-28).
+    async fn rpc(&mut self, body: &[u8], rpc: &str, name: Option<&str>) -> Res<Answer> {
+        let route = (self.era == msg::Era::Modern).then_some((rpc, name));
+        self.request_routed("POST", body, true, route).await
+    }
+
+    /// POSTs one request and returns (time to the whole answer, the JSON-RPC answer); a
+    /// non-200 status or an error answer is an error.
+    pub(crate) async fn roundtrip(
+        &mut self,
+        body: &[u8],
+        rpc: &str,
+        name: Option<&str>,
+    ) -> Res<(Duration, Vec<u8>)> {
+        let t = Instant::now();
+        let answer = self.rpc(body, rpc, name).await?;
+        let took = t.elapsed();
+        let payload = answer.payload();
+        let head = &payload[..payload.len().min(200)];
+        if answer.status != 200
+            || payload.is_empty()
+            || msg::contains(head, b"\"error\":{")
+            || msg::contains(payload, b"\"isError\":true")
+        {
+            let body = String::from_utf8_lossy(&answer.body[..answer.body.len().min(300)]);
+            return Err(format!("{rpc}: status {}: {body}", answer.status).into());
+        }
+        let payload = payload.to_vec();
+        Ok((took, payload))
+    }
+
     /// One `tools/call`; `full` parses and checks the answer, otherwise a byte scan. Returns the
     /// time from the write to the whole answer.
     pub(crate) async fn call(&mut self, full: bool) -> Res<Duration> {
         let id = self.next_id;
         self.next_id += 1;
         let t = Instant::now();
-        let answer = self.request("POST", msg::call(id).as_bytes(), true).await?;
+        let (tool, _) = msg::tool_of(id);
+        let answer = self
+            .rpc(
+                msg::call_in(self.era, id).as_bytes(),
+                "tools/call",
+                Some(tool),
+            )
+            .await?;
         let took = t.elapsed();
         let payload = answer.payload();
         if answer.status != 200 {
@@ -260,6 +345,18 @@ pub(crate) fn throughput(
     stateful: bool,
     budget: Budget,
 ) -> Res<(u64, Duration)> {
+    throughput_in(msg::Era::Handshake, addr, conns, threads, stateful, budget)
+}
+
+/// [`throughput`] in `era` (2026-07-28: no `initialize`, no session).
+pub(crate) fn throughput_in(
+    era: msg::Era,
+    addr: &str,
+    conns: usize,
+    threads: usize,
+    stateful: bool,
+    budget: Budget,
+) -> Res<(u64, Duration)> {
     use std::sync::mpsc;
     let threads = threads.clamp(1, conns.max(1));
     let done = Arc::new(AtomicU64::new(0));
@@ -280,7 +377,7 @@ pub(crate) fn throughput(
             let setup = rt.block_on(async {
                 let mut ready = Vec::with_capacity(mine);
                 for _ in 0..mine {
-                    let mut c = Conn::connect(&addr).await?;
+                    let mut c = Conn::connect_in(&addr, era).await?;
                     c.open(stateful).await?;
                     c.call(true).await?;
                     ready.push(c);
@@ -354,7 +451,17 @@ pub(crate) fn throughput(
 
 /// One client, one session, sequential calls: latencies in microseconds after `warmup`.
 pub(crate) async fn sequential(addr: &str, warmup: u64, budget: Budget) -> Res<Vec<f64>> {
-    let mut c = Conn::connect(addr).await?;
+    sequential_in(msg::Era::Handshake, addr, warmup, budget).await
+}
+
+/// [`sequential`] in `era`.
+pub(crate) async fn sequential_in(
+    era: msg::Era,
+    addr: &str,
+    warmup: u64,
+    budget: Budget,
+) -> Res<Vec<f64>> {
+    let mut c = Conn::connect_in(addr, era).await?;
     c.open(true).await?;
     for _ in 0..warmup {
         c.call(true).await?;

@@ -20,15 +20,27 @@
 //! `--callgrind N` also runs each server under `valgrind --tool=callgrind` for N sequential calls
 //! and for none, and reports (Ir(N) − Ir(0)) / N. `--only` runs only the named scenarios
 //! (`stdio-seq`, `stdio-pipe`, `http-stateful`, `http-stateless`, `http-seq`, `sessions`,
-//! `idle-memory`, `cold-start`; `none` for just the callgrind counts). `--check` makes every
-//! failed measurement an error (exit status 1), for CI's smoke run.
+//! `idle-memory`, `cold-start`, and issue 19's `modern`, `payload`, `idle-curve`,
+//! `latency-curve`, `registry-curve`, `binary-size`, `scale-out`; `none` for just the callgrind counts).
+//! `--check` makes every failed measurement an error (exit status 1), for CI's smoke run.
+//!
+//! Issue 19's rows (`rows.rs`, `counted.rs`) print as tables after the issue-9 table;
+//! `--csv FILE` writes them as CSV and `--plots DIR` draws each curve as an SVG there.
+//! `--registry` after a server's commands says it takes `--tools N` (the registry curves);
+//! `--http-redis 'CMD {addr} --redis URL'` gives a node command for the scale-out rows;
+//! `--skip S,S…` after a server's commands leaves those scenarios out for it.
+//! `ferromcp-bench --replot CSV DIR` draws the curves of a run's CSV again (no measuring).
 
+mod counted;
 mod http;
 mod msg;
 mod proc;
 mod report;
+mod rows;
+mod scaleout;
 mod scenarios;
 mod stdio;
+mod svg;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -60,11 +72,15 @@ pub(crate) struct Opts {
     pub(crate) driver_threads: usize,
     pub(crate) callgrind: Option<u64>,
     pub(crate) callgrind_dir: String,
+    /// Where the issue-19 rows go as CSV.
+    pub(crate) csv: Option<String>,
+    /// Where the curves go as SVG files.
+    pub(crate) plots: Option<String>,
 }
 
 const USAGE: &str = "usage: ferromcp-bench [--rounds N] [--quick] [--only S,S...] [--check] \
-[--server-cpu CPU] [--driver-threads N] [--callgrind N] [--callgrind-dir DIR] --server NAME --stdio 'CMD' --http 'CMD {addr}' \
---http-stateless 'CMD {addr}' [--server NAME ...]";
+[--server-cpu CPU] [--driver-threads N] [--callgrind N] [--callgrind-dir DIR] [--csv FILE] [--plots DIR] \
+--server NAME --stdio 'CMD' --http 'CMD {addr}' --http-stateless 'CMD {addr}' [--http-redis 'CMD {addr} --redis URL'] [--registry] [--skip S,S...] [--server NAME ...]";
 
 fn parse(args: &[String]) -> Res<Opts> {
     let mut opts = Opts {
@@ -77,6 +93,8 @@ fn parse(args: &[String]) -> Res<Opts> {
         driver_threads: 2,
         callgrind: None,
         callgrind_dir: "target/bench-callgrind".to_owned(),
+        csv: None,
+        plots: None,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -88,10 +106,14 @@ fn parse(args: &[String]) -> Res<Opts> {
             "--only" => {
                 let names: Vec<String> = value()?.split(',').map(str::to_owned).collect();
                 for n in &names {
-                    if n != "none" && !scenarios::NAMES.contains(&n.as_str()) {
+                    if n != "none"
+                        && !scenarios::NAMES.contains(&n.as_str())
+                        && !rows::NAMES.contains(&n.as_str())
+                    {
                         return Err(format!(
-                            "unknown scenario {n:?} (one of {}, none)",
-                            scenarios::NAMES.join(", ")
+                            "unknown scenario {n:?} (one of {}, {}, none)",
+                            scenarios::NAMES.join(", "),
+                            rows::NAMES.join(", ")
                         )
                         .into());
                     }
@@ -106,11 +128,26 @@ fn parse(args: &[String]) -> Res<Opts> {
             },
             "--callgrind" => opts.callgrind = Some(value()?.parse()?),
             "--callgrind-dir" => opts.callgrind_dir = value()?,
+            "--csv" => opts.csv = Some(value()?),
+            "--plots" => opts.plots = Some(value()?),
+            "--skip" => {
+                let names = value()?;
+                opts.servers
+                    .last_mut()
+                    .ok_or("--skip before any --server")?
+                    .skip = names.split(',').map(str::to_owned).collect();
+            }
+            "--registry" => {
+                opts.servers
+                    .last_mut()
+                    .ok_or("--registry before any --server")?
+                    .registry = true;
+            }
             "--server" => opts.servers.push(ServerSpec {
                 name: value()?,
                 ..ServerSpec::default()
             }),
-            "--stdio" | "--http" | "--http-stateless" => {
+            "--stdio" | "--http" | "--http-stateless" | "--http-redis" => {
                 let argv = words(value()?);
                 let spec = opts
                     .servers
@@ -119,6 +156,7 @@ fn parse(args: &[String]) -> Res<Opts> {
                 match flag.as_str() {
                     "--stdio" => spec.stdio = argv,
                     "--http" => spec.http = argv,
+                    "--http-redis" => spec.http_redis = argv,
                     _ => spec.http_stateless = argv,
                 }
             }
@@ -134,6 +172,18 @@ fn parse(args: &[String]) -> Res<Opts> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--replot CSV DIR`: draw the curves again from a run's CSV (no measuring).
+    if let [flag, csv, dir] = &args[..]
+        && flag == "--replot"
+    {
+        return match replot(csv, dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ferromcp-bench: --replot: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let opts = match parse(&args) {
         Ok(o) => o,
         Err(e) => {
@@ -149,6 +199,11 @@ fn main() -> ExitCode {
             ));
             let table = report::table(&opts, &results);
             report::print(&table);
+            report::print(&report::rows_table(&opts, &results));
+            if let Err(e) = write_outputs(&opts, &results) {
+                eprintln!("ferromcp-bench: writing the CSV and plots: {e}");
+                return ExitCode::FAILURE;
+            }
             if opts.check && results.failed() {
                 eprintln!("ferromcp-bench: some measurements failed (see the table)");
                 return ExitCode::FAILURE;
@@ -160,6 +215,79 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The issue-19 rows as CSV (`--csv`) and the curves as SVG (`--plots`).
+fn write_outputs(opts: &Opts, results: &report::Results) -> Res<()> {
+    if let Some(path) = &opts.csv {
+        std::fs::write(path, report::rows_csv(opts, results))?;
+    }
+    let Some(dir) = &opts.plots else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir)?;
+    let names: Vec<&str> = opts.servers.iter().map(|s| s.name.as_str()).collect();
+    let mut groups: Vec<&str> = Vec::new();
+    for r in results.rows.iter().filter(|r| r.x.is_some()) {
+        if !groups.contains(&r.group) {
+            groups.push(r.group);
+        }
+    }
+    for group in groups {
+        let (x_label, y_label) = axis_labels(group);
+        let series = svg::series_of(results, group, &names);
+        let file = format!("{dir}/{}.svg", slug(group));
+        std::fs::write(&file, svg::chart(group, x_label, y_label, &series))?;
+        eprintln!("ferromcp-bench: wrote {file}");
+    }
+    Ok(())
+}
+
+/// The curves of a run's CSV (`--csv`), drawn again into `dir`.
+fn replot(csv: &str, dir: &str) -> Res<()> {
+    let (names, results) = report::rows_from_csv(&std::fs::read_to_string(csv)?);
+    let opts = Opts {
+        servers: names
+            .into_iter()
+            .map(|name| proc::ServerSpec {
+                name,
+                ..proc::ServerSpec::default()
+            })
+            .collect(),
+        ..parse(&["--server".to_owned(), String::new()])?
+    };
+    let opts = Opts {
+        plots: Some(dir.to_owned()),
+        ..opts
+    };
+    write_outputs(&opts, &results)
+}
+
+/// The axes of a curve.
+fn axis_labels(group: &str) -> (&'static str, &'static str) {
+    match group {
+        rows::G_IDLE => ("idle sessions", "MB over the server at rest"),
+        rows::G_P50 | rows::G_P99 => ("concurrent clients", "µs"),
+        rows::G_REG_CALL => ("registered tools", "µs per call (p50)"),
+        rows::G_REG_LIST => ("registered tools", "ms per full listing"),
+        counted::G_INSTR_PAYLOAD => ("payload bytes", "instructions per call"),
+        _ => ("registered tools", "instructions"),
+    }
+}
+
+/// A file name from a group name: lower-case words joined by `-`.
+fn slug(group: &str) -> String {
+    let mut out = String::new();
+    for word in group
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(&word.to_ascii_lowercase());
+    }
+    out
 }
 
 #[cfg(test)]

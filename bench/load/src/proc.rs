@@ -14,6 +14,21 @@ pub(crate) struct ServerSpec {
     pub(crate) stdio: Vec<String>,
     pub(crate) http: Vec<String>,
     pub(crate) http_stateless: Vec<String>,
+    /// The server takes `--tools N` (N more registered tools): the registry-size curves.
+    pub(crate) registry: bool,
+    /// A node of a Redis-shared deployment (`{addr}`, and `--redis URL` in it): the
+    /// scale-out rows.
+    pub(crate) http_redis: Vec<String>,
+    /// Scenarios not to run against this server (`--skip`; e.g. `payload` for a server
+    /// without the `size` tool).
+    pub(crate) skip: Vec<String>,
+}
+
+impl ServerSpec {
+    /// Whether scenario `name` runs against this server.
+    pub(crate) fn runs(&self, name: &str) -> bool {
+        !self.skip.iter().any(|s| s == name)
+    }
 }
 
 /// What goes in front of every server command line: `taskset -c CPU`, `valgrind …`, or nothing.

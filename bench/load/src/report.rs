@@ -31,7 +31,7 @@ pub(crate) enum Metric {
 
 /// Whether bigger numbers are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Better {
+pub(crate) enum Better {
     Lower,
     Higher,
 }
@@ -98,6 +98,42 @@ impl Metric {
 pub(crate) struct Results {
     values: Vec<Vec<Vec<f64>>>,
     errors: Vec<Vec<Option<String>>>,
+    /// The issue-19 rows (`rows.rs`), in the order they were first seen.
+    pub(crate) rows: Vec<Row>,
+}
+
+/// One row of the issue-19 tables: a group (one table, or one curve when the rows have an
+/// `x`), a label, and per server one value per round.
+#[derive(Debug, Clone)]
+pub(crate) struct Row {
+    pub(crate) group: &'static str,
+    pub(crate) label: String,
+    /// The curve's x (sessions, tools, clients, bytes); `None` for a plain row.
+    pub(crate) x: Option<f64>,
+    pub(crate) better: Better,
+    values: Vec<Vec<f64>>,
+    errors: Vec<Option<String>>,
+}
+
+impl Row {
+    /// The median over the rounds of `server`'s values.
+    pub(crate) fn median(&self, server: usize) -> Option<f64> {
+        let mut v = self.values.get(server)?.clone();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        Some(v[v.len() / 2])
+    }
+}
+
+/// Where a row goes: its group, label, curve x and direction.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowKey<'a> {
+    pub(crate) group: &'static str,
+    pub(crate) label: &'a str,
+    pub(crate) x: Option<f64>,
+    pub(crate) better: Better,
 }
 
 impl Results {
@@ -106,6 +142,45 @@ impl Results {
         Self {
             values: vec![vec![Vec::new(); servers]; Metric::ALL.len()],
             errors: vec![vec![None; servers]; Metric::ALL.len()],
+            rows: Vec::new(),
+        }
+    }
+
+    fn row_mut(&mut self, key: RowKey<'_>) -> &mut Row {
+        let servers = self.values.first().map_or(0, Vec::len);
+        let i = match self
+            .rows
+            .iter()
+            .position(|r| r.group == key.group && r.label == key.label)
+        {
+            Some(i) => i,
+            None => {
+                self.rows.push(Row {
+                    group: key.group,
+                    label: key.label.to_owned(),
+                    x: key.x,
+                    better: key.better,
+                    values: vec![Vec::new(); servers],
+                    errors: vec![None; servers],
+                });
+                self.rows.len() - 1
+            }
+        };
+        &mut self.rows[i]
+    }
+
+    /// Records one round's value of an issue-19 row.
+    pub(crate) fn row(&mut self, key: RowKey<'_>, server: usize, value: f64) {
+        if let Some(v) = self.row_mut(key).values.get_mut(server) {
+            v.push(value);
+        }
+    }
+
+    /// Records an issue-19 row's failure (and says so on stderr).
+    pub(crate) fn row_error(&mut self, key: RowKey<'_>, server: usize, name: &str, e: &str) {
+        eprintln!("ferromcp-bench: {name}: {} / {}: {e}", key.group, key.label);
+        if let Some(slot) = self.row_mut(key).errors.get_mut(server) {
+            *slot = Some(e.to_owned());
         }
     }
 
@@ -129,6 +204,10 @@ impl Results {
     /// Whether any measurement failed.
     pub(crate) fn failed(&self) -> bool {
         self.errors.iter().flatten().any(Option::is_some)
+            || self
+                .rows
+                .iter()
+                .any(|r| r.errors.iter().any(Option::is_some))
     }
 
     fn median(&self, metric: Metric, server: usize) -> Option<f64> {
@@ -151,7 +230,7 @@ pub(crate) fn percentile(samples: &mut [f64], p: f64) -> f64 {
     samples[rank.min(samples.len() - 1)]
 }
 
-fn fmt(v: f64) -> String {
+pub(crate) fn fmt(v: f64) -> String {
     let a = v.abs();
     if a >= 100_000.0 {
         format!("{:.0}k", v / 1000.0)
@@ -219,6 +298,129 @@ pub(crate) fn table(opts: &Opts, results: &Results) -> String {
     out
 }
 
+/// The issue-19 rows as Markdown: one table per group, columns as in [`table`].
+pub(crate) fn rows_table(opts: &Opts, results: &Results) -> String {
+    let names: Vec<&str> = opts.servers.iter().map(|s| s.name.as_str()).collect();
+    let mut out = String::new();
+    let mut groups: Vec<&str> = Vec::new();
+    for r in &results.rows {
+        if !groups.contains(&r.group) {
+            groups.push(r.group);
+        }
+    }
+    let mut group = "";
+    let ordered = groups
+        .iter()
+        .flat_map(|g| results.rows.iter().filter(move |r| r.group == *g));
+    for row in ordered {
+        if row.group != group {
+            group = row.group;
+            out.push_str(&format!("\n### {group}\n\n| row | {} |", names.join(" | ")));
+            for other in names.iter().skip(1) {
+                out.push_str(&format!(" {} / {other} |", names[0]));
+            }
+            out.push_str(" better |\n");
+            out.push_str(&"|---".repeat(2 * names.len() + 1));
+            out.push_str("|\n");
+        }
+        let cells: Vec<String> = (0..names.len())
+            .map(
+                |s| match (row.median(s), row.errors.get(s).and_then(Option::as_ref)) {
+                    (Some(v), _) => fmt(v),
+                    (None, Some(_)) => "error".to_owned(),
+                    (None, None) => "–".to_owned(),
+                },
+            )
+            .collect();
+        out.push_str(&format!("| {} | {} |", row.label, cells.join(" | ")));
+        for other in 1..names.len() {
+            let r = match (row.median(0), row.median(other)) {
+                (Some(a), Some(b)) if b != 0.0 => format!("{:.2}×", a / b),
+                _ => "–".to_owned(),
+            };
+            out.push_str(&format!(" {r} |"));
+        }
+        let b = if row.better == Better::Lower {
+            "lower"
+        } else {
+            "higher"
+        };
+        out.push_str(&format!(" {b} |\n"));
+    }
+    out
+}
+
+/// The issue-19 rows as CSV: `group,label,x,server,median,rounds` (rounds `;`-separated).
+pub(crate) fn rows_csv(opts: &Opts, results: &Results) -> String {
+    let mut out = String::from("group,label,x,server,median,rounds\n");
+    for row in &results.rows {
+        for (s, spec) in opts.servers.iter().enumerate() {
+            let Some(m) = row.median(s) else { continue };
+            let rounds: Vec<String> = row.values[s].iter().map(|v| format!("{v}")).collect();
+            let x = row.x.map(|x| format!("{x}")).unwrap_or_default();
+            out.push_str(&format!(
+                "\"{}\",\"{}\",{x},{},{m},{}\n",
+                row.group,
+                row.label,
+                spec.name,
+                rounds.join(";")
+            ));
+        }
+    }
+    out
+}
+
+/// Rows read back from [`rows_csv`]'s output (medians as one round each), for `--replot`;
+/// the server names in the order first seen.
+pub(crate) fn rows_from_csv(text: &str) -> (Vec<String>, Results) {
+    let mut names: Vec<String> = Vec::new();
+    let mut parsed = Vec::new();
+    for line in text.lines().skip(1) {
+        // "group","label",x,server,median,rounds: the two quoted fields may hold commas.
+        let Some(rest) = line.strip_prefix('"') else {
+            continue;
+        };
+        let Some((group, rest)) = rest.split_once("\",\"") else {
+            continue;
+        };
+        let Some((label, rest)) = rest.split_once("\",") else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split(',').collect();
+        let [x, server, median, ..] = fields[..] else {
+            continue;
+        };
+        let Ok(median) = median.parse::<f64>() else {
+            continue;
+        };
+        if !names.iter().any(|n| n == server) {
+            names.push(server.to_owned());
+        }
+        parsed.push((
+            group.to_owned(),
+            label.to_owned(),
+            x.parse::<f64>().ok(),
+            server.to_owned(),
+            median,
+        ));
+    }
+    let mut results = Results::new(names.len());
+    for (group, label, x, server, median) in parsed {
+        // Groups are `&'static str` (the driver's constants); a replot lives as long as the
+        // process, so leaking the few group names read back is harmless.
+        let group: &'static str = Box::leak(group.into_boxed_str());
+        let s = names.iter().position(|n| *n == server).unwrap_or(0);
+        let key = RowKey {
+            group,
+            label: &label,
+            x,
+            better: Better::Lower,
+        };
+        results.row(key, s, median);
+    }
+    (names, results)
+}
+
 /// Prints to stdout (a closed stdout is not an error worth reporting).
 pub(crate) fn print(text: &str) {
     let _ = std::io::stdout().write_all(text.as_bytes());
@@ -253,6 +455,8 @@ mod tests {
             driver_threads: 2,
             callgrind: None,
             callgrind_dir: String::new(),
+            csv: None,
+            plots: None,
         };
         let mut r = Results::new(2);
         for (a, b) in [(10.0, 20.0), (30.0, 40.0), (20.0, 30.0)] {
@@ -266,6 +470,60 @@ mod tests {
         );
         assert!(t.contains("| – | error | – | lower |"));
         assert!(!t.contains("RSS at rest"));
+    }
+
+    /// Issue 19: rows measured interleaved print as one table per group, and go to CSV.
+    #[test]
+    fn issue_19_rows_group_into_tables_and_csv() {
+        let server = |name: &str| ServerSpec {
+            name: name.into(),
+            ..ServerSpec::default()
+        };
+        let opts = Opts {
+            servers: vec![server("a"), server("b")],
+            rounds: 1,
+            quick: true,
+            only: None,
+            check: true,
+            server_cpu: None,
+            driver_threads: 2,
+            callgrind: None,
+            callgrind_dir: String::new(),
+            csv: None,
+            plots: None,
+        };
+        fn key<'a>(group: &'static str, label: &'a str, x: Option<f64>) -> RowKey<'a> {
+            RowKey {
+                group,
+                label,
+                x,
+                better: Better::Lower,
+            }
+        }
+        let mut r = Results::new(2);
+        for round in 0..2 {
+            for n in [1.0, 10.0] {
+                let (p50, p99) = (format!("p50 at {n}"), format!("p99 at {n}"));
+                r.row(key("p50", &p50, Some(n)), 0, n + f64::from(round));
+                r.row(key("p50", &p50, Some(n)), 1, 2.0 * n);
+                r.row(key("p99", &p99, Some(n)), 0, 3.0 * n);
+            }
+        }
+        let t = rows_table(&opts, &r);
+        assert_eq!(t.matches("### p50").count(), 1);
+        assert_eq!(t.matches("### p99").count(), 1);
+        assert!(t.find("p50 at 10").unwrap() < t.find("### p99").unwrap());
+        assert!(t.contains("| p50 at 10 | 11.0 | 20.0 | 0.55× | lower |"));
+        assert!(t.contains("| p99 at 1 | 3.00 | – | – | lower |"));
+        let csv = rows_csv(&opts, &r);
+        assert!(csv.contains("\"p50\",\"p50 at 1\",1,a,2,1;2\n"));
+        let (names, back) = rows_from_csv(&csv);
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(back.rows.len(), 4);
+        assert_eq!(back.rows[0].median(0), Some(2.0));
+        assert!(!r.failed());
+        r.row_error(key("p99", "p99 at 1", Some(1.0)), 1, "b", "boom");
+        assert!(r.failed() && rows_table(&opts, &r).contains("| p99 at 1 | 3.00 | error |"));
     }
 
     #[test]
@@ -284,6 +542,8 @@ mod tests {
             driver_threads: 2,
             callgrind: None,
             callgrind_dir: String::new(),
+            csv: None,
+            plots: None,
         };
         let mut r = Results::new(3);
         r.push(Metric::StdioPipeRate, 0, 100.0);

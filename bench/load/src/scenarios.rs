@@ -83,6 +83,7 @@ pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
     let rounds = if opts.quick { 1 } else { opts.rounds.max(1) };
     let rt = runtime()?;
     let mut results = Results::new(opts.servers.len());
+    let rows_plan = crate::rows::Plan::new(opts.quick, opts.driver_threads);
     type Scenario = fn(
         &Plan,
         &Prefix,
@@ -149,7 +150,7 @@ pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
             }
             for (i, spec) in opts.servers.iter().enumerate() {
                 // A server without an HTTP command (the raw floor) has no HTTP rows.
-                if *needs_http && spec.http.is_empty() {
+                if (*needs_http && spec.http.is_empty()) || !spec.runs(name) {
                     continue;
                 }
                 let mut got = Vec::new();
@@ -163,6 +164,7 @@ pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
                 }
             }
         }
+        crate::rows::run_round(opts, &rows_plan, &pin, &rt, &mut results, round);
     }
     if let Some(n) = opts.callgrind {
         std::fs::create_dir_all(&opts.callgrind_dir)?;
@@ -180,6 +182,7 @@ pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
                 Err(e) => results.error(&[Metric::InstrHttp], i, &spec.name, &e.to_string()),
             }
         }
+        crate::counted::run(opts, &rt, &mut results, n);
     }
     Ok(results)
 }
@@ -242,7 +245,7 @@ fn stdio_pipelined(
 }
 
 /// Starts an HTTP server command on a free port and waits until it answers `initialize`.
-fn start_http(
+pub(crate) fn start_http(
     pin: &Prefix,
     argv: &[String],
     rt: &tokio::runtime::Runtime,

@@ -16,6 +16,7 @@ pub(crate) struct StdioServer {
     stdout: BufReader<ChildStdout>,
     next_id: u64,
     line: Vec<u8>,
+    era: msg::Era,
 }
 
 impl StdioServer {
@@ -30,14 +31,44 @@ impl StdioServer {
             stdout: BufReader::with_capacity(1 << 16, stdout),
             next_id: 1,
             line: Vec::with_capacity(1024),
+            era: msg::Era::Handshake,
         })
     }
 
     /// Spawns the server and runs the 2025-11-25 handshake (checks the answer).
     pub(crate) fn start(prefix: &Prefix, argv: &[String]) -> Res<Self> {
+        Self::start_in(prefix, argv, msg::Era::Handshake)
+    }
+
+    /// Spawns the server for `era`: the handshake (2025-11-25), or nothing (2026-07-28: every
+    /// request carries its envelope).
+    pub(crate) fn start_in(prefix: &Prefix, argv: &[String], era: msg::Era) -> Res<Self> {
         let mut server = Self::spawn(prefix, argv)?;
-        server.handshake()?;
+        server.era = era;
+        if era == msg::Era::Handshake {
+            server.handshake()?;
+        }
         Ok(server)
+    }
+
+    /// A fresh request id.
+    pub(crate) fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
+    /// Writes one request line and reads its answer: (time from the write to the answer read,
+    /// the answer). An error answer is an error.
+    pub(crate) fn roundtrip(&mut self, line: &[u8]) -> Res<(Duration, &[u8])> {
+        let t = Instant::now();
+        self.send(line)?;
+        self.read_line()?;
+        let took = t.elapsed();
+        let head = &self.line[..self.line.len().min(200)];
+        if msg::contains(head, b"\"error\":{") || msg::contains(&self.line, b"\"isError\":true") {
+            return Err(format!("an error answer: {}", String::from_utf8_lossy(head)).into());
+        }
+        Ok((took, &self.line))
     }
 
     /// `initialize` (answered) then `notifications/initialized`.
@@ -74,7 +105,7 @@ impl StdioServer {
         let id = self.next_id;
         self.next_id += 1;
         let t = Instant::now();
-        self.send(msg::call(id).as_bytes())?;
+        self.send(msg::call_in(self.era, id).as_bytes())?;
         let answer = self.read_line()?;
         let took = t.elapsed();
         msg::check_call(id, answer)?;
@@ -103,7 +134,7 @@ impl StdioServer {
         let mut sent = 0;
         let mut answered = 0;
         for _ in 0..depth.min(budget.count) {
-            batch.extend_from_slice(msg::call(self.next_id).as_bytes());
+            batch.extend_from_slice(msg::call_in(self.era, self.next_id).as_bytes());
             self.next_id += 1;
             sent += 1;
         }
@@ -128,7 +159,7 @@ impl StdioServer {
             if start.elapsed() < budget.time {
                 batch.clear();
                 for _ in 0..got.min(budget.count.saturating_sub(sent)) {
-                    batch.extend_from_slice(msg::call(self.next_id).as_bytes());
+                    batch.extend_from_slice(msg::call_in(self.era, self.next_id).as_bytes());
                     self.next_id += 1;
                     sent += 1;
                 }

@@ -1,6 +1,6 @@
 //! `ferromcp-raw-floor`: the wire's floor for the load benchmark. A minimal, hand-written
 //! newline-delimited JSON-RPC loop over stdio with no SDK and no async runtime: it answers
-//! `initialize`, `ping` and `tools/call` of `add` and `echo` (the same answers as the servers
+//! `initialize`, `ping` and `tools/call` of `add`, `echo` and `size` (the same answers as the servers
 //! under test), ignores notifications, and answers anything else with -32601. Output is
 //! flushed whenever no more input is buffered, so pipelined requests share writes.
 //!
@@ -104,6 +104,7 @@ fn answer(line: &[u8], out: &mut impl Write) -> io::Result<()> {
                         },
                     ) => Cow::Owned((a + b).to_string()),
                     ("echo", Args { text: Some(t), .. }) => t,
+                    ("size", Args { text: Some(t), .. }) => Cow::Owned(t.len().to_string()),
                     _ => return error(out, id, -32602, "unknown tool or bad arguments"),
                 };
                 write!(
@@ -175,9 +176,17 @@ fn serve_connection(mut stream: TcpStream) -> io::Result<()> {
             .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
             .and_then(|(_, v)| v.trim().parse::<usize>().ok())
             .unwrap_or(0);
-        while buf.len() < head_end + length {
-            if !fill(&mut stream, &mut buf)? {
-                return Ok(());
+        // The body: room made once (a big body is read straight into it, no copy through a
+        // chunk), then filled.
+        let mut filled = buf.len();
+        if filled < head_end + length {
+            buf.resize(head_end + length, 0);
+            while filled < buf.len() {
+                let n = stream.read(&mut buf[filled..])?;
+                if n == 0 {
+                    return Ok(());
+                }
+                filled += n;
             }
         }
         body.clear();

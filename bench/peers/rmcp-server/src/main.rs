@@ -1,10 +1,12 @@
 //! The rmcp 3.11 peer for ferromcp's load benchmark (`bench/run.sh`): tools `add` (numbers `a`,
 //! `b`; one text block with the sum) and `echo` (string `text`; one text block with that text),
-//! the same as `ferromcp serve`'s demo.
+//! the same as `ferromcp serve`'s demo, and `size` (string `text`; its length in bytes: a big
+//! argument with a small answer). `--tools N` registers N more tools (`t0`…, one string
+//! argument each) for the registry-size curves.
 //!
 //! ```text
-//! rmcp-bench-server stdio
-//! rmcp-bench-server http 127.0.0.1:8000 [--stateless]
+//! rmcp-bench-server stdio [--tools N]
+//! rmcp-bench-server http 127.0.0.1:8000 [--stateless] [--tools N]
 //! ```
 //!
 //! HTTP: rmcp's `StreamableHttpService` (default config: sessions with `LocalSessionManager`,
@@ -28,7 +30,40 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Value, json};
 
 #[derive(Clone)]
-struct Peer;
+struct Peer {
+    /// The tools `tools/list` answers with (built once, as an rmcp server with a fixed tool set
+    /// would keep them).
+    tools: Arc<Vec<Tool>>,
+    /// How many `t{i}` tools there are (looked up by name, not by a scan).
+    extra: usize,
+}
+
+impl Peer {
+    fn new(extra: usize) -> Self {
+        let text = || {
+            schema(json!({"type": "object",
+                "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+        };
+        let mut tools = vec![
+            Tool::new(
+                "add",
+                "Adds two numbers.",
+                schema(json!({"type": "object",
+                    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                    "required": ["a", "b"]})),
+            ),
+            Tool::new("echo", "Returns its text.", text()),
+            Tool::new("size", "Returns the length of its text in bytes.", text()),
+        ];
+        for i in 0..extra {
+            tools.push(Tool::new(format!("t{i}"), "Returns its text.", text()));
+        }
+        Self {
+            tools: Arc::new(tools),
+            extra,
+        }
+    }
+}
 
 fn schema(value: Value) -> Arc<JsonObject> {
     match value {
@@ -43,6 +78,14 @@ fn number(args: &JsonObject, key: &str) -> Result<f64, ErrorData> {
         .ok_or_else(|| ErrorData::invalid_params(format!("`{key}` must be a number"), None))
 }
 
+impl Peer {
+    fn is_extra(&self, name: &str) -> bool {
+        name.strip_prefix('t')
+            .and_then(|n| n.parse::<usize>().ok())
+            .is_some_and(|i| i < self.extra)
+    }
+}
+
 impl ServerHandler for Peer {
     fn get_info(&self) -> ServerConfig {
         let caps = ServerCapabilities::builder().enable_tools().build();
@@ -54,21 +97,7 @@ impl ServerHandler for Peer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![
-            Tool::new(
-                "add",
-                "Adds two numbers.",
-                schema(json!({"type": "object",
-                    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-                    "required": ["a", "b"]})),
-            ),
-            Tool::new(
-                "echo",
-                "Returns its text.",
-                schema(json!({"type": "object",
-                    "properties": {"text": {"type": "string"}}, "required": ["text"]})),
-            ),
-        ]))
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
     }
 
     async fn call_tool(
@@ -82,7 +111,11 @@ impl ServerHandler for Peer {
                 let sum = number(&args, "a")? + number(&args, "b")?;
                 CallToolResult::success(vec![ContentBlock::text(sum.to_string())])
             }
-            "echo" => {
+            "size" => {
+                let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
+                CallToolResult::success(vec![ContentBlock::text(text.len().to_string())])
+            }
+            name if name == "echo" || self.is_extra(name) => {
                 let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
                 CallToolResult::success(vec![ContentBlock::text(text)])
             }
@@ -97,17 +130,24 @@ impl ServerHandler for Peer {
     }
 }
 
-async fn serve_stdio() -> Result<(), Box<dyn std::error::Error>> {
-    let service = Peer.serve(rmcp::transport::stdio()).await?;
+async fn serve_stdio(peer: Peer) -> Result<(), Box<dyn std::error::Error>> {
+    let service = peer.serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
 }
 
-async fn serve_http(addr: &str, stateless: bool) -> Result<(), Box<dyn std::error::Error>> {
+async fn serve_http(
+    peer: Peer,
+    addr: &str,
+    stateless: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
     let mut config = StreamableHttpServerConfig::default();
     config.legacy_session_mode = !stateless;
+    // The big-payload rows send up to 4 MiB of text (ferromcp's bench server raises its bound
+    // the same way).
+    config.max_request_body_bytes = MAX_BODY;
     let service = StreamableHttpService::new(
-        || Ok(Peer),
+        move || Ok(peer.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
@@ -130,15 +170,24 @@ async fn serve_http(addr: &str, stateless: bool) -> Result<(), Box<dyn std::erro
     }
 }
 
+/// The request body bound over HTTP: 64 MiB.
+const MAX_BODY: usize = 64 << 20;
+
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut extra = 0;
+    if let Some(i) = args.iter().position(|a| a == "--tools") {
+        extra = args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(0);
+        args.drain(i..(i + 2).min(args.len()));
+    }
+    let peer = Peer::new(extra);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let result = match args.as_slice() {
-        ["stdio"] => serve_stdio().await,
-        ["http", addr] => serve_http(addr, false).await,
-        ["http", addr, "--stateless"] => serve_http(addr, true).await,
-        _ => Err("usage: rmcp-bench-server stdio | http ADDR [--stateless]".into()),
+        ["stdio"] => serve_stdio(peer).await,
+        ["http", addr] => serve_http(peer, addr, false).await,
+        ["http", addr, "--stateless"] => serve_http(peer, addr, true).await,
+        _ => Err("usage: rmcp-bench-server stdio | http ADDR [--stateless] [--tools N]".into()),
     };
     if let Err(e) = result {
         eprintln!("rmcp-bench-server: {e}");
