@@ -141,7 +141,7 @@ fn object_matches(c: &VersionData, node: &Node, text: &str, depth: u32) -> bool 
     let mut required_seen = 0;
     let props = c.props(node);
     let mut members = Members::new(text);
-    while let Some((key, value)) = members.next() {
+    for (key, value) in members.by_ref() {
         let ok = match c.find_prop(props, &Key::new(&key)) {
             Some(prop) => {
                 required_seen += usize::from(prop.required);
