@@ -50,6 +50,9 @@ fn type_bits(text: &str) -> Option<u8> {
         b'"' => T_STRING,
         b'n' => T_NULL,
         b't' | b'f' => T_BOOLEAN,
+        // An integer that fits an i64 (no fraction, no exponent, at most 18 digits): what
+        // serde_json reads as one, without reading it.
+        _ if short_integer(text) => T_INTEGER | T_NUMBER,
         _ => match serde_json::from_str::<Value>(text).ok()? {
             Value::Number(n) => {
                 let integral =
@@ -63,6 +66,12 @@ fn type_bits(text: &str) -> Option<u8> {
             _ => return None,
         },
     })
+}
+
+/// Whether `text` is `-?[0-9]{1,18}`.
+fn short_integer(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[inline(never)]
@@ -120,7 +129,9 @@ fn node_matches(c: &VersionData, node: &Node, text: &str, depth: u32) -> bool {
             }
             None => false,
         },
-        // null, a boolean or a number: its value costs no allocation.
+        // null, a boolean or a number: read only when there is something to compare it with
+        // (its value costs no allocation).
+        _ if node.constant.is_none() && bounds.is_none() => true,
         _ => match serde_json::from_str::<Value>(text) {
             Ok(value) => {
                 node.constant.is_none_or(|k| c.lit_matches(&k, &value))
