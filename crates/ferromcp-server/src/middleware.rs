@@ -238,7 +238,7 @@ impl McpParams {
                 }
                 let text = raw.get();
                 // `_meta` can only be there if the text spells it, or escapes something.
-                if !text.starts_with('{') || !may_hold_meta(text.as_bytes()) {
+                if !text.starts_with('{') || !(text.contains("_meta") || text.contains('\\')) {
                     return None;
                 }
                 #[derive(serde::Deserialize)]
@@ -334,14 +334,6 @@ impl<'de> Visitor<'de> for KeyIs<'_> {
     fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<bool, E> {
         Ok(key == self.0)
     }
-}
-
-/// Whether JSON text may hold a `_meta` key: it has `_meta` in it, or an escape (behind which
-/// the key may hide), in one pass.
-fn may_hold_meta(text: &[u8]) -> bool {
-    text.iter()
-        .enumerate()
-        .any(|(i, &b)| b == b'\\' || (b == b'_' && text.get(i + 1..i + 5) == Some(&b"meta"[..])))
 }
 
 fn meta_of(params: Option<&Value>) -> Option<JsonObject> {

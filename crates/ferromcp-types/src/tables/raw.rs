@@ -233,11 +233,20 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 
 /// The end (exclusive) of the string that starts at `i` (a quote).
 fn string_end(b: &[u8], i: usize) -> Option<usize> {
+    string_end_escaped(b, i).map(|(end, _)| end)
+}
+
+/// [`string_end`], and whether the string has an escape in it.
+fn string_end_escaped(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let mut j = i + 1;
+    let mut escaped = false;
     loop {
         match b.get(j)? {
-            b'"' => return Some(j + 1),
-            b'\\' => j += 2,
+            b'"' => return Some((j + 1, escaped)),
+            b'\\' => {
+                escaped = true;
+                j += 2;
+            }
             _ => j += 1,
         }
     }
@@ -306,8 +315,11 @@ impl<'a> Members<'a> {
         if *b.get(i)? != b'"' {
             return None;
         }
-        let key_end = string_end(b, i)?;
-        let key = unquote(self.text.get(i..key_end)?)?;
+        let (key_end, escaped) = string_end_escaped(b, i)?;
+        let key = match escaped {
+            false => Cow::Borrowed(self.text.get(i + 1..key_end - 1)?),
+            true => unquote(self.text.get(i..key_end)?)?,
+        };
         i = skip_ws(b, key_end);
         if *b.get(i)? != b':' {
             return None;
