@@ -387,7 +387,7 @@ impl Middleware for Relay {
             let flight = link.routes.enter(token, ctx);
             let answer = link
                 .dispatcher
-                .send_request(&method, params.map(Payload::from), CallOptions::new())
+                .send_request(&method, params.into_payload(), CallOptions::new())
                 .await;
             drop(flight);
             let value = answer?

@@ -44,7 +44,7 @@ pub use connection::{
 };
 pub use context::{RequestContext, RequestPeer};
 pub use mcp_server::{McpServer, McpServerBuilder};
-pub use middleware::{McpRequest, Middleware, Next};
+pub use middleware::{McpParams, McpRequest, Middleware, Next};
 pub use principal::Principal;
 pub use runner::ServerRunner;
 pub use server::{

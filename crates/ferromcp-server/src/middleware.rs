@@ -10,13 +10,17 @@
 //! layer that returns an error for a notification vetoes it (its handler does not run; the
 //! error is logged, nothing is answered); a notification's result is discarded.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use ferromcp_dispatch::{BoxFuture, HandlerError, TransportKind};
+use ferromcp_types::jsonrpc::{Payload, RawJson};
 use ferromcp_types::mcp::JsonObject;
+use serde::Deserializer;
+use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -30,14 +34,336 @@ pub struct McpRequest {
     pub ctx: RequestContext,
     /// The method; a layer may rewrite it for the layers inside.
     pub method: String,
-    /// The params (`None` when absent); a layer may rewrite them for the layers inside.
-    pub params: Option<Value>,
+    /// The params, raw as received until a layer looks at them (see [`McpParams`]); a layer
+    /// may rewrite them for the layers inside.
+    pub params: McpParams,
 }
 
 impl McpRequest {
     /// Whether this is a notification (no id, never answered) rather than a request.
     pub fn is_notification(&self) -> bool {
         self.ctx.request_id().is_none()
+    }
+
+    /// The params as the JSON text received, while no layer has changed them
+    /// ([`McpParams::raw`]).
+    pub fn raw_params(&self) -> Option<&RawJson> {
+        self.params.raw()
+    }
+
+    /// The params as a JSON value, parsed on first use and kept ([`McpParams::as_ref`]).
+    pub fn params_value(&self) -> Option<&Value> {
+        self.params.as_ref()
+    }
+
+    /// The params deserialized into `T`, from the text received when it is unchanged (absent
+    /// params read as `{}`; [`McpParams::parse`]).
+    ///
+    /// # Errors
+    ///
+    /// serde_json's error when the params do not fit `T`.
+    pub fn params_as<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
+        self.params.parse()
+    }
+}
+
+/// The params of a request or notification as middleware sees them (issue 17 point 4).
+///
+/// Params that came off the wire stay the JSON text received ([`RawJson`]) until something
+/// needs them otherwise: the kernel validates that text against the protocol's schema and the
+/// handler deserializes its typed params from it, so a request that no layer inspects is never
+/// turned into a [`Value`]. A layer that looks ([`as_ref`](Self::as_ref), or
+/// [`McpRequest::params_value`]) has them parsed once, and every later look shares that value;
+/// a layer that changes them ([`as_mut`](Self::as_mut), [`set`](Self::set), or assigning a new
+/// `McpParams`) makes the changed value what the layers inside and the handler see.
+///
+/// ```
+/// use ferromcp_server::middleware::McpParams;
+/// use ferromcp_types::jsonrpc::{Payload, RawJson};
+/// use serde_json::json;
+///
+/// let raw = RawJson::from_string(r#"{"name":"add"}"#.to_owned()).unwrap();
+/// let mut params = McpParams::from_payload(Some(Payload::Raw(raw)));
+/// assert!(params.raw().is_some() && !params.is_parsed());
+/// // Looking parses once; the text is still what the handler reads.
+/// assert_eq!(params.as_ref().unwrap()["name"], "add");
+/// assert!(params.raw().is_some() && params.is_parsed());
+/// // Changing them drops the text: the changed value is what goes on.
+/// params.as_mut().unwrap()["name"] = json!("sub");
+/// assert!(params.raw().is_none());
+/// assert_eq!(params.into_value(), Some(json!({"name": "sub"})));
+/// ```
+#[derive(Clone, Default)]
+pub struct McpParams(Repr);
+
+#[derive(Clone, Default)]
+enum Repr {
+    /// No params.
+    #[default]
+    Absent,
+    /// The text received, and its value once someone asked for it (`None` inside: the text
+    /// nests deeper than serde_json parses).
+    Raw(RawJson, OnceLock<Option<Value>>),
+    /// A value: handed over in process, or set by a layer.
+    Value(Value),
+}
+
+impl McpParams {
+    /// Params from a dispatcher's payload: raw text stays raw.
+    pub fn from_payload(payload: Option<Payload>) -> Self {
+        Self(match payload {
+            None => Repr::Absent,
+            Some(Payload::Raw(raw)) => Repr::Raw(raw, OnceLock::new()),
+            Some(Payload::Value(value)) => Repr::Value(value),
+        })
+    }
+
+    /// Whether there are params.
+    pub fn is_some(&self) -> bool {
+        !matches!(self.0, Repr::Absent)
+    }
+
+    /// Whether there are none.
+    pub fn is_none(&self) -> bool {
+        !self.is_some()
+    }
+
+    /// The JSON text received, while nothing has changed the params (`None` for absent params,
+    /// params handed over as a value in process, and params a layer changed).
+    pub fn raw(&self) -> Option<&RawJson> {
+        match &self.0 {
+            Repr::Raw(raw, _) => Some(raw),
+            Repr::Absent | Repr::Value(_) => None,
+        }
+    }
+
+    /// Whether a [`Value`] of the params exists: they were handed over or set as one, or
+    /// someone looked at raw params.
+    pub fn is_parsed(&self) -> bool {
+        match &self.0 {
+            Repr::Absent => false,
+            Repr::Raw(_, value) => value.get().is_some_and(Option::is_some),
+            Repr::Value(_) => true,
+        }
+    }
+
+    /// The params as a JSON value, parsed from the text on first use and kept (`None` when
+    /// absent, or in the one case the text does not parse: nesting deeper than serde_json
+    /// reads, which only a decoder set above its default depth lets through).
+    pub fn as_ref(&self) -> Option<&Value> {
+        match &self.0 {
+            Repr::Absent => None,
+            Repr::Raw(raw, value) => value
+                .get_or_init(|| serde_json::from_str(raw.get()).ok())
+                .as_ref(),
+            Repr::Value(value) => Some(value),
+        }
+    }
+
+    /// The params as a JSON value to change in place; what the layers inside and the handler
+    /// see from then on (the text received is dropped).
+    pub fn as_mut(&mut self) -> Option<&mut Value> {
+        if let Repr::Raw(raw, value) = &mut self.0 {
+            let parsed = match value.take() {
+                Some(parsed) => parsed,
+                None => serde_json::from_str(raw.get()).ok(),
+            };
+            self.0 = parsed.map_or(Repr::Absent, Repr::Value);
+        }
+        match &mut self.0 {
+            Repr::Value(value) => Some(value),
+            Repr::Absent | Repr::Raw(..) => None,
+        }
+    }
+
+    /// Replaces the params (`None`: absent).
+    pub fn set(&mut self, params: Option<Value>) {
+        self.0 = params.map_or(Repr::Absent, Repr::Value);
+    }
+
+    /// Deserializes the params into `T`: from the text received while it is unchanged, else
+    /// from the value. Absent params read as `{}`, as handlers see them.
+    ///
+    /// # Errors
+    ///
+    /// serde_json's error when the params do not fit `T`.
+    pub fn parse<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
+        match &self.0 {
+            Repr::Absent => T::deserialize(&Value::Object(JsonObject::new())),
+            Repr::Raw(raw, _) => serde_json::from_str(raw.get()),
+            Repr::Value(value) => T::deserialize(value),
+        }
+    }
+
+    /// [`parse`](Self::parse), moving a value into `T` instead of borrowing it.
+    pub(crate) fn into_typed<T: DeserializeOwned>(self) -> serde_json::Result<T> {
+        match self.0 {
+            Repr::Absent => T::deserialize(Value::Object(JsonObject::new())),
+            Repr::Raw(raw, _) => serde_json::from_str(raw.get()),
+            Repr::Value(value) => T::deserialize(value),
+        }
+    }
+
+    /// The params as a JSON value (`None` when absent or when the text does not parse; see
+    /// [`as_ref`](Self::as_ref)).
+    pub fn into_value(self) -> Option<Value> {
+        match self.0 {
+            Repr::Absent => None,
+            Repr::Raw(raw, mut value) => match value.take() {
+                Some(value) => value,
+                None => serde_json::from_str(raw.get()).ok(),
+            },
+            Repr::Value(value) => Some(value),
+        }
+    }
+
+    /// The params as a dispatcher's payload: the text received when unchanged (no parse, no
+    /// encoding), else the value.
+    pub fn into_payload(self) -> Option<Payload> {
+        match self.0 {
+            Repr::Absent => None,
+            Repr::Raw(raw, _) => Some(Payload::Raw(raw)),
+            Repr::Value(value) => Some(Payload::Value(value)),
+        }
+    }
+
+    /// `_meta` of object params, if it is an object (read from the text without parsing the
+    /// rest when the params are raw).
+    pub(crate) fn meta_object(&self) -> Option<JsonObject> {
+        match &self.0 {
+            Repr::Absent => None,
+            Repr::Raw(raw, value) => {
+                if let Some(value) = value.get() {
+                    return meta_of(value.as_ref());
+                }
+                let text = raw.get();
+                // `_meta` can only be there if the text spells it, or escapes something.
+                if !text.starts_with('{') || !(text.contains("_meta") || text.contains('\\')) {
+                    return None;
+                }
+                #[derive(serde::Deserialize)]
+                struct OnlyMeta {
+                    #[serde(rename = "_meta", default)]
+                    meta: Option<Value>,
+                }
+                match serde_json::from_str::<OnlyMeta>(text) {
+                    Ok(OnlyMeta {
+                        meta: Some(Value::Object(map)),
+                    }) => Some(map),
+                    _ => None,
+                }
+            }
+            Repr::Value(value) => meta_of(Some(value)),
+        }
+    }
+}
+
+impl McpParams {
+    /// The top-level member `key` of object params when it is a string (the tool, prompt or
+    /// resource a span or metric names), read from the text without parsing the rest when the
+    /// params are raw and nobody has parsed them.
+    pub(crate) fn str_field(&self, key: &str) -> Option<Cow<'_, str>> {
+        let value = match &self.0 {
+            Repr::Absent => return None,
+            Repr::Raw(raw, value) => match value.get() {
+                Some(value) => value.as_ref(),
+                None => {
+                    let mut de = serde_json::Deserializer::from_str(raw.get());
+                    return StrField(key)
+                        .deserialize(&mut de)
+                        .ok()
+                        .flatten()
+                        .map(Cow::Owned);
+                }
+            },
+            Repr::Value(value) => Some(value),
+        };
+        value?.get(key)?.as_str().map(Cow::Borrowed)
+    }
+}
+
+/// Reads one string member of an object, skipping the others.
+struct StrField<'k>(&'k str);
+
+impl<'de> DeserializeSeed<'de> for StrField<'_> {
+    type Value = Option<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrField<'_> {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(is_key) = map.next_key_seed(KeyIs(self.0))? {
+            if is_key && found.is_none() {
+                found = map.next_value::<Value>()?.as_str().map(str::to_owned);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Whether an object key is the one wanted.
+struct KeyIs<'k>(&'k str);
+
+impl<'de> DeserializeSeed<'de> for KeyIs<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyIs<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<bool, E> {
+        Ok(key == self.0)
+    }
+}
+
+fn meta_of(params: Option<&Value>) -> Option<JsonObject> {
+    match params?.get("_meta")? {
+        Value::Object(map) => Some(map.clone()),
+        _ => None,
+    }
+}
+
+/// Params set by a layer (`None`: absent).
+impl From<Option<Value>> for McpParams {
+    fn from(params: Option<Value>) -> Self {
+        Self(params.map_or(Repr::Absent, Repr::Value))
+    }
+}
+
+/// Params set by a layer.
+impl From<Value> for McpParams {
+    fn from(params: Value) -> Self {
+        Self(Repr::Value(params))
+    }
+}
+
+impl fmt::Debug for McpParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Repr::Absent => f.write_str("None"),
+            Repr::Raw(raw, _) => write!(f, "Raw({raw})"),
+            Repr::Value(value) => write!(f, "Value({value})"),
+        }
     }
 }
 
@@ -217,22 +543,22 @@ impl TracingMiddleware {
     /// wants it.
     pub(crate) fn span(request: &McpRequest) -> tracing::Span {
         let method = request.method.as_str();
-        let params = request.params.as_ref();
-        let name_param = || params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        // Read from the params' text when they are raw: a span parses nothing.
+        let name_param = || request.params.str_field("name");
         let (tool, prompt) = match method {
             "tools/call" => (name_param(), None),
             "prompts/get" => (None, name_param()),
             _ => (None, None),
         };
+        let (tool, prompt) = (tool.as_deref(), prompt.as_deref());
         let uri = match method {
             "resources/read"
             | "resources/subscribe"
             | "resources/unsubscribe"
-            | "notifications/resources/updated" => {
-                params.and_then(|p| p.get("uri")).and_then(Value::as_str)
-            }
+            | "notifications/resources/updated" => request.params.str_field("uri"),
             _ => None,
         };
+        let uri = uri.as_deref();
         let ctx = &request.ctx;
         let id = ctx.request_id().map(tracing::field::display);
         let (transport, protocol, protocol_version) = network_of(ctx);

@@ -129,12 +129,16 @@ impl Measure {
     pub(crate) fn start(request: &McpRequest) -> Self {
         let ctx = &request.ctx;
         let method = request.method.as_str();
-        let params = request.params.as_ref();
         let mut attributes = vec![
             KeyValue::new(attr::MCP_METHOD_NAME, method.to_owned()),
             KeyValue::new(attr::MCP_PROTOCOL_VERSION, ctx.protocol_version().as_str()),
         ];
-        match (method, target(method, params)) {
+        // The target is read from the params' text when they are raw (issue 17 point 4).
+        let target = match method {
+            "tools/call" | "prompts/get" => request.params.str_field("name"),
+            _ => None,
+        };
+        match (method, target.as_deref()) {
             ("tools/call", Some(tool)) => {
                 attributes.push(KeyValue::new(attr::GEN_AI_TOOL_NAME, tool.to_owned()));
                 attributes.push(KeyValue::new(

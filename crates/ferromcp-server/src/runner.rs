@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::connection::{Connection, NotifyOnly};
 use crate::context::RequestContext;
-use crate::middleware::{McpRequest, McpResult, Middleware, Next, TracingMiddleware};
+use crate::middleware::{McpParams, McpRequest, McpResult, Middleware, Next, TracingMiddleware};
 use crate::server::{CACHEABLE_METHODS, Server};
 
 /// How a runner builds the connection a request runs on.
@@ -87,19 +87,8 @@ fn protocol_error(e: ErrorObject) -> BoxFuture<'static, Result<Payload, HandlerE
     Box::pin(std::future::ready(Err(e.into())))
 }
 
-/// Reads `params._meta` leniently: `None` when absent or not an object.
-fn read_meta(params: Option<&Value>) -> Option<Meta> {
-    match params?.get("_meta")? {
-        Value::Object(map) => Some(Meta(map.clone())),
-        _ => None,
-    }
-}
-
-fn has_modern_envelope(params: Option<&Value>) -> bool {
-    params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(META_PROTOCOL_VERSION))
-        .is_some()
+fn has_modern_envelope(meta: Option<&JsonObject>) -> bool {
+    meta.is_some_and(|m| m.contains_key(META_PROTOCOL_VERSION))
 }
 
 impl ServerRunner {
@@ -172,11 +161,12 @@ impl ServerRunner {
         connection: Connection,
         dispatch: DispatchContext,
         method: String,
-        params: Option<Value>,
+        params: McpParams,
+        meta: Option<JsonObject>,
     ) -> impl Future<Output = Result<JsonObject, HandlerError>> + Send + 'static {
         // Built here, synchronously, so the returned future holds each part once (it is
         // moved into a box on every request).
-        let meta = read_meta(params.as_ref());
+        let meta = meta.map(Meta);
         let layers = server.inner.middleware.clone();
         let tracing = server.inner.tracing;
         let ctx = RequestContext::new(server, connection.clone(), dispatch, &method, meta);
@@ -196,12 +186,9 @@ impl ServerRunner {
     /// `outbound`.
     fn classify_envelope(
         outbound: &Arc<dyn Outbound>,
-        params: Option<&Value>,
+        meta: Option<&JsonObject>,
     ) -> Result<Connection, ErrorObject> {
         let supported = ProtocolVersion::strings(&[ProtocolVersion::LATEST_MODERN]);
-        let meta = params
-            .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object);
         let Some(meta) = meta else {
             return Err(ErrorObject::invalid_params(
                 "missing params._meta: this connection serves MCP 2026-07-28, where every \
@@ -332,8 +319,16 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
             } else {
                 return Err(ErrorObject::method_not_found(&method).into());
             }
-        } else if let Err(e) = m.validate_params(version, params.as_ref()) {
-            return Err(ErrorObject::invalid_params(e.to_string()).into());
+        } else {
+            // Raw params nobody looked at are checked on their text: no `Value` is built for
+            // them (issue 17 point 4); a value a layer built or set is checked as it is.
+            let checked = match params.raw() {
+                Some(raw) if !params.is_parsed() => m.validate_params_raw(version, Some(raw.get())),
+                _ => m.validate_params(version, params.as_ref()),
+            };
+            if let Err(e) = checked {
+                return Err(ErrorObject::invalid_params(e.to_string()).into());
+            }
         }
     }
 
@@ -360,7 +355,7 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
         // gets no `completions` capability and no server-info fields of later revisions.
         let mut result = to_object(&result, &method)?;
         tables::shape_result(&method, negotiated, &mut result);
-        connection.stage_initialize(params.unwrap_or(Value::Null));
+        connection.stage_initialize(params.into_value().unwrap_or(Value::Null));
         return Ok(result);
     }
 
@@ -377,12 +372,8 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
         .into());
     }
 
-    // 5. Typed params (absent params are `{}`) and the handler.
-    let value = handler(
-        ctx,
-        params.unwrap_or_else(|| Value::Object(JsonObject::new())),
-    )
-    .await?;
+    // 5. Typed params (absent params are `{}`; raw ones read from their text) and the handler.
+    let value = handler(ctx, params).await?;
     let Value::Object(mut result) = value else {
         if value.is_null() {
             return shape(&server, &method, spec, version, JsonObject::new());
@@ -491,13 +482,12 @@ impl Handler for ServerRunner {
         method: String,
         params: Option<Payload>,
     ) -> BoxFuture<'static, Result<Payload, HandlerError>> {
-        let params = match params.map(Payload::into_value).transpose() {
-            Ok(p) => p,
-            Err(e) => return protocol_error(ErrorObject::parse_error(e.to_string())),
-        };
+        // Params stay the text received; only `_meta` is read here (issue 17 point 4).
+        let params = McpParams::from_payload(params);
+        let meta = params.meta_object();
         let connection = match &self.mode {
             Mode::Handshake(connection) => {
-                if method != methods::INITIALIZE && has_modern_envelope(params.as_ref()) {
+                if method != methods::INITIALIZE && has_modern_envelope(meta.as_ref()) {
                     return protocol_error(ErrorObject::invalid_request(
                         "this connection serves the handshake era of MCP (it began with \
                          initialize); requests must not carry the 2026-07-28 envelope",
@@ -518,7 +508,7 @@ impl Handler for ServerRunner {
                     &supported, requested,
                 ));
             }
-            Mode::Modern(outbound) => match Self::classify_envelope(outbound, params.as_ref()) {
+            Mode::Modern(outbound) => match Self::classify_envelope(outbound, meta.as_ref()) {
                 Ok(c) => c,
                 Err(e) => return protocol_error(e),
             },
@@ -528,7 +518,7 @@ impl Handler for ServerRunner {
                 return protocol_error(ErrorObject::method_not_found(&method));
             }
             Mode::Exchange(era @ ExchangeEra::Modern) => {
-                match Self::classify_envelope(&era.outbound(&ctx), params.as_ref()) {
+                match Self::classify_envelope(&era.outbound(&ctx), meta.as_ref()) {
                     Ok(c) => c,
                     Err(e) => return protocol_error(e),
                 }
@@ -542,7 +532,8 @@ impl Handler for ServerRunner {
         // hooks) when the request is done, before the answer goes out.
         let per_request = CloseOnDrop::new(&self.mode, &connection);
         Box::pin(async move {
-            let result = ServerRunner::serve_request(server, connection, ctx, method, params).await;
+            let result =
+                ServerRunner::serve_request(server, connection, ctx, method, params, meta).await;
             per_request.close().await;
             result.map(Payload::from)
         })
@@ -659,13 +650,19 @@ async fn serve_notification(
         return; // nothing would see it
     }
     let tracing = server.inner.tracing;
-    let meta = read_meta(params.as_ref());
+    let meta = params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| match m {
+            Value::Object(map) => Some(Meta(map.clone())),
+            _ => None,
+        });
     let ctx = RequestContext::new(server, connection, dispatch, &method, meta);
     let logged = method.clone();
     let request = McpRequest {
         ctx,
         method,
-        params,
+        params: params.into(),
     };
     // The same tracing span and middleware stack as requests; the result is discarded.
     let span = (tracing && tracing::level_enabled!(tracing::Level::DEBUG))
@@ -701,7 +698,9 @@ fn notification_ladder(req: McpRequest) -> BoxFuture<'static, McpResult> {
         };
         handler(
             ctx,
-            params.unwrap_or_else(|| Value::Object(JsonObject::new())),
+            params
+                .into_value()
+                .unwrap_or_else(|| Value::Object(JsonObject::new())),
         )
         .await?;
         Ok(JsonObject::new())

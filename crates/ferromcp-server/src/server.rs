@@ -25,11 +25,12 @@ use serde_json::Value;
 use crate::connection::SubscriptionLimits;
 use crate::context::RequestContext;
 use crate::deserialize_reason::params_reason;
-use crate::middleware::Middleware;
+use crate::middleware::{McpParams, Middleware};
 use crate::tool_headers::{ParamHeader, ToolHeaders};
 
-pub(crate) type RequestFn =
-    dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<Value, HandlerError>> + Send + Sync;
+pub(crate) type RequestFn = dyn Fn(RequestContext, McpParams) -> BoxFuture<'static, Result<Value, HandlerError>>
+    + Send
+    + Sync;
 pub(crate) type NotifyFn =
     dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<(), HandlerError>> + Send + Sync;
 
@@ -436,9 +437,16 @@ where
     Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
 {
     Arc::new(move |ctx, params| {
-        // By value: the params move into the typed struct instead of being cloned.
-        let typed = match P::deserialize(params) {
+        // Raw params are read from their text straight into the typed struct (no `Value`);
+        // a value moves into it instead of being cloned.
+        let typed = match params.into_typed::<P>() {
             Ok(p) => p,
+            // Valid text that serde_json will not read: nesting deeper than it parses (a
+            // decoder set above its default depth let it through), a parse error as before.
+            Err(e) if e.classify() == serde_json::error::Category::Syntax => {
+                let err = ErrorObject::parse_error(e.to_string());
+                return Box::pin(std::future::ready(Err(err.into())));
+            }
             Err(e) => {
                 tracing::debug!(error = %e, "request params did not deserialize");
                 let err = ErrorObject::invalid_params(params_reason(&e));

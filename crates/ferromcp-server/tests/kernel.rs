@@ -1046,7 +1046,7 @@ async fn middleware_rewrites_method_and_params() {
                     |mut req: McpRequest, next: Next| async move {
                         if req.method == "acme/old" {
                             req.method = "acme/new".into();
-                            req.params = Some(json!({"x": 2}));
+                            req.params = json!({"x": 2}).into();
                         }
                         next.run(req).await
                     },

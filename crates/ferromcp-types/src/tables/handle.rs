@@ -143,6 +143,28 @@ impl Method {
         validate::check(schema, self.name(), v, Target::Params, params)
     }
 
+    /// [`validate_params`](Self::validate_params) of params as JSON text (one value, as a
+    /// `RawJson` holds it): the text is checked as it is, without building a `Value`, and is
+    /// parsed only when it does not match, for the same error report.
+    ///
+    /// ```
+    /// use ferromcp_types::{ProtocolVersion, tables};
+    ///
+    /// let call = tables::method("tools/call").unwrap();
+    /// let v = ProtocolVersion::V2025_06_18;
+    /// assert!(call.validate_params_raw(v, Some(r#"{"name":"add"}"#)).is_ok());
+    /// let err = call.validate_params_raw(v, Some("{}")).unwrap_err();
+    /// assert_eq!(err.pointer(), "/name");
+    /// ```
+    pub fn validate_params_raw(
+        self,
+        v: ProtocolVersion,
+        params: Option<&str>,
+    ) -> Result<(), ParamsError> {
+        let schema = self.entry(v).params;
+        validate::check_raw(schema, self.name(), v, Target::Params, params)
+    }
+
     /// Validates the params of the method as a notification at revision `v` (as
     /// [`validate_notification_params`](super::validate_notification_params): passes when
     /// `v` does not define the method as a notification).

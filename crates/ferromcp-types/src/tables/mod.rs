@@ -37,6 +37,7 @@ mod data;
 mod generated;
 mod handle;
 mod matches;
+mod raw;
 mod schema;
 mod shape;
 mod shape_validate;

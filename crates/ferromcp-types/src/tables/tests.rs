@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use super::data::VersionData;
 use super::generated::{ALL_METHODS, VERSIONS};
 use super::matches::matches;
+use super::raw;
 use super::schema::{Additional, Key, Lit, NodeId, Span, Union};
 use super::shape::Shaper;
 use super::validate::{Subject, plain_ok, plausible_with, report};
@@ -448,16 +449,36 @@ fn result_like() -> impl Strategy<Value = Value> {
 /// The fast walk says what the plain walk says, the shortcuts of shaping shape the same way,
 /// for every revision's params and result schemas.
 fn same_answers(value: &Value) -> Result<(), TestCaseError> {
+    // The walk on JSON text (issue 17 point 4), on compact and on pretty text.
+    let compact = value.to_string();
+    let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
     for (v, c) in ProtocolVersion::ALL.into_iter().zip(VERSIONS) {
         for entry in c.methods {
             for root in [entry.params, entry.result].into_iter().flatten() {
+                let plain = plain_ok(c, root, value);
                 prop_assert_eq!(
                     matches(c, root, value, 0),
-                    plain_ok(c, root, value),
+                    plain,
                     "{} node {} on {}",
                     v,
                     root,
                     value
+                );
+                prop_assert_eq!(
+                    raw::matches(c, root, &compact, 0),
+                    plain,
+                    "{} node {} on {}",
+                    v,
+                    root,
+                    compact
+                );
+                prop_assert_eq!(
+                    raw::matches(c, root, &pretty, 0),
+                    plain,
+                    "{} node {} on {}",
+                    v,
+                    root,
+                    pretty
                 );
                 prop_assert_eq!(shaped(c, root, value, true), shaped(c, root, value, false));
             }
@@ -724,6 +745,48 @@ fn one_walk_sees_the_result_type_of_2026_07_28() {
             two_walks("tools/call", v, &map),
             (shaped, outcome),
             "{map:?}"
+        );
+    }
+}
+
+/// The walk on JSON text reads escaped keys, tags and strings as their values (issue 17
+/// point 4), and reports a mismatch with the same error as the walk on values.
+#[test]
+fn raw_walk_reads_escapes_and_reports_as_the_value_walk() {
+    let call = super::method("tools/call").unwrap();
+    let v = ProtocolVersion::V2025_11_25;
+    // `name` written with an escape; a content tag with one.
+    assert!(
+        call.validate_params_raw(v, Some(r#"{"n\u0061me":"add"}"#))
+            .is_ok()
+    );
+    assert!(
+        call.validate_params_raw(v, Some(r#"{ "name" : "a\"dd" , "arguments" : {} }"#))
+            .is_ok()
+    );
+    let text = r#"{"name":5}"#;
+    let value: Value = serde_json::from_str(text).unwrap();
+    let raw_err = call.validate_params_raw(v, Some(text)).unwrap_err();
+    let value_err = call.validate_params(v, Some(&value)).unwrap_err();
+    assert_eq!(raw_err.to_string(), value_err.to_string());
+    assert_eq!(raw_err.pointer(), "/name");
+    // Absent params check as `{}`.
+    assert!(call.validate_params_raw(v, None).is_err());
+    let c = VERSIONS[v as usize];
+    let Some(root) = c.result("tools/call") else {
+        panic!("tools/call has a result schema");
+    };
+    for tagged in [
+        r#"{"content":[{"t\u0079pe":"text","text":"hi"}]}"#,
+        r#"{"content":[{"type":"te\u0078t","text":"hi"}]}"#,
+        r#"{"content":[{"type":"image","mimeType":"image/png"}]}"#,
+        r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}],"isError":true}"#,
+    ] {
+        let parsed: Value = serde_json::from_str(tagged).unwrap();
+        assert_eq!(
+            raw::matches(c, root, tagged, 0),
+            matches(c, root, &parsed, 0),
+            "{tagged}"
         );
     }
 }

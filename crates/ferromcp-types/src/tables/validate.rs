@@ -224,6 +224,34 @@ pub(super) fn check(
     }
 }
 
+/// [`check`] of JSON text (one value, as a `RawJson` holds it): the text is walked as it is,
+/// and parsed into a value only when it does not match, for the error report (`None`: absent
+/// params, checked as `{}`).
+pub(super) fn check_raw(
+    id: Option<NodeId>,
+    method: &str,
+    v: ProtocolVersion,
+    target: Target,
+    text: Option<&str>,
+) -> Result<(), ParamsError> {
+    let (Some(id), Some(text)) = (id, text.map(str::trim)) else {
+        return check(id, method, v, target, None);
+    };
+    if super::raw::matches(compiled(v), id, text, 0) {
+        return Ok(());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => run(compiled(v), id, method, v, target, Some(&value)),
+        Err(_) => Err(ParamsError {
+            method: method.to_owned(),
+            version: v,
+            target,
+            pointer: String::new(),
+            kind: ParamsErrorKind::TooDeep,
+        }),
+    }
+}
+
 fn run(
     schemas: &VersionData,
     id: NodeId,
