@@ -392,6 +392,14 @@ async fn gateway_serves_over_http_with_the_serve_defaults() {
             .unwrap();
         assert_eq!(r.content[0].as_text(), Some("42"));
         client.shutdown().await;
+        // Without --auth the audit line's `who` is the client's address.
+        let audit = loop {
+            let line = err.next_line().await.unwrap().expect("an audit line");
+            if line.contains(" audit ") {
+                break line;
+            }
+        };
+        assert!(audit.contains("who=127.0.0.1 backend=demo"), "{audit}");
         // A foreign Host header: refused (421), as `serve --http` refuses it.
         let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
