@@ -351,6 +351,21 @@ http_pairing "ferromcp-cli.ts-v2-server.http.2026-07-28" "${CLI[@]}" 2026-07-28 
 http_pairing "ferromcp-cli.ts-v2-server.http.auto" "${CLI[@]}" auto modern
 
 say ""
+say "== through ferromcp gateway: peer servers behind it, peer clients in front of it"
+GW=("$PY" interop/gateway_front.py "$FERROMCP")
+pairing "gateway.ferromcp-client.python-server.stdio" "${GW[@]}" ferromcp py "$PY_STDIO"
+pairing "gateway.ferromcp-client.ts-server.stdio" "${GW[@]}" ferromcp ts "$TS_STDIO"
+pairing "gateway.ferromcp-client.ts-v2-server.stdio" "${GW[@]}" ferromcp tsv2 "$TS2_STDIO"
+SERVER=("$PY" interop/python/server.py --http @PORT@)
+http_pairing "gateway.ferromcp-client.python-server.http" "${GW[@]}" ferromcp py
+SERVER=("$NODE" interop/typescript/server.mjs --http @PORT@)
+http_pairing "gateway.ferromcp-client.ts-server.http" "${GW[@]}" ferromcp ts
+for mode in legacy auto; do
+  pairing "gateway.python-client.stdio.$mode" "${GW[@]}" python "$mode"
+done
+pairing "gateway.ts-client.stdio" "${GW[@]}" ts "$NODE"
+
+say ""
 say "== the 2024-11-05 HTTP+SSE transport, both ways"
 SERVER=("$FERROMCP" serve --http 127.0.0.1:@PORT@ --legacy-sse)
 URL_PATH=/sse http_pairing "python-client.sse.legacy" "${PYC[@]}" --mode legacy sse

@@ -16,6 +16,10 @@
 //! url = "https://search.example.com/mcp"
 //! headers = { Authorization = "Bearer ..." }
 //! tools.allow = ["search", "fetch_*"]
+//!
+//! [rate_limit]          # tool calls per minute
+//! per_principal = 600
+//! total = 6000
 //! ```
 
 use std::collections::BTreeMap;
@@ -38,7 +42,8 @@ CONFIG.toml names the servers to mount, each under [servers.NAME] (NAME: letters
 '-'): `command` (+ `args`, `env`, `cwd`) starts a stdio server, `url` (+ `headers`) reaches a
 Streamable HTTP server. Per server: `tools.allow` / `tools.deny` (patterns with * and ?; deny
 wins; no allow list allows every tool), `timeout` (seconds per forwarded request, default 60)
-and `max_concurrency` (requests forwarded at a time, default 64).
+and `max_concurrency` (requests forwarded at a time, default 64). A `[rate_limit]` table
+bounds tool calls per minute: `per_principal` (default 600) and `total` (default 6000).
 
 A server that fails to start or stops answering (pinged every 2 s) is reported on stderr, its
 tools leave the gateway (clients are told the list changed), and it is tried again with
@@ -48,12 +53,15 @@ sessions; a file that does not parse is reported and the running config kept.
 
 Their tools are served as NAME_TOOL, prompts as NAME_PROMPT, resources as NAME+URI, on stdio
 or, with --http ADDR, over Streamable HTTP at http://ADDR/mcp with the same defaults as
-`ferromcp serve --http` (loopback Host and Origin values only). Every tool call is logged on
-stderr: `ferromcp gateway: audit who=... backend=... tool=... outcome=... duration_ms=...`.
+`ferromcp serve --http` (loopback Host and Origin values only; --auth puts it behind the
+same embedded OAuth 2.1 authorization server). Every tool call is logged on stderr:
+`ferromcp gateway: audit who=... backend=... tool=... outcome=... duration_ms=...`, who
+being the authenticated principal (subject/client) with --auth, else the client's IP address.
 
 Examples:
     ferromcp gateway servers.toml
-    ferromcp gateway servers.toml --http 127.0.0.1:8000";
+    ferromcp gateway servers.toml --http 127.0.0.1:8000
+    ferromcp gateway servers.toml --http 127.0.0.1:8000 --auth";
 
 /// `ferromcp gateway CONFIG.toml [--http ADDR]`.
 #[derive(Debug, clap::Args)]
@@ -64,6 +72,9 @@ pub(crate) struct GatewayArgs {
     /// Serve over Streamable HTTP at http://ADDR/mcp instead of stdio.
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<String>,
+    /// The front's authentication: the same options as `ferromcp serve --http`.
+    #[command(flatten)]
+    pub(crate) front: crate::serve_http::FrontAuthArgs,
 }
 
 /// The configuration file.
@@ -72,6 +83,93 @@ pub(crate) struct GatewayArgs {
 struct Config {
     #[serde(default)]
     servers: BTreeMap<String, ServerConfig>,
+    /// `[rate_limit]`: tool calls per minute, per principal and in total.
+    #[serde(default)]
+    rate_limit: RateLimit,
+}
+
+/// The default `rate_limit.per_principal`: tool calls one principal (the authenticated
+/// subject and client, else the client's IP address, else the stdio peer) may make through
+/// the gateway per minute.
+pub(crate) const DEFAULT_CALLS_PER_PRINCIPAL_PER_MINUTE: u32 = 600;
+/// The default `rate_limit.total`: tool calls all principals together may make through the
+/// gateway per minute (it also bounds how many principals are tracked at once).
+pub(crate) const DEFAULT_CALLS_PER_MINUTE: u32 = 6000;
+/// The rate limit's window.
+const RATE_WINDOW: Duration = Duration::from_secs(60);
+
+/// The `[rate_limit]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RateLimit {
+    per_principal: u32,
+    total: u32,
+}
+
+impl Default for RateLimit {
+    fn default() -> Self {
+        Self {
+            per_principal: DEFAULT_CALLS_PER_PRINCIPAL_PER_MINUTE,
+            total: DEFAULT_CALLS_PER_MINUTE,
+        }
+    }
+}
+
+/// Fixed one-minute windows of tool calls, per principal and in total. A principal is
+/// tracked only once one of its calls is admitted, so at most `total` are tracked.
+struct Limiter(std::sync::Mutex<Window>);
+
+struct Window {
+    limits: RateLimit,
+    started: Instant,
+    total: u32,
+    by_principal: std::collections::HashMap<String, u32>,
+}
+
+impl Limiter {
+    fn new(limits: RateLimit) -> Self {
+        Self(std::sync::Mutex::new(Window {
+            limits,
+            started: Instant::now(),
+            total: 0,
+            by_principal: std::collections::HashMap::new(),
+        }))
+    }
+
+    /// New limits (a config reload); the current window's counts stay.
+    fn set(&self, limits: RateLimit) {
+        if let Ok(mut w) = self.0.lock() {
+            w.limits = limits;
+        }
+    }
+
+    /// Whether `who` may make one more call now (counting it if so).
+    fn admit(&self, who: &str) -> bool {
+        let Ok(mut w) = self.0.lock() else {
+            return false;
+        };
+        if w.started.elapsed() >= RATE_WINDOW {
+            w.started = Instant::now();
+            w.total = 0;
+            w.by_principal.clear();
+        }
+        let Window {
+            limits,
+            total,
+            by_principal,
+            ..
+        } = &mut *w;
+        if *total >= limits.total {
+            return false;
+        }
+        let used = by_principal.get(who).copied().unwrap_or(0);
+        if used >= limits.per_principal {
+            return false;
+        }
+        by_principal.insert(who.to_owned(), used + 1);
+        *total += 1;
+        true
+    }
 }
 
 /// One `[servers.NAME]` table.
@@ -144,6 +242,12 @@ fn read_config(path: &Path) -> Result<Config, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let config: Config = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if config.rate_limit.per_principal == 0 || config.rate_limit.total == 0 {
+        return Err(format!(
+            "{}: [rate_limit] `per_principal` and `total` must be at least 1",
+            path.display()
+        ));
+    }
     if config.servers.is_empty() {
         return Err(format!("{}: no [servers.NAME] table", path.display()));
     }
@@ -225,9 +329,30 @@ fn backend(name: &str, server: ServerConfig) -> Result<Backend, String> {
     Ok(backend)
 }
 
-/// One audit line per `tools/call`: who called, which backend and tool, the outcome and how
-/// long it took.
-struct Audit;
+/// One audit line per `tools/call` (who called, which backend and tool, the outcome and how
+/// long it took), after the per-principal rate limit.
+struct Audit(Arc<Limiter>);
+
+/// Who made a request: the authenticated principal (`subject/client`), else the HTTP
+/// client's IP address, else the session, else `stdio`.
+fn who(ctx: &ferromcp_server::RequestContext) -> String {
+    if let Some(p) = ctx.principal() {
+        return match &p.client_id {
+            Some(client) => format!("{}/{client}", p.subject),
+            None => p.subject.clone(),
+        };
+    }
+    let peer = ctx
+        .http_parts()
+        .and_then(|parts| parts.extensions.get::<ferromcp_server::PeerAddr>());
+    if let Some(peer) = peer {
+        return peer.0.ip().to_string();
+    }
+    ctx.connection()
+        .session_id()
+        .map(|s| format!("session:{s}"))
+        .unwrap_or_else(|| "stdio".to_owned())
+}
 
 impl Middleware for Audit {
     fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult> {
@@ -241,17 +366,24 @@ impl Middleware for Audit {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let ctx = &request.ctx;
-        let who = ctx
-            .caller_id()
-            .map(|c| c.0.clone())
-            .or_else(|| {
-                ctx.connection()
-                    .session_id()
-                    .map(|s| format!("session:{s}"))
-            })
-            .unwrap_or_else(|| "stdio".to_owned());
+        let who = who(&request.ctx);
+        // Mount names contain no '_': the backend is the tool's prefix.
+        let backend = tool.split_once('_').map_or("-", |(m, _)| m).to_owned();
         let started = Instant::now();
+        if !self.0.admit(&who) {
+            eprintln!(
+                "ferromcp gateway: audit who={who} backend={backend} tool={tool} \
+                 outcome=rate-limited duration_ms=0"
+            );
+            let mut refused = serde_json::Map::new();
+            refused.insert(
+                "content".to_owned(),
+                serde_json::json!([{"type": "text", "text":
+                    "rate limit: too many tool calls through this gateway; try again in a minute"}]),
+            );
+            refused.insert("isError".to_owned(), Value::Bool(true));
+            return Box::pin(async move { Ok(refused) });
+        }
         Box::pin(async move {
             let result = next.run(request).await;
             let outcome = match &result {
@@ -263,8 +395,6 @@ impl Middleware for Audit {
                 Err(HandlerError::Protocol(e)) => format!("error:{}", e.code.0),
                 Err(_) => "error".to_owned(),
             };
-            // Mount names contain no '_': the backend is the tool's prefix.
-            let backend = tool.split_once('_').map_or("-", |(m, _)| m);
             eprintln!(
                 "ferromcp gateway: audit who={who} backend={backend} tool={tool} \
                  outcome={outcome} duration_ms={}",
@@ -377,7 +507,12 @@ fn modified(path: &Path) -> Option<std::time::SystemTime> {
 
 /// Applies the config file whenever it changes (a file that does not parse is reported and
 /// the running config kept).
-async fn follow_config(composed: Arc<Composer>, path: PathBuf, mut running: Running) {
+async fn follow_config(
+    composed: Arc<Composer>,
+    limiter: Arc<Limiter>,
+    path: PathBuf,
+    mut running: Running,
+) {
     let mut seen = modified(&path);
     loop {
         tokio::time::sleep(RELOAD_POLL).await;
@@ -389,6 +524,7 @@ async fn follow_config(composed: Arc<Composer>, path: PathBuf, mut running: Runn
         match read_config(&path) {
             Ok(config) => {
                 eprintln!("ferromcp gateway: {} changed: applying it", path.display());
+                limiter.set(config.rate_limit);
                 apply(&composed, &mut running, config).await;
             }
             Err(e) => eprintln!("ferromcp gateway: {e} (the running config is kept)"),
@@ -410,19 +546,37 @@ pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return super::fail(&format!("cannot start the async runtime: {e}")),
     };
-    let (http, path) = (args.http.clone(), args.config.clone());
+    let (http, path, auth) = (args.http.clone(), args.config.clone(), args.front.auth);
+    if auth && http.is_none() {
+        return super::fail("gateway: --auth needs --http");
+    }
+    let limiter = Arc::new(Limiter::new(config.rate_limit));
     let served: Result<(), String> = runtime.block_on(async move {
         let composed = Composer::builder("ferromcp-gateway", env!("CARGO_PKG_VERSION"))
-            .front(|front| front.middleware(Audit))
+            .front(|front| front.middleware(Audit(limiter.clone())))
             .build()
             .await
             .map_err(|e| e.to_string())?;
         let composed = Arc::new(composed);
         let mut running = Running::new();
         apply(&composed, &mut running, config).await;
-        let reload = follow_config(composed.clone(), path, running);
+        let reload = follow_config(composed.clone(), limiter, path, running);
         let serve = async {
             match http {
+                Some(addr) if auth => {
+                    let front = composed.server().server().clone();
+                    let server =
+                        crate::serve_http::bind_with_auth(&addr, front, HttpConfig::default())
+                            .await
+                            .map_err(|e| format!("binding {addr}: {e}"))?;
+                    eprintln!(
+                        "ferromcp gateway: at {} (OAuth 2.1 protected; authorization server {}, \
+                         approving every request: development only)",
+                        server.resource(),
+                        server.authorization_server().issuer()
+                    );
+                    server.run().await.map_err(|e| e.to_string())
+                }
                 Some(addr) => {
                     let server = HttpServer::bind(
                         addr.as_str(),
@@ -470,5 +624,18 @@ mod tests {
         };
         assert!(t.keeps("ax") && !t.keeps("abc") && !t.keeps("x"));
         assert!(ToolsConfig::default().keeps("anything"));
+    }
+
+    /// The README's example config (`examples/gateway.toml`) parses and builds its backends.
+    #[test]
+    fn the_example_config_is_valid() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/gateway.toml");
+        let config = read_config(&path).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(
+            config.servers.keys().collect::<Vec<_>>(),
+            ["demo", "search"]
+        );
+        assert_eq!(config.rate_limit, RateLimit::default());
+        assert!(!config.servers["demo"].tools.keeps("long_task"));
     }
 }

@@ -56,6 +56,20 @@ pub(crate) struct ServeArgs {
     /// Handshake-era sessions; needs a ferromcp built with the `redis` feature.
     #[arg(long, value_name = "URL", requires = "http", verbatim_doc_comment)]
     pub(crate) redis: Option<String>,
+    /// The front's authentication (`--auth`), shared with `ferromcp gateway --http`.
+    #[command(flatten)]
+    pub(crate) front: FrontAuthArgs,
+    /// Also serve the 2024-11-05 HTTP+SSE transport.
+    ///
+    /// The stream at http://ADDR/sse, messages POSTed to /messages?sessionId=...
+    #[arg(long, requires = "http", verbatim_doc_comment)]
+    pub(crate) legacy_sse: bool,
+}
+
+/// The authentication options of an HTTP front (`serve --http`, `gateway --http`): one
+/// definition, flattened into both commands (each has an `--http` option they require).
+#[derive(Debug, Default, Clone, clap::Args)]
+pub(crate) struct FrontAuthArgs {
     /// Protect /mcp with the embedded OAuth 2.1 authorization server at http://ADDR.
     ///
     /// Metadata, /authorize, /token, /register, /revoke, /jwks; scope `mcp`.
@@ -64,11 +78,6 @@ pub(crate) struct ServeArgs {
     /// Try it with `ferromcp inspect http://ADDR/mcp --oauth`.
     #[arg(long, requires = "http", verbatim_doc_comment)]
     pub(crate) auth: bool,
-    /// Also serve the 2024-11-05 HTTP+SSE transport.
-    ///
-    /// The stream at http://ADDR/sse, messages POSTed to /messages?sessionId=...
-    #[arg(long, requires = "http", verbatim_doc_comment)]
-    pub(crate) legacy_sse: bool,
 }
 
 impl ServeArgs {
@@ -123,7 +132,7 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return super::fail(&e),
     };
-    let (redis, auth) = (args.redis.clone(), args.auth);
+    let (redis, auth) = (args.redis.clone(), args.front.auth);
     super::init_logging();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -165,14 +174,7 @@ async fn serve_with_auth(
     server: ferromcp_server::Server,
     config: HttpConfig,
 ) -> std::io::Result<()> {
-    use ferromcp_auth_server::{AuthHttpServer, AuthServerConfig};
-    let as_config = AuthServerConfig::default()
-        .scopes_supported(["mcp"])
-        .default_scopes(["mcp"]);
-    let server = AuthHttpServer::bind_with(addr, server, config, as_config, |rs| {
-        rs.required_scopes(["mcp"])
-    })
-    .await?;
+    let server = bind_with_auth(addr, server, config).await?;
     eprintln!(
         "ferromcp: serving the demo server at {} (OAuth 2.1 protected; authorization server \
          {}, approving every request: development only)",
@@ -180,6 +182,25 @@ async fn serve_with_auth(
         server.authorization_server().issuer()
     );
     server.run().await
+}
+
+/// `--auth` (of `serve --http` and `gateway --http`): `server` at `addr`, its `/mcp` behind
+/// the embedded OAuth 2.1 authorization server on the same address (scope `mcp`, approving
+/// every request; loopback only). Requests reach handlers with their
+/// [`Principal`](ferromcp_server::principal::Principal).
+pub(crate) async fn bind_with_auth(
+    addr: &str,
+    server: ferromcp_server::Server,
+    config: HttpConfig,
+) -> std::io::Result<ferromcp_auth_server::AuthHttpServer> {
+    use ferromcp_auth_server::{AuthHttpServer, AuthServerConfig};
+    let as_config = AuthServerConfig::default()
+        .scopes_supported(["mcp"])
+        .default_scopes(["mcp"]);
+    AuthHttpServer::bind_with(addr, server, config, as_config, |rs| {
+        rs.required_scopes(["mcp"])
+    })
+    .await
 }
 
 /// `config` with the Redis stores of `url` (feature `redis`).
@@ -231,8 +252,8 @@ mod tests {
         assert_eq!(a.http.as_deref(), Some("127.0.0.1:0"));
         let c = a.http_config().unwrap_or_else(|e| unreachable!("{e}"));
         assert!(c.stateless && c.json_response);
-        assert!(!a.auth);
-        assert!(serve(&["--http", "x", "--auth"]).is_ok_and(|p| p.auth));
+        assert!(!a.front.auth);
+        assert!(serve(&["--http", "x", "--auth"]).is_ok_and(|p| p.front.auth));
         assert!(!c.legacy_sse);
         let sse = config(&["--http", "x", "--legacy-sse"]);
         assert!(sse.is_ok_and(|c| c.legacy_sse));

@@ -392,6 +392,14 @@ async fn gateway_serves_over_http_with_the_serve_defaults() {
             .unwrap();
         assert_eq!(r.content[0].as_text(), Some("42"));
         client.shutdown().await;
+        // Without --auth the audit line's `who` is the client's address.
+        let audit = loop {
+            let line = err.next_line().await.unwrap().expect("an audit line");
+            if line.contains(" audit ") {
+                break line;
+            }
+        };
+        assert!(audit.contains("who=127.0.0.1 backend=demo"), "{audit}");
         // A foreign Host header: refused (421), as `serve --http` refuses it.
         let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -409,5 +417,191 @@ async fn gateway_serves_over_http_with_the_serve_defaults() {
     })
     .await
     .expect("within the deadline");
+    let _ = std::fs::remove_file(path);
+}
+
+/// `gateway CONFIG --http 127.0.0.1:0 --auth`: the child, its MCP URL, and its stderr lines
+/// (kept, read on).
+async fn start_with_auth(
+    path: &std::path::Path,
+) -> (
+    tokio::process::Child,
+    String,
+    std::sync::Arc<std::sync::Mutex<String>>,
+) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
+        .arg("gateway")
+        .arg(path)
+        .args(["--http", "127.0.0.1:0", "--auth"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = err
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the address on stderr");
+        if let Some(rest) = line.strip_prefix("ferromcp gateway: at ") {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let keep = log.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = err.next_line().await {
+            let mut log = keep.lock().unwrap();
+            log.push_str(&line);
+            log.push('\n');
+        }
+    });
+    (child, url, log)
+}
+
+/// A client of `url` that completes the OAuth flow headlessly: its own registration, so
+/// its own principal (`local-user/<client id>`).
+async fn oauth_client(url: &str) -> ferromcp_client::Client {
+    use ferromcp_client::oauth::{OAuthConfig, OAuthProvider, RedirectReadingHandler};
+    let cfg = OAuthConfig::new("http://127.0.0.1/callback", RedirectReadingHandler)
+        .with_client_name("gateway-test");
+    let provider = OAuthProvider::new(url, cfg).unwrap();
+    let transport = ferromcp_client::HttpTransport::new(url)
+        .unwrap()
+        .auth(std::sync::Arc::new(provider));
+    ferromcp_client::Client::builder()
+        .connect(transport)
+        .await
+        .unwrap()
+}
+
+/// S93: `gateway --http --auth` puts the front behind `serve --http --auth`'s embedded
+/// authorization server: a request without a token is refused with 401 and a
+/// `WWW-Authenticate` challenge; a client that completes the flow gets through, and its
+/// audit line names its principal (subject and client), not its address.
+#[tokio::test]
+async fn s93_gateway_auth_refuses_anonymous_calls_and_audits_the_principal() {
+    let path = config("auth", &demo_server("demo"));
+    timeout(DEADLINE, async {
+        let (_child, url, log) = start_with_auth(&path).await;
+        let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo_add","arguments":{"a":1,"b":2}}}"#;
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+        assert!(
+            answer.to_ascii_lowercase().contains("www-authenticate: bearer"),
+            "{answer}"
+        );
+
+        let client = oauth_client(&url).await;
+        let r = client
+            .call_tool("demo_add", json!({"a": 20, "b": 22}))
+            .await
+            .unwrap();
+        assert_eq!(r.content[0].as_text(), Some("42"));
+        client.shutdown().await;
+        let audit = log
+            .lock()
+            .unwrap()
+            .lines()
+            .find(|l| l.contains("audit") && l.contains("tool=demo_add"))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("no audit line in {}", log.lock().unwrap()));
+        assert!(audit.contains("who=local-user/"), "{audit}");
+        assert!(audit.contains("outcome=ok"), "{audit}");
+        assert!(!audit.contains("who=127.0.0.1"), "{audit}");
+    })
+    .await
+    .expect("within the deadline");
+    let _ = std::fs::remove_file(path);
+}
+
+/// S94: `[rate_limit] per_principal`: one principal past its calls per minute is refused
+/// (a tool error, audited `outcome=rate-limited`, the backend not reached) while another
+/// principal still gets through; `total` bounds all principals together.
+#[tokio::test]
+async fn s94_gateway_rate_limits_each_principal_and_in_total() {
+    let path = config(
+        "limit",
+        &format!(
+            "[rate_limit]\nper_principal = 2\ntotal = 3\n\n{}",
+            demo_server("demo")
+        ),
+    );
+    timeout(DEADLINE, async {
+        let (_child, url, log) = start_with_auth(&path).await;
+        let (a, b) = (oauth_client(&url).await, oauth_client(&url).await);
+        for _ in 0..2 {
+            let r = a
+                .call_tool("demo_add", json!({"a": 1, "b": 1}))
+                .await
+                .unwrap();
+            assert_eq!(r.content[0].as_text(), Some("2"));
+        }
+        let refused = a
+            .call_tool("demo_add", json!({"a": 1, "b": 1}))
+            .await
+            .unwrap();
+        assert_eq!(refused.is_error, Some(true));
+        assert!(
+            refused.content[0].as_text().unwrap().contains("rate limit"),
+            "{refused:?}"
+        );
+        // Another principal still gets through...
+        let r = b
+            .call_tool("demo_add", json!({"a": 2, "b": 2}))
+            .await
+            .unwrap();
+        assert_eq!(r.content[0].as_text(), Some("4"));
+        // ... until the total is spent.
+        let r = b
+            .call_tool("demo_add", json!({"a": 2, "b": 2}))
+            .await
+            .unwrap();
+        assert_eq!(r.is_error, Some(true));
+        a.shutdown().await;
+        b.shutdown().await;
+        let log = log.lock().unwrap().clone();
+        assert_eq!(log.matches("outcome=rate-limited").count(), 2, "{log}");
+        assert_eq!(log.matches("outcome=ok").count(), 3, "{log}");
+    })
+    .await
+    .expect("within the deadline");
+    let _ = std::fs::remove_file(path);
+}
+
+/// A `[rate_limit]` of zero is refused clearly.
+#[tokio::test]
+async fn gateway_refuses_a_zero_rate_limit() {
+    let path = config(
+        "zero",
+        &format!("[rate_limit]\nper_principal = 0\n\n{}", demo_server("demo")),
+    );
+    let out = timeout(
+        DEADLINE,
+        Command::new(env!("CARGO_BIN_EXE_ferromcp"))
+            .arg("gateway")
+            .arg(&path)
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[rate_limit]"), "{err}");
     let _ = std::fs::remove_file(path);
 }
