@@ -163,8 +163,8 @@ async fn f23_stream_broken_on_a_resumes_on_b() {
         assert!(!out.contains("Reconnection test completed"), "{out}");
         let last = out
             .lines()
-            .filter_map(|l| l.strip_prefix("id:"))
-            .last()
+            .rev()
+            .find_map(|l| l.strip_prefix("id:"))
             .unwrap_or_else(|| panic!("no event id in {out}"))
             .trim()
             .to_owned();
