@@ -25,6 +25,10 @@ pub const DEFAULT_MAX_IN_FLIGHT_PER_BACKEND: usize = 64;
 /// through it ([`Backend::max_subscriptions`]); more are refused with -32603.
 pub const DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND: usize = 256;
 
+/// The default number of front tasks forwarded to one backend's tasks at a time
+/// ([`Backend::max_tasks`]); one more task-run call is refused with -32603.
+pub const DEFAULT_MAX_TASKS_PER_BACKEND: usize = 64;
+
 /// Which of a backend's tools the front serves (see [`Backend::tool_filter`]).
 pub(crate) type ToolFilter = dyn Fn(&str) -> bool + Send + Sync;
 
@@ -49,6 +53,7 @@ pub struct Backend {
     pub(crate) connect_timeout: Duration,
     pub(crate) max_in_flight: usize,
     pub(crate) max_subscriptions: usize,
+    pub(crate) max_tasks: usize,
     pub(crate) tool_filter: Option<Arc<ToolFilter>>,
 }
 
@@ -125,6 +130,7 @@ impl Backend {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT_PER_BACKEND,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND,
+            max_tasks: DEFAULT_MAX_TASKS_PER_BACKEND,
             tool_filter: None,
         }
     }
@@ -169,6 +175,16 @@ impl Backend {
     #[must_use]
     pub fn max_subscriptions(mut self, n: usize) -> Self {
         self.max_subscriptions = n;
+        self
+    }
+
+    /// How many backend tasks the front's tasks may follow at a time on this backend, all
+    /// clients together (default [`DEFAULT_MAX_TASKS_PER_BACKEND`]): a call of a task-capable
+    /// backend tool run as a front task (or of a task-required one, however called) takes
+    /// one until the backend task ends; one more is refused with -32603 naming the backend.
+    #[must_use]
+    pub fn max_tasks(mut self, n: usize) -> Self {
+        self.max_tasks = n;
         self
     }
 

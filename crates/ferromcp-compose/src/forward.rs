@@ -67,13 +67,17 @@ pub(crate) struct Route {
     pub(crate) total: Arc<Semaphore>,
     pub(crate) timeout: Duration,
     pub(crate) max_rounds: u32,
+    /// This backend's bound on the front tasks following backend tasks.
+    pub(crate) tasks: Arc<Semaphore>,
 }
 
 /// How long a backend that answered `input_required` with no question waits before the retry.
 const STATE_ONLY_WAIT: Duration = Duration::from_millis(50);
 
 impl Route {
-    fn admit(&self) -> Result<(OwnedSemaphorePermit, OwnedSemaphorePermit), ErrorObject> {
+    pub(crate) fn admit(
+        &self,
+    ) -> Result<(OwnedSemaphorePermit, OwnedSemaphorePermit), ErrorObject> {
         let mount = &self.mount;
         let own = self.permits.clone().try_acquire_owned().map_err(|_| {
             ErrorObject::internal_error(format!(

@@ -35,8 +35,18 @@
 //! - The front clients' resource subscriptions are forwarded to the owning backend (once per
 //!   URI, at most [`Backend::max_subscriptions`]), whose updates then reach them.
 //!
-//! Not forwarded: tasks (a backend's task-augmented tool runs as a plain call through the
-//! front), and `logging/setLevel` (backends send every level; the front filters by its own
+//! - Tasks: a 2025-11-25 backend tool's `execution.taskSupport` shows on the front's tool (so
+//!   the front serves tasks, `tasks/*` at 2025-11-25 and the tasks extension at 2026-07-28).
+//!   Every call of such a task-capable tool runs as a backend task, which the front task (or
+//!   the plain front call) follows: the backend's status messages become the front task's,
+//!   cancelling the front task (`tasks/cancel`) cancels the backend's, its result or error
+//!   ends the front task, and a backend that dies fails it naming the backend. At most
+//!   [`Backend::max_tasks`] at a time per backend. A 2026-07-28 backend's tool listing
+//!   carries no task support (its server decides per call): the front lists its tools
+//!   without it and calls them plainly; a call the backend makes a task (a task-required
+//!   tool included) is waited for, as one plain front call.
+//!
+//! Not forwarded: `logging/setLevel` (backends send every level; the front filters by its own
 //! client's level).
 //!
 //! ```
@@ -66,6 +76,7 @@ mod forward;
 mod mount;
 mod naming;
 mod subscribe;
+mod task;
 
 use std::fmt;
 use std::sync::{Arc, PoisonError};
@@ -77,7 +88,7 @@ use tokio::sync::Semaphore;
 
 pub use backend::{
     Backend, DEFAULT_BACKEND_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_IN_FLIGHT_PER_BACKEND,
-    DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND,
+    DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND, DEFAULT_MAX_TASKS_PER_BACKEND,
 };
 pub use error::ComposeError;
 

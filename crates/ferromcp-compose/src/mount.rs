@@ -18,7 +18,8 @@ use ferromcp_types::mcp::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompletionArgument,
     CompletionContext, CompletionReference, GetPromptRequestParams, GetPromptResult, JsonObject,
     Prompt, PromptReference, ReadResourceRequestParams, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ResourceTemplateReference, SubscriptionFilter, Tool,
+    ResourceContents, ResourceTemplate, ResourceTemplateReference, SubscriptionFilter, TaskSupport,
+    Tool,
 };
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -128,6 +129,8 @@ pub(crate) async fn connect(
     let builder = Client::builder()
         .lifecycle(backend.lifecycle)
         .request_timeout(Some(backend.timeout))
+        // Task-capable backend tools are called as tasks (crate::task).
+        .tasks(ferromcp_client::TaskConfig::new())
         .on_notification(move |n: ServerNotification| {
             let mount = notify_cell.get().and_then(Weak::upgrade);
             async move {
@@ -171,6 +174,7 @@ pub(crate) async fn connect(
         total,
         timeout: backend.timeout,
         max_rounds,
+        tasks: Arc::new(Semaphore::new(backend.max_tasks)),
     };
     let mount = Arc::new(Mount {
         route,
@@ -470,13 +474,23 @@ impl Mount {
         if let Some(o) = &tool.output_schema {
             spec = spec.output_schema(o.clone());
         }
+        let support = crate::task::support(tool);
+        if support != TaskSupport::Forbidden {
+            spec = spec.task_support(support);
+        }
         let this = self.clone();
         let name = tool.name.clone();
         let handler = move |ctx: RequestContext, RawArgs(args): RawArgs| {
             let this = this.clone();
-            let params = CallToolRequestParams::new(&name).with_arguments(args);
+            let name = name.clone();
             let fut: BoxFuture<'static, Result<CallToolResult, ErrorObject>> =
-                Box::pin(async move { this.route.forward::<CallTool>(&ctx, params).await });
+                Box::pin(async move {
+                    if crate::task::as_task(support, &ctx) {
+                        return this.route.forward_task(&ctx, &name, args).await;
+                    }
+                    let params = CallToolRequestParams::new(&name).with_arguments(args);
+                    this.route.forward::<CallTool>(&ctx, params).await
+                });
             fut
         };
         (spec, handler)

@@ -280,10 +280,16 @@ const COMPOSE: CrateLayers = CrateLayers {
             modules: &["forward"],
             may_name: &["bridge"],
         },
+        // Tasks through the front: a forwarded call followed as a backend task.
+        Layer {
+            name: "task",
+            modules: &["task"],
+            may_name: &["forward"],
+        },
         Layer {
             name: "mount",
             modules: &["mount"],
-            may_name: &["forward", "bridge", "support"],
+            may_name: &["task", "forward", "bridge", "support"],
         },
         Layer {
             name: "subscribe",
@@ -293,7 +299,7 @@ const COMPOSE: CrateLayers = CrateLayers {
         Layer {
             name: "top",
             modules: &["crate"],
-            may_name: &["subscribe", "mount", "forward", "bridge", "support"],
+            may_name: &["subscribe", "mount", "task", "forward", "bridge", "support"],
         },
     ],
 };

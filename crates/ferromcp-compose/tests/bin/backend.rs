@@ -9,7 +9,12 @@ fn main() -> std::io::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let server = backend::server("stdio-backend");
+        // `--tasks`: the backend with a task-required tool (tests/tasks.rs).
+        let server = if std::env::args().any(|a| a == "--tasks") {
+            backend::task_server("stdio-backend", std::sync::Arc::default())
+        } else {
+            backend::server("stdio-backend")
+        };
         ferromcp_server::serve_stdio(server.server())
             .await
             .map_err(std::io::Error::other)

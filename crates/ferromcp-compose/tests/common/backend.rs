@@ -93,3 +93,42 @@ pub fn server(name: &str) -> McpServer {
         .build()
         .expect("the sample backend builds")
 }
+
+/// `job`'s work: reports `working on {text}` as its task status, waits `ms`, answers
+/// `done: {text}`; a cancelled job sets `cancelled` and ends.
+async fn job(
+    ctx: RequestContext,
+    RawArgs(a): RawArgs,
+    cancelled: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<String, String> {
+    let text = arg(&a, "text");
+    ctx.set_task_status(format!("working on {text}")).await;
+    let ms = a.get("ms").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(format!("done: {text}")),
+        () = ctx.cancellation().cancelled() => {
+            cancelled.store(true, std::sync::atomic::Ordering::SeqCst);
+            Err("cancelled".to_owned())
+        }
+    }
+}
+
+/// The sample backend with a task-required tool `job` (see [`job`]) and `die`; `cancelled`
+/// is set when a `job` is cancelled.
+pub fn task_server(
+    name: &str,
+    cancelled: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> McpServer {
+    use ferromcp_server::mcp_server::ToolSpec;
+    use ferromcp_types::mcp::TaskSupport;
+    McpServer::builder(name, "1.0.0")
+        .tool(
+            ToolSpec::new("job")
+                .description("Works for `ms` milliseconds (task only).")
+                .task_support(TaskSupport::Required),
+            move |ctx: RequestContext, args: RawArgs| job(ctx, args, cancelled.clone()),
+        )
+        .tool("die", die)
+        .build()
+        .expect("the task backend builds")
+}
