@@ -323,6 +323,19 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
             // Raw params nobody looked at are checked on their text: no `Value` is built for
             // them (issue 17 point 4); a value a layer built or set is checked as it is.
             let checked = match params.raw() {
+                // A surrogate escape may be a lone one, which the decoder keeps (as
+                // serde_json's `RawValue` does) but no JSON parser turns into a string: such
+                // params are a parse error, as when every request's params were parsed on
+                // arrival, whether or not the method reads them (B04).
+                Some(raw) if !params.is_parsed() && has_surrogate_escape(raw.get()) => {
+                    if params.as_ref().is_none() {
+                        return Err(ErrorObject::parse_error(
+                            "params: a lone surrogate escape (\\uD800-\\uDFFF without its pair)",
+                        )
+                        .into());
+                    }
+                    m.validate_params(version, params.as_ref())
+                }
                 Some(raw) if !params.is_parsed() => m.validate_params_raw(version, Some(raw.get())),
                 _ => m.validate_params(version, params.as_ref()),
             };
@@ -704,5 +717,16 @@ fn notification_ladder(req: McpRequest) -> BoxFuture<'static, McpResult> {
         )
         .await?;
         Ok(JsonObject::new())
+    })
+}
+
+/// Whether the JSON text holds a `\u` escape of a UTF-16 surrogate (`\uD800`-`\uDFFF`); may
+/// answer yes for an escaped backslash followed by such letters (then the params are only
+/// parsed once more than needed).
+fn has_surrogate_escape(text: &str) -> bool {
+    text.match_indices("\\u").any(|(at, _)| {
+        let hex = &text.as_bytes()[at + 2..];
+        matches!(hex.first(), Some(b'd' | b'D'))
+            && matches!(hex.get(1), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
     })
 }
