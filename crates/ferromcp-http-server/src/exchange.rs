@@ -5,6 +5,7 @@
 //! handshake-era mode use it.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -167,6 +168,13 @@ pub(crate) async fn run(
     .http_parts(Some(parts))
     .cancellation(token.clone())
     .serve(runner, id.clone(), method.clone(), params);
+    // A handler that finishes in its first poll is answered inline: no task, one write.
+    // The error boundary is inside `served` (a panic is already a -32603 answer).
+    let mut served = Box::pin(served);
+    let now = std::future::poll_fn(|cx| Poll::Ready(served.as_mut().poll(cx))).await;
+    if let Poll::Ready(result) = now {
+        return answer_inline(id, result, &method, rx, &slot, &opts);
+    }
     // The runner closes the per-request connection (its cleanup hooks run) when the request
     // is done, or from its guard's drop if the task is aborted.
     let mut task = tokio::spawn(served);
@@ -235,6 +243,32 @@ pub(crate) async fn run(
     });
     let guard: Option<Box<dyn std::any::Any + Send>> = Some(Box::new(guard));
     sse_with_first(first, rx, guard, &opts)
+}
+
+/// The handler finished in its first poll: plain JSON, or SSE when it queued frames (or the
+/// exchange answers with SSE at once).
+fn answer_inline(
+    id: RequestId,
+    result: Result<Payload, ErrorObject>,
+    method: &str,
+    mut rx: mpsc::Receiver<Bytes>,
+    slot: &StreamSlot,
+    opts: &ExchangeOptions,
+) -> Response<McpBody> {
+    let message = answer(id, Ok(result), method);
+    if opts.sse_now {
+        return finish_now(None, rx, &message, slot, opts);
+    }
+    match rx.try_recv() {
+        Ok(frame) if !opts.json_only => finish_now(Some(frame), rx, &message, slot, opts),
+        _ => {
+            let status = match &message {
+                Message::Error(e) => (opts.error_status)(e.error.code),
+                _ => StatusCode::OK,
+            };
+            json_message(status, &message)
+        }
+    }
 }
 
 /// The handler finished and frames were queued: answer with SSE holding them and the final

@@ -26,8 +26,10 @@ pub(crate) type ReadReply = Option<Vec<(String, Vec<Entry>)>>;
 /// - Retention is bounded per stream (`XADD MAXLEN ~`, see
 ///   [`RedisConfig::events_per_stream`](super::RedisConfig::events_per_stream)); resuming
 ///   from an event that was trimmed away fails, as it does in memory.
-/// - Every key expires after the session idle timeout (refreshed on every write), and a
-///   session's keys are deleted when the session ends ([`forget`](EventStore::forget)).
+/// - Every key expires after the session idle timeout (plus a quarter of it: a key's TTL is
+///   refreshed by a write at most once per quarter of the timeout, so that most writes are
+///   one `XADD` alone), and a session's keys are deleted when the session ends
+///   ([`forget`](EventStore::forget)).
 ///
 /// Built by [`RedisStores::connect`](super::RedisStores::connect).
 #[derive(Clone)]
@@ -84,29 +86,31 @@ impl Node {
         let index = self.index_key(session);
         let ttl = self.ttl_ms();
         let mut conn = self.conn.clone();
-        let (entry,): (String,) = redis::pipe()
-            .cmd("XADD")
+        // One round trip: the XADD, and, at most once per refresh interval, the stream's
+        // TTL and its registration in the session's index (and the index's TTL).
+        let mut pipe = redis::pipe();
+        pipe.cmd("XADD")
             .arg(&key)
             .arg("MAXLEN")
             .arg("~")
             .arg(self.per_stream)
             .arg("*")
             .arg("d")
-            .arg(data)
-            .cmd("PEXPIRE")
-            .arg(&key)
-            .arg(ttl)
-            .ignore()
-            .cmd("SADD")
-            .arg(&index)
-            .arg(stream)
-            .ignore()
-            .cmd("PEXPIRE")
-            .arg(&index)
-            .arg(ttl)
-            .ignore()
-            .query_async(&mut conn)
-            .await?;
+            .arg(data);
+        if self.due(&key) {
+            pipe.cmd("PEXPIRE")
+                .arg(&key)
+                .arg(ttl)
+                .ignore()
+                .cmd("SADD")
+                .arg(&index)
+                .arg(stream)
+                .ignore();
+        }
+        if self.due(&index) {
+            pipe.cmd("PEXPIRE").arg(&index).arg(ttl).ignore();
+        }
+        let (entry,): (String,) = pipe.query_async(&mut conn).await?;
         Ok(format!("{stream}:{entry}"))
     }
 
@@ -142,6 +146,7 @@ impl Node {
 
     /// Deletes every event key of `session`.
     pub(crate) async fn forget_events(&self, session: &str) -> redis::RedisResult<()> {
+        self.forget_refreshes(session);
         let index = self.index_key(session);
         let mut conn = self.conn.clone();
         let streams: Vec<String> = conn.smembers(&index).await?;

@@ -20,7 +20,8 @@
 //!   lives on the node that answered its `initialize`, the *owner*, and never moves. Redis
 //!   holds the session record `{ns}:s:{id}`: the owning node, the principal that created it
 //!   and the negotiated protocol version, expiring after the idle timeout (refreshed by
-//!   every request on any node).
+//!   requests on any node, each node at most once per quarter of the timeout; keys live
+//!   for the timeout plus that quarter from their last refresh).
 //! - **Either node checks.** A request naming a session that is not held locally is looked
 //!   up in Redis: no record (never existed, ended, expired), a record of another principal,
 //!   or a record whose owner stopped sending heartbeats, all get 404 (the last case also
@@ -80,9 +81,10 @@ mod remote;
 mod sessions;
 mod tails;
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, MultiplexedConnection};
 
@@ -203,13 +205,78 @@ pub(crate) struct Node {
     pub(crate) heartbeat: Duration,
     /// The one blocking reader every live tail of this node shares.
     pub(crate) tails: tails::Tails,
+    /// When this node last refreshed each key's TTL (see [`Node::due`]).
+    refreshed: Mutex<Refreshed>,
 }
 
+/// The keys this node refreshed lately, and when.
+#[derive(Default)]
+struct Refreshed {
+    at: HashMap<String, Instant>,
+    /// The map's size after its last pruning: it is pruned again once it doubles.
+    kept: usize,
+}
+
+/// How often at most a key's TTL is refreshed: a quarter of the idle timeout. Keys live
+/// for the idle timeout plus this slack from their last refresh, so a key outlives its
+/// last use by the idle timeout at least, by the timeout plus the slack at most.
+const REFRESH_DIVISOR: u32 = 4;
+
 impl Node {
+    /// The TTL every key is given: the idle timeout plus the refresh slack.
     pub(crate) fn ttl_ms(&self) -> u64 {
-        u64::try_from(self.idle.as_millis())
+        let slack = self.idle / REFRESH_DIVISOR;
+        u64::try_from(self.idle.saturating_add(slack).as_millis())
             .unwrap_or(u64::MAX)
             .max(1)
+    }
+
+    /// Whether `key`'s TTL is due for a refresh (never refreshed by this node, or not for a
+    /// quarter of the idle timeout); if so, it counts as refreshed now.
+    pub(crate) fn due(&self, key: &str) -> bool {
+        let now = Instant::now();
+        let every = self.idle / REFRESH_DIVISOR;
+        let mut r = self
+            .refreshed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(at) = r.at.get(key)
+            && now.saturating_duration_since(*at) < every
+        {
+            return false;
+        }
+        r.at.insert(key.to_owned(), now);
+        if r.at.len() > r.kept.saturating_mul(2).max(1024) {
+            // Entries older than the interval are due anyway: dropping them changes nothing.
+            r.at.retain(|_, at| now.saturating_duration_since(*at) < every);
+            r.kept = r.at.len();
+        }
+        true
+    }
+
+    /// Marks `key` refreshed now (its TTL was just set).
+    pub(crate) fn refreshed_now(&self, key: &str) {
+        let mut r = self
+            .refreshed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        r.at.insert(key.to_owned(), Instant::now());
+    }
+
+    /// Forgets the refresh times of `session`'s keys (the session ended).
+    pub(crate) fn forget_refreshes(&self, session: &str) {
+        let record = self.record_key(session);
+        let events = self.index_key(session);
+        let mut r = self
+            .refreshed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        r.at.retain(|k, _| {
+            *k != record
+                && !k
+                    .strip_prefix(events.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+        });
     }
     pub(crate) fn record_key(&self, session: &str) -> String {
         format!("{}:s:{session}", self.ns)
@@ -296,6 +363,7 @@ impl RedisStores {
             idle: config.idle_timeout,
             per_stream: config.events_per_stream.max(1),
             heartbeat: config.heartbeat,
+            refreshed: Mutex::default(),
         });
         let sessions = RedisSessionStore::start(node.clone()).await?;
         Ok(Self {

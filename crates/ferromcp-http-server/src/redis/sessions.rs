@@ -103,6 +103,7 @@ impl RedisSessionStore {
             .as_ref()
             .map_or(String::new(), |p| format!("={p}"));
         let mut c = self.node.conn.clone();
+        self.node.refreshed_now(&key);
         redis::pipe()
             .hset_multiple(
                 &key,
@@ -140,17 +141,22 @@ impl RedisSessionStore {
     }
 
     pub(crate) async fn delete_record(&self, id: &str) {
+        self.node.forget_refreshes(id);
         let mut c = self.node.conn.clone();
         let _: redis::RedisResult<()> = c.del(self.node.record_key(id)).await;
     }
 
-    /// Refreshes the TTL of a session's record (in the background).
+    /// Refreshes the TTL of a session's record (in the background), at most once per
+    /// refresh interval (a quarter of the idle timeout) from this node.
     pub(crate) fn touch(&self, id: &str) {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let mut c = self.node.conn.clone();
         let key = self.node.record_key(id);
+        if !self.node.due(&key) {
+            return;
+        }
+        let mut c = self.node.conn.clone();
         let ttl = i64::try_from(self.node.ttl_ms()).unwrap_or(i64::MAX);
         rt.spawn(async move {
             let _: redis::RedisResult<bool> = c.pexpire(key, ttl).await;
