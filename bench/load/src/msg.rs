@@ -61,7 +61,8 @@ pub(crate) fn call_tool(era: Era, id: u64, tool: &str, args: &str) -> String {
     s
 }
 
-/// [`call`] in `era`.
+/// The `tools/call` request for call number `id` (its tool and arguments as `tool_of` picks
+/// them) in `era`.
 pub(crate) fn call_in(era: Era, id: u64) -> String {
     let (tool, args) = tool_of(id);
     call_tool(era, id, tool, args)
