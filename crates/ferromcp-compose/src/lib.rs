@@ -77,6 +77,7 @@ mod mount;
 mod naming;
 mod subscribe;
 mod task;
+mod template;
 
 use std::fmt;
 use std::sync::{Arc, PoisonError};
@@ -152,9 +153,9 @@ impl Composer {
     }
 
     /// Mounts `backend` under `name` while the front serves: its tools, prompts and
-    /// resources are added (the front's clients are told the lists changed). Resource
-    /// templates and completions are registered at build time only, so a mount added here
-    /// serves neither. Fails, adding nothing, as [`ComposerBuilder::build`] would.
+    /// resources, resource templates and template completions are added (the front's clients
+    /// are told the lists changed). Fails, adding nothing, as [`ComposerBuilder::build`]
+    /// would.
     pub async fn mount(&self, name: &str, backend: Backend) -> Result<(), ComposeError> {
         let _changing = self.changing.lock().await;
         if !naming::valid_mount_name(name) {
@@ -185,7 +186,7 @@ impl Composer {
         Ok(())
     }
 
-    /// Unmounts `name`: its tools, prompts and resources leave the front (its clients are
+    /// Unmounts `name`: its tools, prompts, resources and resource templates leave the front (its clients are
     /// told the lists changed) and its connection is closed. `false` when no mount has that
     /// name.
     pub async fn unmount(&self, name: &str) -> bool {
@@ -284,7 +285,8 @@ impl ComposerBuilder {
             .front
             .enable_tools()
             .enable_prompts()
-            .enable_resources();
+            .enable_resources()
+            .enable_completions();
         let result = async {
             for (name, backend) in &self.mounts {
                 let (mount, catalog) = mount::connect(

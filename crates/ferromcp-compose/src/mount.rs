@@ -6,20 +6,16 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use ferromcp_client::{Client, ListenEvent, ServerNotification, Subscription};
 use ferromcp_dispatch::BoxFuture;
-use ferromcp_server::mcp_server::{
-    CompletionRequest, FromHandlerCall, HandlerCall, PromptSpec, RawArgs, ResourceSpec, ToolError,
-    ToolSpec,
-};
+use ferromcp_server::mcp_server::{PromptSpec, RawArgs, ResourceSpec, ToolSpec};
 use ferromcp_server::{McpServer, McpServerBuilder, RequestContext};
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::methods::{self, CallTool, GetPrompt, ReadResource};
 use ferromcp_types::mcp::{
-    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompletionArgument,
-    CompletionContext, CompletionReference, GetPromptRequestParams, GetPromptResult, JsonObject,
-    Prompt, PromptReference, ReadResourceRequestParams, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ResourceTemplateReference, SubscriptionFilter, TaskSupport,
-    Tool,
+    CallToolRequestParams, CallToolResult, CompletionReference, GetPromptRequestParams,
+    GetPromptResult, JsonObject, Prompt, PromptReference, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, SubscriptionFilter,
+    TaskSupport, Tool,
 };
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -28,7 +24,7 @@ use crate::backend::{Backend, ToolFilter};
 use crate::bridge::{self, Inflight};
 use crate::error::ComposeError;
 use crate::forward::Route;
-use crate::naming::{backend_uri, front_name, front_uri, template_variables};
+use crate::naming::{backend_uri, front_name, front_uri};
 
 /// What a backend offered when it was listed.
 #[derive(Default)]
@@ -82,16 +78,6 @@ impl Owners {
 
     fn release(&self, kind: Kind, name: &str) {
         self.lock().remove(&(kind, name.to_owned()));
-    }
-}
-
-/// The requested URI of a `resources/read` served by a template (the extractor the front's
-/// template handlers take).
-struct RequestedUri(String);
-
-impl FromHandlerCall for RequestedUri {
-    fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
-        Ok(Self(call.name().to_owned()))
     }
 }
 
@@ -322,30 +308,11 @@ impl Mount {
             front = front.resource(spec, handler);
         }
         for template in &catalog.templates {
-            let front_template = front_uri(self.name(), &template.uri_template);
-            let mut spec = ResourceSpec::new(&front_template, &template.name);
-            if let Some(d) = &template.description {
-                spec = spec.description(d);
-            }
-            if let Some(t) = &template.title {
-                spec = spec.title(t);
-            }
-            if let Some(m) = &template.mime_type {
-                spec = spec.mime_type(m);
-            }
-            let this = self.clone();
-            let handler = move |ctx: RequestContext, RequestedUri(uri): RequestedUri| {
-                let this = this.clone();
-                let fut: BoxFuture<'static, Result<ReadResourceResult, ErrorObject>> =
-                    Box::pin(async move { this.read(ctx, uri).await });
-                fut
-            };
+            let (spec, handler) = self.template(template);
             front = front.resource_template(spec, handler);
-            for var in template_variables(&template.uri_template) {
-                let reference = CompletionReference::Resource(ResourceTemplateReference::new(
-                    &template.uri_template,
-                ));
-                front = front.template_completion(&front_template, &var, self.completer(reference));
+            let front_template = front_uri(self.name(), &template.uri_template);
+            for (var, complete) in self.template_completers(template) {
+                front = front.template_completion(&front_template, &var, complete);
             }
         }
         front
@@ -389,9 +356,8 @@ impl Mount {
         self.gone.load(std::sync::atomic::Ordering::Acquire)
     }
 
-    /// Registers the catalog on a running front (a mount added after the build). Resource
-    /// templates and completions are registered only at build time: a later mount's are
-    /// left out, with a warning.
+    /// Registers the catalog on a running front (a mount added after the build), resource
+    /// templates and their completions included.
     pub(crate) fn register_live(self: &Arc<Self>, front: &McpServer, catalog: &Catalog) {
         for tool in &catalog.tools {
             let (spec, handler) = self.tool(tool);
@@ -407,12 +373,16 @@ impl Mount {
             let (spec, handler) = self.resource(resource);
             front.add_resource(spec, handler);
         }
-        if !catalog.templates.is_empty() {
-            tracing::warn!(
-                mount = %self.name(),
-                templates = catalog.templates.len(),
-                "resource templates of a mount added at run time are not served"
-            );
+        for template in &catalog.templates {
+            let (spec, handler) = self.template(template);
+            if let Err(e) = front.add_resource_template(spec, handler) {
+                tracing::warn!(mount = %self.name(), error = %e, "backend resource template left out");
+                continue;
+            }
+            let front_template = front_uri(self.name(), &template.uri_template);
+            for (var, complete) in self.template_completers(template) {
+                front.add_template_completion(&front_template, &var, complete);
+            }
         }
     }
 
@@ -434,8 +404,9 @@ impl Mount {
                     Kind::Resource => {
                         front.remove_resource(&name);
                     }
-                    // Templates are fixed at build time; reads fail once the client is shut.
-                    Kind::Template => {}
+                    Kind::Template => {
+                        front.remove_resource_template(&name);
+                    }
                 }
             }
         }
@@ -567,7 +538,7 @@ impl Mount {
     }
 
     /// Reads the front URI `uri` from the backend; the contents' URIs are mapped to the front.
-    async fn read(
+    pub(crate) async fn read(
         &self,
         ctx: RequestContext,
         uri: String,
@@ -588,35 +559,6 @@ impl Mount {
             *u = front_uri(self.name(), u);
         }
         Ok(result)
-    }
-
-    /// A completion function that asks the backend about `reference`.
-    fn completer(
-        self: &Arc<Self>,
-        reference: CompletionReference,
-    ) -> impl Fn(CompletionRequest) -> BoxFuture<'static, Vec<String>> + Send + Sync + 'static {
-        let this = self.clone();
-        move |req: CompletionRequest| {
-            let this = this.clone();
-            let mut params = CompleteRequestParams::new(
-                reference.clone(),
-                CompletionArgument::new(req.argument, req.value),
-            );
-            if !req.context.is_empty() {
-                let mut context = CompletionContext::new();
-                context.arguments = Some(req.context);
-                params.context = Some(context);
-            }
-            Box::pin(async move {
-                match this.client().complete(params).await {
-                    Ok(result) => result.completion.values,
-                    Err(e) => {
-                        tracing::debug!(mount = %this.name(), error = %e, "backend completion failed");
-                        Vec::new()
-                    }
-                }
-            })
-        }
     }
 
     async fn on_notification(self: Arc<Self>, n: ServerNotification) {

@@ -13,7 +13,7 @@ use ferromcp_compose::{Backend, ComposeError, Composer};
 use ferromcp_types::Era;
 use ferromcp_types::mcp::{
     CompleteRequestParams, CompletionArgument, CompletionReference, PromptReference,
-    ResourceContents,
+    ResourceContents, ResourceTemplateReference,
 };
 use serde_json::json;
 use tokio::time::timeout;
@@ -414,6 +414,53 @@ async fn mounts_come_and_go_at_run_time() {
             assert!(composed.ping("x").await.is_none());
         }
         client.shutdown().await;
+        composed.shutdown().await;
+    })
+    .await
+    .expect("within the deadline");
+}
+
+/// F24: a mount added with `Composer::mount` after the build serves its backend's resource
+/// templates under the prefixed URI (listed, read, completed), and they leave the front on
+/// `unmount`; for a client of either era.
+#[tokio::test]
+async fn f24_templates_of_a_run_time_mount_are_served_until_unmounted() {
+    timeout(DEADLINE, async {
+        let composed = Composer::builder("hub", "1").build().await.unwrap();
+        for era in ERAS {
+            let client = front_client(composed.server(), era).await;
+            composed
+                .mount("x", Backend::in_process(&backend::server("x")))
+                .await
+                .unwrap();
+            let templates = client.list_all_resource_templates().await.unwrap();
+            let uris: Vec<_> = templates.iter().map(|t| t.uri_template.clone()).collect();
+            assert_eq!(uris, ["x+mem://items/{id}"]);
+            let item = client.read_resource("x+mem://items/7").await.unwrap();
+            assert_eq!(
+                resource_text(&item),
+                ("x+mem://items/7".into(), "item 7".into())
+            );
+            let complete = CompleteRequestParams::new(
+                CompletionReference::Resource(ResourceTemplateReference::new("x+mem://items/{id}")),
+                CompletionArgument::new("id", "7"),
+            );
+            let done = client.complete(complete.clone()).await.unwrap();
+            assert_eq!(done.completion.values, ["7", "70"]);
+            assert!(composed.unmount("x").await);
+            assert!(
+                client
+                    .list_all_resource_templates()
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+            assert!(composed.server().resource_template_uris().is_empty());
+            assert!(client.read_resource("x+mem://items/7").await.is_err());
+            let done = client.complete(complete).await.unwrap();
+            assert!(done.completion.values.is_empty());
+            client.shutdown().await;
+        }
         composed.shutdown().await;
     })
     .await

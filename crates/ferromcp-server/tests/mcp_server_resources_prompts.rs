@@ -316,3 +316,87 @@ async fn capabilities_follow_what_is_registered() {
     })
     .await;
 }
+
+/// F24: a resource template added at run time is listed (clients are told the resource list
+/// changed), reads a matching URI through its handler and completes its variable; removed,
+/// it is neither listed, readable nor completed.
+#[tokio::test]
+async fn f24_a_template_added_at_run_time_is_served_until_removed() {
+    run(async {
+        let s = McpServer::builder("live", "1")
+            .enable_resources()
+            .enable_completions()
+            .build()
+            .unwrap();
+        let c = Client::connect(&s, Era::Handshake).await;
+        let template = "test://live/{id}";
+        let changes = |c: &Client| {
+            c.notes
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(m, _)| m == "notifications/resources/list_changed")
+                .count()
+        };
+        s.add_resource_template(
+            ResourceSpec::new(template, "live"),
+            |Args(v): Args<ItemVars>| async move { format!("live {}", v.id) },
+        )
+        .unwrap();
+        s.add_template_completion(template, "id", |r: CompletionRequest| async move {
+            ["7", "70", "8"]
+                .iter()
+                .filter(|v| v.starts_with(&r.value))
+                .map(|v| (*v).to_string())
+                .collect()
+        });
+        assert_eq!(s.resource_template_uris(), [template]);
+        while changes(&c) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let list = c
+            .request("resources/templates/list", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(list["resourceTemplates"][0]["uriTemplate"], template);
+        let read = c
+            .request("resources/read", json!({"uri": "test://live/42"}))
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["text"], "live 42");
+        let complete = json!({"ref": {"type": "ref/resource", "uri": template},
+                              "argument": {"name": "id", "value": "7"}});
+        let r = c
+            .request("completion/complete", complete.clone())
+            .await
+            .unwrap();
+        assert_eq!(r["completion"]["values"], json!(["7", "70"]));
+
+        assert!(s.remove_resource_template(template));
+        assert!(!s.remove_resource_template(template));
+        while changes(&c) < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let list = c
+            .request("resources/templates/list", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(list["resourceTemplates"], json!([]));
+        assert!(
+            c.request("resources/read", json!({"uri": "test://live/42"}))
+                .await
+                .is_err()
+        );
+        let r = c.request("completion/complete", complete).await.unwrap();
+        assert_eq!(r["completion"]["values"], json!([]));
+        assert!(
+            s.add_resource_template(ResourceSpec::new("test://bad/{", "bad"), || async {
+                String::new()
+            })
+            .is_err(),
+            "an invalid URI template is refused"
+        );
+        assert!(s.resource_template_uris().is_empty());
+    })
+    .await;
+}

@@ -288,7 +288,8 @@ const COMPOSE: CrateLayers = CrateLayers {
         },
         Layer {
             name: "mount",
-            modules: &["mount"],
+            // `template`: a mount's resource templates and completion functions.
+            modules: &["mount", "template"],
             may_name: &["task", "forward", "bridge", "support"],
         },
         Layer {

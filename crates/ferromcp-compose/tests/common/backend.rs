@@ -90,6 +90,13 @@ pub fn server(name: &str) -> McpServer {
             ResourceSpec::new("mem://items/{id}", "item"),
             |RawArgs(v): RawArgs| async move { format!("item {}", arg(&v, "id")) },
         )
+        .template_completion("mem://items/{id}", "id", |req| async move {
+            ["7", "70", "8"]
+                .into_iter()
+                .filter(|v| v.starts_with(&req.value))
+                .map(String::from)
+                .collect()
+        })
         .build()
         .expect("the sample backend builds")
 }

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use ferromcp_dispatch::BoxFuture;
 use ferromcp_types::mcp::{CompleteRequestParams, CompleteResult, Completion, CompletionReference};
@@ -31,24 +31,37 @@ pub(crate) enum Target {
     Template(String),
 }
 
-/// Completion functions by (reference, argument).
-#[derive(Default, Clone)]
+/// Completion functions by (reference, argument), changeable at run time.
+#[derive(Default)]
 pub(crate) struct Completions {
-    by_target: HashMap<(Target, String), Arc<CompleteFn>>,
+    by_target: RwLock<HashMap<(Target, String), Arc<CompleteFn>>>,
 }
 
 impl Completions {
-    pub(crate) fn insert<F, Fut>(&mut self, target: Target, argument: String, f: F)
+    pub(crate) fn insert<F, Fut>(&self, target: Target, argument: String, f: F)
     where
         F: Fn(CompletionRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Vec<String>> + Send + 'static,
     {
         self.by_target
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
             .insert((target, argument), Arc::new(move |r| Box::pin(f(r))));
     }
 
+    /// Removes every completion function of `target`.
+    pub(crate) fn remove_target(&self, target: &Target) {
+        self.by_target
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(t, _), _| t != target);
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
-        self.by_target.is_empty()
+        self.by_target
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
     }
 
     /// Answers `completion/complete`; an unknown reference or argument completes to nothing.
@@ -59,7 +72,13 @@ impl Completions {
             _ => return CompleteResult::new(Completion::new(Vec::new())),
         };
         let key = (target, params.argument.name.clone());
-        let Some(f) = self.by_target.get(&key).cloned() else {
+        let found = self
+            .by_target
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .cloned();
+        let Some(f) = found else {
             return CompleteResult::new(Completion::new(Vec::new()));
         };
         let request = CompletionRequest {

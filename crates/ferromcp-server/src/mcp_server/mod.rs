@@ -276,6 +276,7 @@ struct Enabled {
     tools: bool,
     prompts: bool,
     resources: bool,
+    completions: bool,
 }
 
 /// Builds an [`McpServer`]; see [`McpServer::builder`].
@@ -376,7 +377,7 @@ impl McpServerBuilder {
     }
 
     /// Registers completions for one argument of a prompt.
-    pub fn prompt_completion<F, Fut>(mut self, prompt: &str, argument: &str, complete: F) -> Self
+    pub fn prompt_completion<F, Fut>(self, prompt: &str, argument: &str, complete: F) -> Self
     where
         F: Fn(CompletionRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Vec<String>> + Send + 'static,
@@ -388,7 +389,7 @@ impl McpServerBuilder {
 
     /// Registers completions for one variable of a resource template.
     pub fn template_completion<F, Fut>(
-        mut self,
+        self,
         uri_template: &str,
         variable: &str,
         complete: F,
@@ -402,6 +403,14 @@ impl McpServerBuilder {
             variable.into(),
             complete,
         );
+        self
+    }
+
+    /// Serves `completion/complete` (and announces the capability) even if no completion is
+    /// registered yet, for completions added at run time
+    /// ([`McpServer::add_template_completion`]).
+    pub fn enable_completions(mut self) -> Self {
+        self.enable.completions = true;
         self
     }
 
@@ -598,7 +607,7 @@ impl McpServerBuilder {
             resources.push(apps::entry(app)?);
         }
         let has_skills = !skills.is_empty();
-        let has_completions = !self.completions.is_empty();
+        let has_completions = self.enable.completions || !self.completions.is_empty();
         let has_tools = self.enable.tools || !self.tools.is_empty();
         let has_prompts = self.enable.prompts || !self.prompts.is_empty();
         let has_resources =

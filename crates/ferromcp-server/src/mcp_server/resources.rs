@@ -1,6 +1,7 @@
 //! Resources and resource templates: `resources/list`, `resources/templates/list`,
 //! `resources/read`.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use ferromcp_dispatch::{BoxFuture, HandlerError};
@@ -12,11 +13,12 @@ use ferromcp_types::mcp::{
 };
 use serde_json::Value;
 
-use super::Shared;
+use super::completions::{CompletionRequest, Target};
 use super::extract::HandlerCall;
 use super::handler::ResourceHandler;
 use super::registry::{Named, Registry};
 use super::resolve::{self, ResolverRef, Round};
+use super::{McpServer, Shared};
 use crate::context::RequestContext;
 use crate::server::BuildError;
 use crate::uri_template::UriTemplate;
@@ -313,4 +315,57 @@ async fn serve(
     resolve::serve(&shared.rounds, call, resolvers, round, run)
         .await
         .map_err(|e| era_not_found(modern, e).into())
+}
+
+/// Resource templates and their completions at run time (the builder's
+/// [`resource_template`](super::McpServerBuilder::resource_template) and
+/// [`template_completion`](super::McpServerBuilder::template_completion), after the build).
+impl McpServer {
+    /// Adds (or replaces) a resource template at run time (see
+    /// [`super::McpServerBuilder::resource_template`]) and tells connected clients the resource
+    /// list changed. Fails, adding nothing, on an invalid URI template.
+    pub fn add_resource_template<M, H: ResourceHandler<M>>(
+        &self,
+        spec: ResourceSpec,
+        handler: H,
+    ) -> Result<(), BuildError> {
+        self.shared.templates.insert(template_entry(spec, handler)?);
+        self.server
+            .notify_list_changed(methods::NOTIFICATION_RESOURCES_LIST_CHANGED);
+        Ok(())
+    }
+
+    /// Adds (or replaces) completions for one variable of a resource template at run time
+    /// (see [`super::McpServerBuilder::template_completion`]); served when the server was built
+    /// with completions (any registered, or [`super::McpServerBuilder::enable_completions`]).
+    pub fn add_template_completion<F, Fut>(&self, uri_template: &str, variable: &str, complete: F)
+    where
+        F: Fn(CompletionRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        self.shared.completions.insert(
+            Target::Template(uri_template.into()),
+            variable.into(),
+            complete,
+        );
+    }
+
+    /// Removes a resource template, and its completions, at run time; tells connected
+    /// clients the resource list changed if it existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.shared
+            .completions
+            .remove_target(&Target::Template(uri_template.into()));
+        let removed = self.shared.templates.remove(uri_template);
+        if removed {
+            self.server
+                .notify_list_changed(methods::NOTIFICATION_RESOURCES_LIST_CHANGED);
+        }
+        removed
+    }
+
+    /// The URI templates of the registered resource templates, in registration order.
+    pub fn resource_template_uris(&self) -> Vec<String> {
+        self.shared.templates.names()
+    }
 }
