@@ -71,6 +71,7 @@ const SERVER: CrateLayers = CrateLayers {
                 "otel",
                 "caller",
                 "deserialize_reason",
+                "handler_fn",
             ],
             may_name: &["support"],
         },

@@ -1,0 +1,91 @@
+//! Typed handlers erased into the handler table's functions: params read from their text
+//! (or value) into the handler's type with the protocol's error for what does not read, the
+//! result serialized; and the warning for a handler of a method 2026-07-28 deprecates.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use ferromcp_dispatch::{BoxFuture, HandlerError};
+use ferromcp_types::ProtocolVersion;
+use ferromcp_types::jsonrpc::ErrorObject;
+use ferromcp_types::tables::{self, Kind};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::RequestContext;
+use crate::deserialize_reason::params_reason;
+use crate::middleware::McpParams;
+
+/// A request handler with its params and result erased: what the handler table holds.
+pub(crate) type RequestFn = dyn Fn(RequestContext, McpParams) -> BoxFuture<'static, Result<Value, HandlerError>>
+    + Send
+    + Sync;
+/// A notification handler with its params erased.
+pub(crate) type NotifyFn =
+    dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<(), HandlerError>> + Send + Sync;
+
+pub(crate) fn erase_request<P, O, F, Fut>(f: F) -> Arc<RequestFn>
+where
+    P: DeserializeOwned + Send + 'static,
+    O: Serialize + Send + 'static,
+    F: Fn(RequestContext, P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
+{
+    Arc::new(move |ctx, params| {
+        // Raw params are read from their text straight into the typed struct (no `Value`);
+        // a value moves into it instead of being cloned.
+        let typed = match params.into_typed::<P>() {
+            Ok(p) => p,
+            // Valid text that serde_json will not read: nesting deeper than it parses (a
+            // decoder set above its default depth let it through), a parse error as before.
+            Err(e) if e.classify() == serde_json::error::Category::Syntax => {
+                let err = ErrorObject::parse_error(e.to_string());
+                return Box::pin(std::future::ready(Err(err.into())));
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "request params did not deserialize");
+                let err = ErrorObject::invalid_params(params_reason(&e));
+                return Box::pin(std::future::ready(Err(err.into())));
+            }
+        };
+        let fut = f(ctx, typed);
+        Box::pin(async move {
+            let out = fut.await?;
+            serde_json::to_value(out).map_err(HandlerError::internal)
+        })
+    })
+}
+
+/// Warns (once per registration) when `method` is a spec message of `kind` that MCP
+/// 2026-07-28 deprecates: the handshake era defines it and 2026-07-28 does not (logging,
+/// roots, the handshake lifecycle, client-side progress and cancellation, subscriptions by
+/// method, ...). Its handler still serves handshake-era clients.
+pub(crate) fn warn_if_deprecated(method: &str, kind: Kind) {
+    let Some(m) = tables::method(method) else {
+        return;
+    };
+    let modern = ProtocolVersion::LATEST_MODERN;
+    let handshake = ProtocolVersion::ALL
+        .iter()
+        .any(|v| !v.is_modern() && m.exists_as(kind, *v));
+    if handshake && !m.exists_as(kind, modern) {
+        tracing::warn!(
+            method,
+            "`{method}` is deprecated at MCP {modern} (its schema no longer defines it); the \
+             handler registered for it serves handshake-era clients only"
+        );
+    }
+}
+
+pub(crate) fn erase_notification<P, F, Fut>(f: F) -> Arc<NotifyFn>
+where
+    P: DeserializeOwned + Send + 'static,
+    F: Fn(RequestContext, P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
+{
+    Arc::new(move |ctx, params| match P::deserialize(params) {
+        Ok(p) => Box::pin(f(ctx, p)),
+        Err(e) => Box::pin(std::future::ready(Err(HandlerError::invalid_params(e)))),
+    })
+}
