@@ -8,9 +8,8 @@
 
 mod http_support;
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,11 +17,8 @@ use ferromcp_client::transport::http::{
     HttpClientConfig, HttpConfig, ProxyConfig, ProxyRules, TlsConfig,
 };
 use ferromcp_client::{Client, ClientError, HttpTransport};
-use ferromcp_http_server::McpHttpService;
-use http::{HeaderValue, Request};
-use http_support::{Flags, test_server, within};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use http::HeaderValue;
+use http_support::{start_tls, within};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -61,38 +57,6 @@ fn server_tls(require_client_cert: bool) -> Arc<rustls::ServerConfig> {
         builder.with_no_client_auth()
     };
     Arc::new(builder.with_single_cert(chain, key).unwrap())
-}
-
-/// ferromcp's MCP endpoint over TLS on 127.0.0.1:0; counts completed TLS handshakes.
-async fn start_tls(config: Arc<rustls::ServerConfig>) -> (SocketAddr, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let service = McpHttpService::new(
-        test_server(Arc::new(Flags::default())),
-        ferromcp_http_server::HttpConfig::default(),
-    );
-    let acceptor = tokio_rustls::TlsAcceptor::from(config);
-    let handshakes = Arc::new(AtomicUsize::new(0));
-    let done = handshakes.clone();
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let (acceptor, service, done) = (acceptor.clone(), service.clone(), done.clone());
-            tokio::spawn(async move {
-                let Ok(tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                done.fetch_add(1, Ordering::SeqCst);
-                let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
-                    let service = service.clone();
-                    async move { Ok::<_, Infallible>(service.handle(req).await) }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(tls), svc)
-                    .await;
-            });
-        }
-    });
-    (addr, handshakes)
 }
 
 async fn connect(url: &str, client: HttpClientConfig) -> Result<Client, ClientError> {

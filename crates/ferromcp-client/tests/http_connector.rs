@@ -268,13 +268,9 @@ async fn clh16_the_connect_timeout_bounds_a_connector_that_never_returns() {
 
 #[cfg(feature = "https")]
 mod tls {
-    use ferromcp_http_server::McpHttpService;
-    use http::Request;
-    use hyper::body::Incoming;
-    use hyper_util::rt::TokioIo;
+
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    use tokio::net::TcpListener;
 
     use super::*;
 
@@ -296,34 +292,7 @@ mod tls {
             .with_no_client_auth()
             .with_single_cert(chain, key)
             .unwrap();
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let service = McpHttpService::new(
-            http_support::test_server(Arc::new(http_support::Flags::default())),
-            ferromcp_http_server::HttpConfig::default(),
-        );
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let handshakes = Arc::new(AtomicUsize::new(0));
-        let done = handshakes.clone();
-        tokio::spawn(async move {
-            while let Ok((tcp, _)) = listener.accept().await {
-                let (acceptor, service, done) = (acceptor.clone(), service.clone(), done.clone());
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    done.fetch_add(1, Ordering::SeqCst);
-                    let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
-                        let service = service.clone();
-                        async move { Ok::<_, Infallible>(service.handle(req).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(tls), svc)
-                        .await;
-                });
-            }
-        });
-        (addr, handshakes)
+        http_support::start_tls(Arc::new(config)).await
     }
 }
 

@@ -326,3 +326,35 @@ pub fn first_text(r: &CallToolResult) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+/// ferromcp's MCP endpoint over TLS on 127.0.0.1:0; counts completed TLS handshakes.
+pub async fn start_tls(config: Arc<rustls::ServerConfig>) -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let service = McpHttpService::new(
+        test_server(Arc::new(Flags::default())),
+        ferromcp_http_server::HttpConfig::default(),
+    );
+    let acceptor = tokio_rustls::TlsAcceptor::from(config);
+    let handshakes = Arc::new(AtomicUsize::new(0));
+    let done = handshakes.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, service, done) = (acceptor.clone(), service.clone(), done.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                done.fetch_add(1, Ordering::SeqCst);
+                let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
+                    let service = service.clone();
+                    async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tls), svc)
+                    .await;
+            });
+        }
+    });
+    (addr, handshakes)
+}
