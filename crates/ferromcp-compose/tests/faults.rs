@@ -430,3 +430,33 @@ async fn s87_resource_subscriptions_are_forwarded_and_bounded_per_backend() {
     .await
     .expect("within the deadline");
 }
+
+/// A backend that never finishes connecting (a command that never answers `initialize`) is
+/// given up after `Backend::connect_timeout`: the build fails naming the mount, long before
+/// the default 30 s.
+#[cfg(unix)]
+#[tokio::test]
+async fn s89_a_backend_that_never_connects_is_cut_off_at_the_connect_timeout() {
+    let started = std::time::Instant::now();
+    let built = timeout(
+        DEADLINE,
+        Composer::builder("front", "1.0.0")
+            .mount(
+                "mute",
+                Backend::command("sleep", ["30"]).connect_timeout(Duration::from_millis(300)),
+            )
+            .build(),
+    )
+    .await
+    .expect("within the deadline");
+    match built {
+        Err(ferromcp_compose::ComposeError::ConnectTimeout(name)) => assert_eq!(name, "mute"),
+        Err(other) => panic!("expected a connect timeout, got {other}"),
+        Ok(_) => panic!("a backend that never answers was mounted"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+}
