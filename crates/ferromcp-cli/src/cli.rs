@@ -5,7 +5,8 @@
 //! clap reports what it cannot read as a command line (an unknown flag, a flag without its
 //! value, an extra argument) on stderr with exit status 2. The commands themselves check the
 //! values they use (a TARGET, `--protocol`, `--timeout`, JSON arguments…) and report a bad one
-//! with `ferromcp: …` and exit status 1, as before.
+//! with `ferromcp: …` and exit status 1, as before. `ferromcp tool` exits 3 when the tool
+//! answered with `isError: true`.
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
@@ -91,7 +92,8 @@ pub(crate) enum Command {
         after_help = crate::client_cmd::TOOLS_AFTER
     )]
     Tools(ToolsArgs),
-    /// Call a tool and print its result (exit status 2 on an isError result).
+    /// Call a tool and print its result (exit status 3 on an isError result: the tool ran and
+    /// reported a failure, told apart from a usage error's 2 and a failed request's 1).
     #[command(
         override_usage = "ferromcp tool TARGET NAME [ARGS_JSON] [OPTIONS]",
         after_help = crate::client_cmd::TOOL_AFTER

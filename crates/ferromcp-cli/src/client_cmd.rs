@@ -17,6 +17,11 @@ use crate::answer::{AnswerArgs, Answers};
 use crate::http_client::{self, HttpClientArgs};
 use crate::output::{self, Output};
 use crate::report::Reporter;
+
+/// The exit status of `ferromcp tool` when the tool answered with `isError: true`: the call
+/// worked and the tool reported a failure. Distinct from a usage error (2) and from a request
+/// that failed (1), so a script can tell the three apart.
+const TOOL_ERROR_EXIT: u8 = 3;
 use crate::target::{self, Header, Target};
 
 /// What `--help` says about TARGET.
@@ -459,7 +464,7 @@ async fn execute(
                     "ferromcp: tool {:?} returned an error result (isError)",
                     pos[1]
                 );
-                return Ok(ExitCode::from(2));
+                return Ok(ExitCode::from(TOOL_ERROR_EXIT));
             }
             Ok(ExitCode::SUCCESS)
         }

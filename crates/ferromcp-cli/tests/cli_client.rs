@@ -70,9 +70,11 @@ fn tool_add_prints_the_result() {
 }
 
 #[test]
-fn tool_error_result_exits_2() {
+fn tool_error_result_exits_3() {
+    // 3, not 2: a script tells a tool that ran and failed from a command line clap refused (2)
+    // and from a request that failed (1).
     let r = run(&["tool", &serve(), "test_error_handling"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.code, 3, "{}", r.stderr);
     assert_eq!(json_of(&r)["isError"], true);
     assert!(r.stderr.contains("isError"), "{}", r.stderr);
 }
