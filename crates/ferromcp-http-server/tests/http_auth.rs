@@ -770,6 +770,47 @@ async fn unreachable_jwks_is_503_not_401() {
         let tok = Key::new("k1").sign(&claims("a", "mcp", json!({})));
         let resp = modern(mcp, &bearer(&tok), "ctx_whoami").await;
         assert_eq!(resp.status(), 503);
+        // Without backoff the client may try again at once: the shortest Retry-After.
+        assert_eq!(header(&resp, "retry-after").as_deref(), Some("1"));
+    })
+    .await
+    .unwrap();
+}
+
+/// RFC 9110 §15.6.4 / §10.2.3: a 503 because the JWKS is unreachable says when to come back —
+/// the rest of the verifier's backoff, not a guess.
+#[tokio::test]
+async fn unreachable_jwks_503_says_when_to_retry() {
+    tokio::time::timeout(LIMIT, async {
+        let gone = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = gone.local_addr().unwrap();
+        drop(gone);
+        // After the first failed fetch, the next one waits min_refetch (120 s).
+        let v = direct(addr, Duration::from_secs(300), Duration::from_secs(120));
+        let auth = AuthConfig::new(RESOURCE, v).authorization_server(ISS);
+        let server = McpServer::builder("down", "1.0.0")
+            .tool("ctx_whoami", ctx_whoami)
+            .build()
+            .unwrap();
+        let srv = HttpServer::bind(
+            "127.0.0.1:0",
+            server.server().clone(),
+            HttpConfig::default().auth(auth),
+        )
+        .await
+        .unwrap();
+        let mcp = srv.local_addr();
+        tokio::spawn(srv.run());
+        let tok = Key::new("k1").sign(&claims("a", "mcp", json!({})));
+        for _ in 0..2 {
+            let resp = modern(mcp, &bearer(&tok), "ctx_whoami").await;
+            assert_eq!(resp.status(), 503);
+            let secs: u64 = header(&resp, "retry-after")
+                .expect("a 503 without Retry-After")
+                .parse()
+                .expect("Retry-After is not whole seconds");
+            assert!((100..=120).contains(&secs), "Retry-After: {secs}");
+        }
     })
     .await
     .unwrap();

@@ -6,7 +6,7 @@ use ferromcp_types::jsonrpc::{Message, Payload};
 use ferromcp_types::mcp::methods::TOOLS_CALL;
 use http::header::{
     ACCESS_CONTROL_ALLOW_ORIGIN, ALLOW, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, HeaderValue,
-    WWW_AUTHENTICATE,
+    RETRY_AFTER, WWW_AUTHENTICATE,
 };
 use http::{Method, Response, StatusCode};
 use serde::Deserialize;
@@ -85,11 +85,18 @@ pub(crate) async fn authenticate(
         }
         Err(e) => {
             tracing::warn!(error = %e, "bearer token could not be verified");
-            return Err(plain(
+            let mut r = plain(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "temporarily_unavailable",
                 "token verification is unavailable; try again later",
-            ));
+            );
+            if let Some(wait) = config.verifier.retry_after() {
+                // Whole seconds, rounded up, at least 1 (RFC 9110 §10.2.3).
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                r.headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from(secs.max(1)));
+            }
+            return Err(r);
         }
     };
     // Expiry is the verifier's to check (with its clock-skew leeway); a principal more than

@@ -293,6 +293,24 @@ impl KeyCache {
     }
 }
 
+impl KeyCache {
+    /// How long until a request refused as unavailable may be answered: the fetch timeout
+    /// while a fetch is in flight, the rest of the backoff after a failed one, else the spacing
+    /// of fetches (a fetch may start at once, and ends within the timeout).
+    pub(super) fn retry_after(&self) -> Duration {
+        let timing = self.inner.timing;
+        let st = self.inner.lock();
+        let now = Instant::now();
+        match st.retry_at {
+            _ if st.in_flight => timing.timeout,
+            Some(t) if t > now => t - now,
+            _ => timing
+                .timeout
+                .min(timing.min_refetch.max(Duration::from_secs(1))),
+        }
+    }
+}
+
 fn unknown_kid() -> AuthError {
     AuthError::invalid("no key for the token's kid")
 }

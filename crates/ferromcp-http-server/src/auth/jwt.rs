@@ -331,6 +331,12 @@ impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
         Box::pin(self.verify_token(token))
     }
+
+    /// The time until the JWKS may be fetched again (the backoff after failed fetches), or
+    /// the fetch timeout while a fetch is in flight.
+    fn retry_after(&self) -> Option<Duration> {
+        Some(self.keys.retry_after())
+    }
 }
 
 impl fmt::Debug for JwtVerifier {

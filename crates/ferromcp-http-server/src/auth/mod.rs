@@ -90,6 +90,13 @@ impl AuthError {
 pub trait TokenVerifier: Send + Sync + 'static {
     /// Verifies `token` (the text after `Bearer `).
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>>;
+
+    /// After an [`AuthError::Unavailable`], how long until a token may be checked again: sent
+    /// to the client as `Retry-After` (whole seconds, at least 1) on the 503. `None` (the
+    /// default) sends no `Retry-After`.
+    fn retry_after(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// A verifier with a fixed table of tokens (tests and development; no expiry or audience
