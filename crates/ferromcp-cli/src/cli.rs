@@ -18,7 +18,7 @@ use crate::serve_http::ServeArgs;
 /// The usage lines of `ferromcp --help`: every form of every command.
 const USAGE: &str = "\
 ferromcp serve [--http ADDR [--stateless] [--json-response] [--allowed-host H]...
-                      [--allowed-origin O]... [--auth] ...]
+                      [--allowed-origin O]... [--auth | --auth-issuer ISSUER ...] ...]
        ferromcp call TARGET METHOD [PARAMS_JSON] [OPTIONS]
        ferromcp tools TARGET [OPTIONS]
        ferromcp tool TARGET NAME [ARGS_JSON] [OPTIONS]
@@ -26,7 +26,7 @@ ferromcp serve [--http ADDR [--stateless] [--json-response] [--allowed-host H]..
        ferromcp inspect --web [TARGET] [--listen ADDR] [--no-open] [OPTIONS]
        ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND...
        ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...
-       ferromcp gateway CONFIG.toml [--http ADDR [--auth]]
+       ferromcp gateway CONFIG.toml [--http ADDR [--auth | --auth-issuer ISSUER ...]]
        ferromcp spec [VERSION]
        ferromcp completions bash|zsh|fish|powershell|elvish";
 
@@ -117,7 +117,7 @@ pub(crate) enum Command {
     Bridge(BridgeArgs),
     /// Serve the servers a config file names as one (stdio, or Streamable HTTP with --http).
     #[command(
-        override_usage = "ferromcp gateway CONFIG.toml [--http ADDR [--auth]]",
+        override_usage = "ferromcp gateway CONFIG.toml [--http ADDR [--auth | --auth-issuer ISSUER ...]]",
         after_help = crate::gateway::AFTER
     )]
     Gateway(crate::gateway::GatewayArgs),

@@ -547,8 +547,9 @@ pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
         Err(e) => return super::fail(&format!("cannot start the async runtime: {e}")),
     };
     let (http, path, auth) = (args.http.clone(), args.config.clone(), args.front.auth);
-    if auth && http.is_none() {
-        return super::fail("gateway: --auth needs --http");
+    let front = args.front.clone();
+    if (auth || front.auth_issuer.is_some()) && http.is_none() {
+        return super::fail("gateway: --auth and --auth-issuer need --http");
     }
     let limiter = Arc::new(Limiter::new(config.rate_limit));
     let served: Result<(), String> = runtime.block_on(async move {
@@ -581,11 +582,18 @@ pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
                     let server = HttpServer::bind(
                         addr.as_str(),
                         composed.server().server().clone(),
-                        HttpConfig::default(),
+                        front.resource_server(HttpConfig::default())?,
                     )
                     .await
                     .map_err(|e| format!("binding {addr}: {e}"))?;
-                    eprintln!("ferromcp gateway: at http://{}/mcp", server.local_addr());
+                    eprintln!(
+                        "ferromcp gateway: at http://{}/mcp{}",
+                        server.local_addr(),
+                        front
+                            .describe()
+                            .map(|d| format!(" ({d})"))
+                            .unwrap_or_default()
+                    );
                     server.run().await.map_err(|e| e.to_string())
                 }
                 None => ferromcp_server::serve_stdio(composed.server().server())

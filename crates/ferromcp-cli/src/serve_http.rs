@@ -78,6 +78,63 @@ pub(crate) struct FrontAuthArgs {
     /// Try it with `ferromcp inspect http://ADDR/mcp --oauth`.
     #[arg(long, requires = "http", verbatim_doc_comment)]
     pub(crate) auth: bool,
+    /// Accept bearer tokens (JWTs) from this external OAuth authorization server.
+    ///
+    /// ISSUER is its issuer URL, compared exactly with the tokens' `iss`. Needs
+    /// --auth-jwks and --auth-resource; named in this server's RFC 9728 metadata.
+    #[arg(
+        long,
+        value_name = "ISSUER",
+        requires_all = ["http", "auth_jwks", "auth_resource"],
+        conflicts_with = "auth",
+        verbatim_doc_comment
+    )]
+    pub(crate) auth_issuer: Option<String>,
+    /// The issuer's JWKS URL: the keys tokens are signed with (https, or http on loopback).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub(crate) auth_jwks: Option<String>,
+    /// This endpoint's canonical URL (e.g. https://mcp.example.com/mcp).
+    ///
+    /// The audience tokens must name (RFC 8707), and the resource of the metadata.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "auth_issuer",
+        verbatim_doc_comment
+    )]
+    pub(crate) auth_resource: Option<String>,
+    /// A scope every request's token needs (repeatable; default: none beyond a valid token).
+    #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
+    pub(crate) auth_scope: Vec<String>,
+}
+
+impl FrontAuthArgs {
+    /// `config` with resource-server auth against the external issuer (`--auth-issuer`), or
+    /// unchanged when none is named. Fails on a JWKS URL the verifier refuses.
+    pub(crate) fn resource_server(&self, config: HttpConfig) -> Result<HttpConfig, String> {
+        use ferromcp_http_server::auth::{AuthConfig, JwtVerifier};
+        let (Some(issuer), Some(jwks), Some(resource)) =
+            (&self.auth_issuer, &self.auth_jwks, &self.auth_resource)
+        else {
+            return Ok(config);
+        };
+        let verifier = JwtVerifier::builder(issuer.as_str(), jwks.as_str(), resource.as_str())
+            .build()
+            .map_err(|e| format!("--auth-jwks: {e}"))?;
+        let auth = AuthConfig::new(resource.as_str(), verifier)
+            .authorization_server(issuer.as_str())
+            .required_scopes(self.auth_scope.iter().cloned());
+        Ok(config.auth(auth))
+    }
+
+    /// The line printed at start-up for a front behind `--auth-issuer`, if it is.
+    pub(crate) fn describe(&self) -> Option<String> {
+        let issuer = self.auth_issuer.as_deref()?;
+        Some(format!(
+            "OAuth 2.1 protected resource {}; tokens from {issuer}",
+            self.auth_resource.as_deref().unwrap_or_default()
+        ))
+    }
 }
 
 impl ServeArgs {
@@ -113,7 +170,7 @@ impl ServeArgs {
         if !self.allowed_origin.is_empty() {
             config = config.allowed_origins(self.allowed_origin.clone());
         }
-        Ok(config)
+        self.front.resource_server(config)
     }
 }
 
@@ -151,8 +208,12 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         let legacy_sse = config.legacy_sse;
         let server = HttpServer::bind(addr.as_str(), demo.server().clone(), config).await?;
         eprintln!(
-            "ferromcp: serving the demo server at http://{}/mcp",
-            server.local_addr()
+            "ferromcp: serving the demo server at http://{}/mcp{}",
+            server.local_addr(),
+            args.front
+                .describe()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
         );
         if legacy_sse {
             eprintln!(
