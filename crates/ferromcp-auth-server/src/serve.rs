@@ -189,8 +189,12 @@ async fn serve_connection(stream: TcpStream, peer: SocketAddr, routes: Arc<Route
     let svc = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
         let routes = routes.clone();
         async move {
-            // The peer address keys the token endpoint's rate limit.
-            req.extensions_mut().insert(peer);
+            // The client's address (behind trusted proxies, the one they name) keys the
+            // token endpoint's rate limit and the per-peer session caps.
+            let client = routes.service.config().client_addr(peer, req.headers());
+            req.extensions_mut().insert(client);
+            req.extensions_mut()
+                .insert(ferromcp_http_server::PeerAddr(client));
             let path = req.uri().path().to_owned();
             if routes.auth.owns(&path) {
                 return Ok::<_, std::convert::Infallible>(routes.auth.handle(req).await);

@@ -51,6 +51,11 @@ pub(crate) struct ServeArgs {
     /// Default 64; a load generator or a reverse proxy needs more.
     #[arg(long, value_name = "N", requires = "http")]
     pub(crate) max_sessions_per_peer: Option<String>,
+    /// Believe X-Forwarded-For from this reverse proxy (an address or CIDR; repeatable).
+    ///
+    /// The per-peer session cap then counts the clients it names, not the proxy.
+    #[arg(long, value_name = "CIDR", requires = "http", verbatim_doc_comment)]
+    pub(crate) trusted_proxy: Vec<String>,
     /// Share sessions and resumable streams with other nodes through this Redis.
     ///
     /// Handshake-era sessions; needs a ferromcp built with the `redis` feature.
@@ -160,6 +165,14 @@ impl ServeArgs {
                 .filter(|n| *n > 0)
                 .ok_or("--max-sessions-per-peer needs a positive number")?;
             config = config.max_sessions_per_peer(n);
+        }
+        if !self.trusted_proxy.is_empty() {
+            let proxies = self
+                .trusted_proxy
+                .iter()
+                .map(|p| p.parse().map_err(|e| format!("--trusted-proxy {e}")))
+                .collect::<Result<Vec<ferromcp_http_server::IpRange>, String>>()?;
+            config = config.trusted_proxies(proxies);
         }
         if self.redis.is_some() && !cfg!(feature = "redis") {
             return Err("--redis: this ferromcp was built without the `redis` feature".to_owned());
@@ -338,5 +351,11 @@ mod tests {
         assert_eq!(many.max_sessions_per_peer, 4096);
         assert!(serve(&["--http", "x", "--max-sessions-per-peer"]).is_err());
         assert!(config(&["--http", "x", "--max-sessions-per-peer", "0"]).is_err());
+        let behind = config(&["--http", "x", "--trusted-proxy", "10.0.0.0/8"])
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(behind.trusted_proxies.len(), 1);
+        assert!(c.trusted_proxies.is_empty());
+        let bad = config(&["--http", "x", "--trusted-proxy", "10.0.0.0/40"]);
+        assert!(bad.is_err_and(|e| e.contains("--trusted-proxy")));
     }
 }

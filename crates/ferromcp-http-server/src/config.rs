@@ -153,6 +153,12 @@ pub struct HttpConfig {
     /// Behind a reverse proxy every connection comes from the proxy: raise it to
     /// [`max_connections`](Self::max_connections) there.
     pub max_connections_per_peer: usize,
+    /// The reverse proxies whose `X-Forwarded-For` is believed (default none): for a
+    /// request from one of them, [`PeerAddr`] is the client that header names (see
+    /// [`client_addr`](Self::client_addr)), so the per-peer session caps count clients, not
+    /// the proxy. Connections are counted before any header is read: the per-connection cap
+    /// still sees the proxy (raise [`max_connections_per_peer`](Self::max_connections_per_peer)).
+    pub trusted_proxies: Vec<crate::IpRange>,
     /// Where handshake-era SSE events are kept for resumption (`None`: not resumable).
     /// Default: an [`InMemoryEventStore`].
     pub event_store: Option<Arc<dyn EventStore>>,
@@ -207,6 +213,7 @@ impl Default for HttpConfig {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             max_connections: super::conn_limit::DEFAULT_MAX_CONNECTIONS,
             max_connections_per_peer: super::conn_limit::DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            trusted_proxies: Vec::new(),
             event_store: Some(Arc::new(InMemoryEventStore::default())),
             session_store: Arc::new(InMemorySessionStore::default()),
             check_param_headers: true,
@@ -351,6 +358,28 @@ impl HttpConfig {
         max_connections_per_peer: usize,
     }
 
+    /// Believes `X-Forwarded-For` from these proxies (replacing the list); see
+    /// [`trusted_proxies`](field@Self::trusted_proxies).
+    #[must_use]
+    pub fn trusted_proxies(mut self, proxies: impl IntoIterator<Item = crate::IpRange>) -> Self {
+        self.trusted_proxies = proxies.into_iter().collect();
+        self
+    }
+
+    /// The client of a request whose TCP peer is `peer`: `peer` itself, unless it is one of
+    /// the [`trusted_proxies`](field@Self::trusted_proxies); then the rightmost
+    /// `X-Forwarded-For` entry that is not a trusted proxy (port 0). A header that cannot
+    /// be read, or names only proxies, leaves `peer`. An application that mounts the
+    /// service behind its own listener calls this to fill [`PeerAddr`]; the service itself
+    /// applies it to the `PeerAddr` it finds.
+    pub fn client_addr(
+        &self,
+        peer: std::net::SocketAddr,
+        headers: &http::HeaderMap,
+    ) -> std::net::SocketAddr {
+        super::forwarded::client_addr(&self.trusted_proxies, peer, headers)
+    }
+
     /// The settings a server bound to `addr` uses: the `Host`/`Origin` allowlists left unset
     /// become the loopback names on `addr`'s port (a wider address without lists logs a
     /// warning: it answers loopback names only). For an application with its own listener
@@ -396,6 +425,7 @@ impl fmt::Debug for HttpConfig {
             .field("body_timeout", &self.body_timeout)
             .field("max_connections", &self.max_connections)
             .field("max_connections_per_peer", &self.max_connections_per_peer)
+            .field("trusted_proxies", &self.trusted_proxies)
             .field("event_store", &self.event_store.is_some())
             .field("auth", &self.auth_debug())
             .field("legacy_sse", &self.legacy_sse)

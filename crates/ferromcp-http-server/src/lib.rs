@@ -31,6 +31,7 @@ mod config;
 mod conn_limit;
 mod event_store;
 mod exchange;
+mod forwarded;
 mod frames;
 mod headers;
 mod legacy;
@@ -68,6 +69,7 @@ pub use event_store::{
 };
 pub use ferromcp_server::CallerId;
 pub use ferromcp_server::tool_headers::{ParamHeader, param_headers};
+pub use forwarded::IpRange;
 pub use headers::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PARAM_PREFIX, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
     X_ACCEL_BUFFERING, decode_header_value,

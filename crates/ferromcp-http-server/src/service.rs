@@ -163,8 +163,13 @@ where
         return http_error(StatusCode::INTERNAL_SERVER_ERROR, "server set-up failed");
     }
     start_sweeper(&shared);
-    #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
     let (mut parts, body) = req.into_parts();
+    if !shared.config.trusted_proxies.is_empty()
+        && let Some(crate::PeerAddr(peer)) = parts.extensions.get::<crate::PeerAddr>().copied()
+    {
+        let client = shared.config.client_addr(peer, &parts.headers);
+        parts.extensions.insert(crate::PeerAddr(client));
+    }
     match security::check(
         &shared.config,
         &parts.headers,

@@ -1,7 +1,8 @@
 //! Handshake-era session slots cannot be hogged: live sessions are capped per peer address
 //! (requests without a principal, S53) and per principal (S54), on top of the total cap; a
 //! session that never sends a request after its `initialize` ends after the first-request
-//! timeout, not the idle timeout (S55).
+//! timeout, not the idle timeout (S55). Behind a trusted reverse proxy, the peer is the
+//! client its `X-Forwarded-For` names (S104).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;
@@ -253,6 +254,42 @@ async fn s55_a_session_never_used_after_initialize_expires_quickly() {
         assert_eq!(resp.status(), 200);
         // The expired session's slot is free again.
         open_session(addr, "2025-11-25").await;
+    })
+    .await;
+}
+
+/// Behind a reverse proxy every client has the proxy's address. With the proxy trusted
+/// (`HttpConfig::trusted_proxies`), the per-peer cap counts the clients its
+/// `X-Forwarded-For` names (the rightmost entry that is not a trusted proxy, so what a client
+/// puts in the header itself is ignored); from an address that is not trusted, the header is
+/// ignored and the connection's address is the peer.
+#[tokio::test]
+async fn s104_behind_a_trusted_proxy_the_per_peer_cap_counts_forwarded_clients() {
+    within(async {
+        let proxy = Ipv4Addr::new(127, 0, 0, 9);
+        let trusted: ferromcp_http_server::IpRange = "127.0.0.9".parse().unwrap();
+        let config = HttpConfig::default()
+            .max_sessions_per_peer(1)
+            .trusted_proxies([trusted]);
+        let (addr, _) = start(config).await;
+        let xff = |v: &'static str| [("x-forwarded-for", v)];
+        assert_eq!(init_from(proxy, addr, &xff("203.0.113.1")).await.0, 200);
+        assert_eq!(init_from(proxy, addr, &xff("203.0.113.2")).await.0, 200);
+        // The same client again, even when it puts another address in front: its cap.
+        assert_eq!(init_from(proxy, addr, &xff("203.0.113.1")).await.0, 429);
+        assert_eq!(
+            init_from(proxy, addr, &xff("198.51.100.7, 203.0.113.1"))
+                .await
+                .0,
+            429
+        );
+        // A header that cannot be read counts as the proxy itself (a first session), once.
+        assert_eq!(init_from(proxy, addr, &xff("not-an-address")).await.0, 200);
+        assert_eq!(init_from(proxy, addr, &xff("nonsense")).await.0, 429);
+        // A peer that is not a trusted proxy cannot pick its address with the header.
+        let direct = Ipv4Addr::new(127, 0, 0, 10);
+        assert_eq!(init_from(direct, addr, &xff("203.0.113.3")).await.0, 200);
+        assert_eq!(init_from(direct, addr, &xff("203.0.113.4")).await.0, 429);
     })
     .await;
 }

@@ -404,6 +404,7 @@ const HTTP_SERVER: CrateLayers = CrateLayers {
                 "body",
                 "param_headers",
                 "conn_limit",
+                "forwarded",
             ],
             may_name: &[],
         },
