@@ -73,8 +73,10 @@ mod backend;
 mod bridge;
 mod error;
 mod forward;
+mod logging;
 mod mount;
 mod naming;
+mod notify;
 mod subscribe;
 mod task;
 mod template;
@@ -119,13 +121,18 @@ pub struct Composer {
     max_backend_rounds: u32,
     /// Serializes mounting and unmounting at run time.
     changing: tokio::sync::Mutex<()>,
+    /// The log levels the front sessions set, forwarded to the backends.
+    log_levels: Arc<logging::LogLevels>,
 }
 
 impl Composer {
     /// Starts a composed server whose front has this name and version.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ComposerBuilder {
         ComposerBuilder {
-            front: McpServer::builder(name, version),
+            // Tasks always: a task-capable backend mounted at run time needs the front's
+            // task engine, which only the build creates.
+            front: McpServer::builder(name, version)
+                .tasks(ferromcp_server::tasks::TaskSettings::new()),
             mounts: Vec::new(),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_backend_rounds: DEFAULT_MAX_BACKEND_ROUNDS,
@@ -179,6 +186,7 @@ impl Composer {
         }
         mount.attach(&self.front);
         mount.register_live(&self.front, &catalog);
+        self.log_levels.join(&mount).await;
         self.mounts
             .write()
             .unwrap_or_else(PoisonError::into_inner)
@@ -281,6 +289,7 @@ impl ComposerBuilder {
         let owners = Arc::new(Owners::default());
         let mut mounts = Vec::new();
         let shared: Mounts = Arc::default();
+        let log_levels = logging::LogLevels::new(shared.clone());
         let mut front = self
             .front
             .enable_tools()
@@ -304,7 +313,10 @@ impl ComposerBuilder {
             let forward = subscribe::ForwardSubscriptions {
                 mounts: shared.clone(),
             };
-            Ok::<_, ComposeError>(front.middleware(forward).build()?)
+            let levels = logging::ForwardLogLevel {
+                levels: log_levels.clone(),
+            };
+            Ok::<_, ComposeError>(front.middleware(forward).middleware(levels).build()?)
         }
         .await;
         match result {
@@ -320,6 +332,7 @@ impl ComposerBuilder {
                     owners,
                     max_backend_rounds: self.max_backend_rounds,
                     changing: tokio::sync::Mutex::new(()),
+                    log_levels,
                 })
             }
             Err(e) => {
