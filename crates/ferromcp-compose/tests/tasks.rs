@@ -94,7 +94,8 @@ async fn f22_a_task_required_backend_tool_completes_through_the_front() {
         }
         composed.shutdown().await;
         // A 2026-07-28 backend's listing carries no task support (the server decides per
-        // call): the front calls it plainly and follows the task the backend makes of it.
+        // call): a plain call through the front completes with the task the backend makes of
+        // it (see C56 for front tasks).
         let server = backend::task_server("t", Arc::default());
         let composed = Composer::builder("hub", "1")
             .mount("t", Backend::in_process_era(&server, Era::Modern))
