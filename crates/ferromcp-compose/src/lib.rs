@@ -205,11 +205,12 @@ impl Composer {
         }
         mount.attach(&self.front);
         mount.register_live(&self.front, &catalog);
-        self.log_levels.join(&mount).await;
         self.mounts
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(mount);
+            .push(mount.clone());
+        // After joining the mounts, so a level change meanwhile reaches it either way.
+        self.log_levels.join(&mount).await;
         Ok(())
     }
 

@@ -89,12 +89,16 @@ impl LogLevels {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        for mount in &mounts {
-            send_level(mount, wanted).await;
+        // All at once: a slow backend (bounded by its `Backend::timeout`) delays no other.
+        let mut sends = tokio::task::JoinSet::new();
+        for mount in mounts {
+            sends.spawn(async move { send_level(&mount, wanted).await });
         }
+        while sends.join_next().await.is_some() {}
     }
 
-    /// Sends a newly mounted backend the level the others were sent, if any.
+    /// Sends a newly mounted backend (already among the mounts) the level the others were
+    /// sent, if any.
     pub(crate) async fn join(&self, mount: &Mount) {
         let forwarded = self.forwarded.lock().await;
         if let Some(level) = *forwarded {

@@ -373,15 +373,7 @@ impl Mount {
             front.add_resource(spec, handler);
         }
         for template in &catalog.templates {
-            let (spec, handler) = self.template(template);
-            if let Err(e) = front.add_resource_template(spec, handler) {
-                tracing::warn!(mount = %self.name(), error = %e, "backend resource template left out");
-                continue;
-            }
-            let front_template = front_uri(self.name(), &template.uri_template);
-            for (var, complete) in self.template_completers(template) {
-                front.add_template_completion(&front_template, &var, complete);
-            }
+            self.add_template_live(front, template);
         }
     }
 

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use ferromcp_client::ServerNotification;
+use ferromcp_server::McpServer;
 
 use crate::mount::{Kind, Mount, lock};
 use crate::naming::{front_name, front_uri};
@@ -95,26 +96,60 @@ impl Mount {
                 }
                 Err(e) => tracing::warn!(mount = %m, error = %e, "relisting prompts failed"),
             },
-            ServerNotification::ResourceListChanged => match client.list_all_resources().await {
-                Ok(resources) => {
-                    let fresh = self.sync(
-                        Kind::Resource,
-                        resources.iter().map(|r| front_uri(&m, &r.uri)),
-                    );
-                    for old in fresh.removed {
-                        front.remove_resource(&old);
-                    }
-                    for r in resources
-                        .iter()
-                        .filter(|r| fresh.kept.contains(&front_uri(&m, &r.uri)))
-                    {
-                        let (spec, handler) = self.resource(r);
-                        front.add_resource(spec, handler);
-                    }
-                }
-                Err(e) => tracing::warn!(mount = %m, error = %e, "relisting resources failed"),
-            },
+            ServerNotification::ResourceListChanged => {
+                // The templates too: a resource list change covers them.
+                self.refresh_templates(front).await;
+                self.refresh_resources(front).await;
+            }
             _ => {}
+        }
+    }
+
+    /// Relists the backend's resources and brings the front in step.
+    async fn refresh_resources(self: &Arc<Self>, front: &McpServer) {
+        let m = self.name().clone();
+        match self.client().list_all_resources().await {
+            Ok(resources) => {
+                let fresh = self.sync(
+                    Kind::Resource,
+                    resources.iter().map(|r| front_uri(&m, &r.uri)),
+                );
+                for old in fresh.removed {
+                    front.remove_resource(&old);
+                }
+                for r in resources
+                    .iter()
+                    .filter(|r| fresh.kept.contains(&front_uri(&m, &r.uri)))
+                {
+                    let (spec, handler) = self.resource(r);
+                    front.add_resource(spec, handler);
+                }
+            }
+            Err(e) => tracing::warn!(mount = %m, error = %e, "relisting resources failed"),
+        }
+    }
+
+    /// Relists the backend's resource templates and brings the front in step (their
+    /// completions with them).
+    async fn refresh_templates(self: &Arc<Self>, front: &McpServer) {
+        let m = self.name().clone();
+        match self.client().list_all_resource_templates().await {
+            Ok(templates) => {
+                let fresh = self.sync(
+                    Kind::Template,
+                    templates.iter().map(|t| front_uri(&m, &t.uri_template)),
+                );
+                for old in fresh.removed {
+                    front.remove_resource_template(&old);
+                }
+                for t in templates
+                    .iter()
+                    .filter(|t| fresh.kept.contains(&front_uri(&m, &t.uri_template)))
+                {
+                    self.add_template_live(front, t);
+                }
+            }
+            Err(e) => tracing::warn!(mount = %m, error = %e, "relisting resource templates failed"),
         }
     }
 

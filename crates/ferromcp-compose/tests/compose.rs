@@ -551,11 +551,12 @@ async fn c57_prompt_completions_of_a_run_time_mount_are_served_until_unmounted()
     .expect("within the deadline");
 }
 
-/// F28: a prompt a backend adds while mounted (its list changed) has its arguments completed
-/// through the front, whichever era the backend speaks.
+/// F28: a prompt and a resource template a backend adds while mounted (its lists changed)
+/// are served through the front with their completions, whichever era the backend speaks;
+/// the template is gone once the backend removes it.
 #[tokio::test]
-async fn f28_a_prompt_a_backend_adds_later_is_completed_through_the_front() {
-    use ferromcp_server::mcp_server::{PromptSpec, RawArgs};
+async fn f28_prompts_and_templates_a_backend_adds_later_are_served_and_completed() {
+    use ferromcp_server::mcp_server::{PromptSpec, RawArgs, ResourceSpec};
     use ferromcp_types::mcp::PromptArgument;
     timeout(DEADLINE, async {
         for era in ERAS {
@@ -577,10 +578,32 @@ async fn f28_a_prompt_a_backend_adds_later_is_completed_through_the_front() {
                     .map(String::from)
                     .collect()
             });
+            let template = "mem://other/{k}";
+            server
+                .add_resource_template(
+                    ResourceSpec::new(template, "other"),
+                    |RawArgs(v): RawArgs| async move {
+                        let k = v.get("k").and_then(|k| k.as_str()).unwrap_or_default();
+                        format!("other {k}")
+                    },
+                )
+                .unwrap();
+            server.add_template_completion(template, "k", |req| async move {
+                ["5", "55", "6"]
+                    .into_iter()
+                    .filter(|v| v.starts_with(&req.value))
+                    .map(String::from)
+                    .collect()
+            });
+            let front_template = "x+mem://other/{k}".to_owned();
             while !composed
                 .server()
                 .prompt_names()
                 .contains(&"x_hello".to_owned())
+                || !composed
+                    .server()
+                    .resource_template_uris()
+                    .contains(&front_template)
             {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
@@ -589,6 +612,25 @@ async fn f28_a_prompt_a_backend_adds_later_is_completed_through_the_front() {
                 .await
                 .unwrap();
             assert_eq!(done.completion.values, ["world", "wide"], "{era:?} backend");
+            let item = client.read_resource("x+mem://other/5").await.unwrap();
+            assert_eq!(
+                resource_text(&item),
+                ("x+mem://other/5".into(), "other 5".into())
+            );
+            let complete = CompleteRequestParams::new(
+                CompletionReference::Resource(ResourceTemplateReference::new(&front_template)),
+                CompletionArgument::new("k", "5"),
+            );
+            let done = client.complete(complete).await.unwrap();
+            assert_eq!(done.completion.values, ["5", "55"], "{era:?} backend");
+            assert!(server.remove_resource_template(template));
+            while composed
+                .server()
+                .resource_template_uris()
+                .contains(&front_template)
+            {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
             client.shutdown().await;
             composed.shutdown().await;
         }
