@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use ferromcp_client::{Client, ClientError, RequestOptions};
 use ferromcp_server::RequestContext;
+use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
 use ferromcp_types::mcp::methods::{CallTool, GetPrompt, ReadResource, Request};
 use ferromcp_types::mcp::{
-    CallToolRequestParams, GetPromptRequestParams, InputResponses, MaybeInputRequired,
-    ReadResourceRequestParams,
+    CallToolRequestParams, GetPromptRequestParams, InputResponses, LoggingLevel,
+    MaybeInputRequired, Meta, ReadResourceRequestParams,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
@@ -105,12 +106,10 @@ impl Route {
         let _permits = self.admit()?;
         let _inflight = self.inflight.enter(ctx.clone());
         let (tx, mut rx) = mpsc::channel(32);
-        let opts = RequestOptions::new()
-            .timeout(self.timeout)
-            .on_progress(move |p| {
-                // A full queue drops a report: progress is advisory.
-                let _ = tx.try_send(p);
-            });
+        let opts = self.options(ctx).on_progress(move |p| {
+            // A full queue drops a report: progress is advisory.
+            let _ = tx.try_send(p);
+        });
         let work = self.rounds::<R>(ctx, params, opts);
         tokio::pin!(work);
         loop {
@@ -125,6 +124,20 @@ impl Route {
                     ctx.progress(p.progress, p.total, p.message.as_deref()).await;
                 }
             }
+        }
+    }
+
+    /// The options of a request forwarded for `ctx`: the backend timeout and, to a 2026-07-28
+    /// backend (which has no `logging/setLevel`), the log level the front request allows as
+    /// `_meta["io.modelcontextprotocol/logLevel"]`.
+    pub(crate) fn options(&self, ctx: &RequestContext) -> RequestOptions {
+        let opts = RequestOptions::new().timeout(self.timeout);
+        if self.client.session().era != Era::Modern {
+            return opts;
+        }
+        match front_log_level(ctx) {
+            Some(level) => opts.meta(Meta::new().with_log_level(level)),
+            None => opts,
         }
     }
 
@@ -204,4 +217,14 @@ impl Route {
             }
         }
     }
+}
+
+/// The least severe log level the front request `ctx` lets through: at 2026-07-28 the level
+/// it opted in with (none: no records); before, the level its session set with
+/// `logging/setLevel` (every level when it set none).
+fn front_log_level(ctx: &RequestContext) -> Option<LoggingLevel> {
+    if ctx.protocol_version().is_modern() {
+        return ctx.meta().and_then(Meta::log_level).and_then(Result::ok);
+    }
+    Some(ctx.connection().log_level().unwrap_or(LoggingLevel::Debug))
 }

@@ -35,19 +35,38 @@
 //! - The front clients' resource subscriptions are forwarded to the owning backend (once per
 //!   URI, at most [`Backend::max_subscriptions`]), whose updates then reach them.
 //!
-//! - Tasks: a 2025-11-25 backend tool's `execution.taskSupport` shows on the front's tool (so
-//!   the front serves tasks, `tasks/*` at 2025-11-25 and the tasks extension at 2026-07-28).
-//!   Every call of such a task-capable tool runs as a backend task, which the front task (or
-//!   the plain front call) follows: the backend's status messages become the front task's,
-//!   cancelling the front task (`tasks/cancel`) cancels the backend's, its result or error
-//!   ends the front task, and a backend that dies fails it naming the backend. At most
-//!   [`Backend::max_tasks`] at a time per backend. A 2026-07-28 backend's tool listing
-//!   carries no task support (its server decides per call): the front lists its tools
-//!   without it and calls them plainly; a call the backend makes a task (a task-required
-//!   tool included) is waited for, as one plain front call.
-//!
-//! Not forwarded: `logging/setLevel` (backends send every level; the front filters by its own
-//! client's level).
+//! - Tasks: a 2025-11-25 backend tool's `execution.taskSupport` shows on the front's tool (the
+//!   front serves tasks, `tasks/*` at 2025-11-25 and the tasks extension at 2026-07-28). A
+//!   task-required tool's calls always run as backend tasks; a task-optional tool's only when
+//!   the front call runs as a front task (the client asked with `params.task` at 2025-11-25;
+//!   at 2026-07-28 the front decides so for a client that declares the extension), so a plain
+//!   call stays a plain backend call. The front task (or plain front call) follows the backend
+//!   task: its status messages become the front task's, cancelling the front task
+//!   (`tasks/cancel`) cancels the backend's, its result or error ends the front task, and a
+//!   backend that dies fails it naming the backend. At most [`Backend::max_tasks`] at a time
+//!   per backend. The front always has a task engine (default settings; change them with
+//!   `front(|b| b.tasks(..))`), so a task-capable backend mounted at run time works too.
+//! - A 2026-07-28 backend's tool listing carries no task support: that revision has no
+//!   `execution.taskSupport`, and with the tasks extension (`io.modelcontextprotocol/tasks`)
+//!   its server decides per call whether a call becomes a task. The front cannot know which
+//!   tools will, so when the backend announces the extension every one of its tools is
+//!   `optional` on the front: a 2025-11-25 client may call any of them as a task, and a
+//!   2026-07-28 client that declares the extension gets a front task for every call of them
+//!   (the front, a 2026-07-28 server too, decides before the backend has). Such a front task
+//!   follows the backend's task as above, or ends with the backend's plain answer. A backend
+//!   without the extension makes no tasks: its tools are listed without task support. A plain
+//!   front call that a 2026-07-28 backend makes a task is waited for as one plain call: its
+//!   status messages are not seen, and cancelling the front call stops the wait but does not
+//!   cancel the backend task (it takes no [`Backend::max_tasks`] place).
+//! - Logging: each front session gets the backends' log records at the level it set, as from
+//!   any [`McpServer`]. A backend is shared by every front session, so a handshake-era backend
+//!   that declares `logging` is sent (`logging/setLevel`) the most verbose level the live
+//!   front sessions set (sessions that set none do not count; when the last that did ends,
+//!   `debug` again), a backend mounted later too. A 2026-07-28 backend has no
+//!   `logging/setLevel`: each forwarded request carries the level its front request lets
+//!   through as `_meta["io.modelcontextprotocol/logLevel"]` (at 2026-07-28 in front the
+//!   request's own opt-in, none for none; before, its session's level, `debug` when it set
+//!   none).
 //!
 //! ```
 //! use ferromcp_compose::{Backend, Composer};
@@ -73,8 +92,10 @@ mod backend;
 mod bridge;
 mod error;
 mod forward;
+mod logging;
 mod mount;
 mod naming;
+mod notify;
 mod subscribe;
 mod task;
 mod template;
@@ -119,13 +140,18 @@ pub struct Composer {
     max_backend_rounds: u32,
     /// Serializes mounting and unmounting at run time.
     changing: tokio::sync::Mutex<()>,
+    /// The log levels the front sessions set, forwarded to the backends.
+    log_levels: Arc<logging::LogLevels>,
 }
 
 impl Composer {
     /// Starts a composed server whose front has this name and version.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ComposerBuilder {
         ComposerBuilder {
-            front: McpServer::builder(name, version),
+            // Tasks always: a task-capable backend mounted at run time needs the front's
+            // task engine, which only the build creates.
+            front: McpServer::builder(name, version)
+                .tasks(ferromcp_server::tasks::TaskSettings::new()),
             mounts: Vec::new(),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_backend_rounds: DEFAULT_MAX_BACKEND_ROUNDS,
@@ -152,10 +178,10 @@ impl Composer {
             .collect()
     }
 
-    /// Mounts `backend` under `name` while the front serves: its tools, prompts and
-    /// resources, resource templates and template completions are added (the front's clients
-    /// are told the lists changed). Fails, adding nothing, as [`ComposerBuilder::build`]
-    /// would.
+    /// Mounts `backend` under `name` while the front serves: its tools, prompts, resources,
+    /// resource templates and the completions of prompts and templates are added (the front's
+    /// clients are told the lists changed), and it is sent the log level the front sessions
+    /// set. Fails, adding nothing, as [`ComposerBuilder::build`] would.
     pub async fn mount(&self, name: &str, backend: Backend) -> Result<(), ComposeError> {
         let _changing = self.changing.lock().await;
         if !naming::valid_mount_name(name) {
@@ -182,7 +208,9 @@ impl Composer {
         self.mounts
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(mount);
+            .push(mount.clone());
+        // After joining the mounts, so a level change meanwhile reaches it either way.
+        self.log_levels.join(&mount).await;
         Ok(())
     }
 
@@ -281,6 +309,7 @@ impl ComposerBuilder {
         let owners = Arc::new(Owners::default());
         let mut mounts = Vec::new();
         let shared: Mounts = Arc::default();
+        let log_levels = logging::LogLevels::new(shared.clone());
         let mut front = self
             .front
             .enable_tools()
@@ -304,7 +333,10 @@ impl ComposerBuilder {
             let forward = subscribe::ForwardSubscriptions {
                 mounts: shared.clone(),
             };
-            Ok::<_, ComposeError>(front.middleware(forward).build()?)
+            let levels = logging::ForwardLogLevel {
+                levels: log_levels.clone(),
+            };
+            Ok::<_, ComposeError>(front.middleware(forward).middleware(levels).build()?)
         }
         .await;
         match result {
@@ -320,6 +352,7 @@ impl ComposerBuilder {
                     owners,
                     max_backend_rounds: self.max_backend_rounds,
                     changing: tokio::sync::Mutex::new(()),
+                    log_levels,
                 })
             }
             Err(e) => {

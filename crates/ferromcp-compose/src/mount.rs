@@ -76,7 +76,7 @@ impl Owners {
         }
     }
 
-    fn release(&self, kind: Kind, name: &str) {
+    pub(crate) fn release(&self, kind: Kind, name: &str) {
         self.lock().remove(&(kind, name.to_owned()));
     }
 }
@@ -84,19 +84,19 @@ impl Owners {
 /// A mounted backend.
 pub(crate) struct Mount {
     pub(crate) route: Route,
-    front: OnceLock<McpServer>,
-    owners: Arc<Owners>,
+    pub(crate) front: OnceLock<McpServer>,
+    pub(crate) owners: Arc<Owners>,
     /// Front names this mount registered, by kind.
-    mine: Mutex<BTreeMap<Kind, BTreeSet<String>>>,
+    pub(crate) mine: Mutex<BTreeMap<Kind, BTreeSet<String>>>,
     /// The backend URIs subscribed to on behalf of the front's clients.
     subscribed: tokio::sync::Mutex<BTreeSet<String>>,
     max_subscriptions: usize,
-    tool_filter: Option<Arc<ToolFilter>>,
+    pub(crate) tool_filter: Option<Arc<ToolFilter>>,
     /// Set once unmounted: list changes no longer touch the front.
     gone: std::sync::atomic::AtomicBool,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -352,7 +352,7 @@ impl Mount {
         Ok(())
     }
 
-    fn is_gone(&self) -> bool {
+    pub(crate) fn is_gone(&self) -> bool {
         self.gone.load(std::sync::atomic::Ordering::Acquire)
     }
 
@@ -366,24 +366,28 @@ impl Mount {
             }
         }
         for prompt in &catalog.prompts {
-            let (spec, handler) = self.prompt(prompt);
-            front.add_prompt(spec, handler);
+            self.add_prompt_live(front, prompt);
         }
         for resource in &catalog.resources {
             let (spec, handler) = self.resource(resource);
             front.add_resource(spec, handler);
         }
         for template in &catalog.templates {
-            let (spec, handler) = self.template(template);
-            if let Err(e) = front.add_resource_template(spec, handler) {
-                tracing::warn!(mount = %self.name(), error = %e, "backend resource template left out");
-                continue;
-            }
-            let front_template = front_uri(self.name(), &template.uri_template);
-            for (var, complete) in self.template_completers(template) {
-                front.add_template_completion(&front_template, &var, complete);
-            }
+            self.add_template_live(front, template);
         }
+    }
+
+    /// Adds a backend prompt, and a completion function for each of its arguments, to a
+    /// running front.
+    pub(crate) fn add_prompt_live(self: &Arc<Self>, front: &McpServer, prompt: &Prompt) {
+        let (spec, handler) = self.prompt(prompt);
+        let name = spec_name(prompt, self.name());
+        // The completions first: the prompt is complete once it is listed.
+        for arg in prompt.arguments.iter().flatten() {
+            let reference = CompletionReference::Prompt(PromptReference::new(&prompt.name));
+            front.add_prompt_completion(&name, &arg.name, self.completer(reference));
+        }
+        front.add_prompt(spec, handler);
     }
 
     /// Takes everything this mount registered off the front (its clients are told the lists
@@ -417,7 +421,7 @@ impl Mount {
         let _ = self.front.set(front.clone());
     }
 
-    fn tool(
+    pub(crate) fn tool(
         self: &Arc<Self>,
         tool: &Tool,
     ) -> (
@@ -445,7 +449,7 @@ impl Mount {
         if let Some(o) = &tool.output_schema {
             spec = spec.output_schema(o.clone());
         }
-        let support = crate::task::support(tool);
+        let support = crate::task::front_support(tool, self.client());
         if support != TaskSupport::Forbidden {
             spec = spec.task_support(support);
         }
@@ -467,7 +471,7 @@ impl Mount {
         (spec, handler)
     }
 
-    fn prompt(
+    pub(crate) fn prompt(
         self: &Arc<Self>,
         prompt: &Prompt,
     ) -> (
@@ -502,7 +506,7 @@ impl Mount {
         (spec, handler)
     }
 
-    fn resource(
+    pub(crate) fn resource(
         self: &Arc<Self>,
         resource: &Resource,
     ) -> (
@@ -560,150 +564,6 @@ impl Mount {
         }
         Ok(result)
     }
-
-    async fn on_notification(self: Arc<Self>, n: ServerNotification) {
-        let Some(front) = self.front.get() else {
-            return;
-        };
-        if self.is_gone() {
-            return;
-        }
-        match n {
-            ServerNotification::ToolListChanged
-            | ServerNotification::PromptListChanged
-            | ServerNotification::ResourceListChanged => {
-                // Not inline: the listing is a request on the connection this notification
-                // arrived on.
-                let this = self.clone();
-                tokio::spawn(async move { this.refresh(&n).await });
-            }
-            ServerNotification::ResourceUpdated(uri) => {
-                front.notify_resource_updated(&front_uri(self.name(), &uri));
-            }
-            ServerNotification::Logging(log) => {
-                // Only to the one request it can belong to (a log record can carry anything).
-                if let Ok(ctx) = self.route.inflight.sole(self.name(), "a log record") {
-                    let logger = log.logger.as_deref().map_or_else(
-                        || self.name().to_string(),
-                        |l| format!("{}/{l}", self.name()),
-                    );
-                    ctx.log(log.level, Some(&logger), log.data).await;
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Lists the kind that changed again and brings the front in step: names gone are
-    /// removed, new ones added unless another mount has them (then left out, with a warning).
-    async fn refresh(self: &Arc<Self>, change: &ServerNotification) {
-        let Some(front) = self.front.get() else {
-            return;
-        };
-        if self.is_gone() {
-            return;
-        }
-        let client = self.client();
-        let m = self.name().clone();
-        match change {
-            ServerNotification::ToolListChanged => match client.list_all_tools().await {
-                Ok(mut tools) => {
-                    if let Some(keep) = &self.tool_filter {
-                        tools.retain(|t| keep(&t.name));
-                    }
-                    let fresh =
-                        self.sync(Kind::Tool, tools.iter().map(|t| front_name(&m, &t.name)));
-                    for old in fresh.removed {
-                        front.remove_tool(&old);
-                    }
-                    for tool in tools
-                        .iter()
-                        .filter(|t| fresh.kept.contains(&front_name(&m, &t.name)))
-                    {
-                        let (spec, handler) = self.tool(tool);
-                        if let Err(e) = front.add_tool(spec, handler) {
-                            tracing::warn!(mount = %m, error = %e, "backend tool left out");
-                        }
-                    }
-                }
-                Err(e) => tracing::warn!(mount = %m, error = %e, "relisting tools failed"),
-            },
-            ServerNotification::PromptListChanged => match client.list_all_prompts().await {
-                Ok(prompts) => {
-                    let fresh = self.sync(
-                        Kind::Prompt,
-                        prompts.iter().map(|p| front_name(&m, &p.name)),
-                    );
-                    for old in fresh.removed {
-                        front.remove_prompt(&old);
-                    }
-                    for p in prompts
-                        .iter()
-                        .filter(|p| fresh.kept.contains(&front_name(&m, &p.name)))
-                    {
-                        let (spec, handler) = self.prompt(p);
-                        front.add_prompt(spec, handler);
-                    }
-                }
-                Err(e) => tracing::warn!(mount = %m, error = %e, "relisting prompts failed"),
-            },
-            ServerNotification::ResourceListChanged => match client.list_all_resources().await {
-                Ok(resources) => {
-                    let fresh = self.sync(
-                        Kind::Resource,
-                        resources.iter().map(|r| front_uri(&m, &r.uri)),
-                    );
-                    for old in fresh.removed {
-                        front.remove_resource(&old);
-                    }
-                    for r in resources
-                        .iter()
-                        .filter(|r| fresh.kept.contains(&front_uri(&m, &r.uri)))
-                    {
-                        let (spec, handler) = self.resource(r);
-                        front.add_resource(spec, handler);
-                    }
-                }
-                Err(e) => tracing::warn!(mount = %m, error = %e, "relisting resources failed"),
-            },
-            _ => {}
-        }
-    }
-
-    /// Updates this mount's names of `kind` to `names`: what it no longer has is released,
-    /// what it can claim is kept.
-    fn sync(&self, kind: Kind, names: impl Iterator<Item = String>) -> Synced {
-        let m = self.name();
-        let mut mine = lock(&self.mine);
-        let current = mine.entry(kind).or_default();
-        let wanted: BTreeSet<String> = names.collect();
-        let removed: Vec<String> = current.difference(&wanted).cloned().collect();
-        for name in &removed {
-            self.owners.release(kind, name);
-            current.remove(name);
-        }
-        let mut kept = BTreeSet::new();
-        for name in wanted {
-            match self.owners.claim(kind, &name, m) {
-                Ok(()) => {
-                    current.insert(name.clone());
-                    kept.insert(name);
-                }
-                Err(owner) => tracing::warn!(
-                    mount = %m, name, owner = %owner,
-                    "a {} the backend added conflicts with another mount's; left out",
-                    kind.as_str()
-                ),
-            }
-        }
-        Synced { removed, kept }
-    }
-}
-
-/// What [`Mount::sync`] decided.
-struct Synced {
-    removed: Vec<String>,
-    kept: BTreeSet<String>,
 }
 
 fn conflict(kind: Kind, name: String, first: &str, second: &str) -> ComposeError {

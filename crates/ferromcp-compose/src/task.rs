@@ -1,29 +1,57 @@
 //! Tasks through the front: a backend tool's task support on the front's tool, and a call of
 //! it followed as a backend task (status messages, cancellation, result, a backend that dies).
 
-use ferromcp_client::{TaskState, ToolCall};
+use ferromcp_client::{Client, TaskState, ToolCall};
 use ferromcp_server::RequestContext;
+use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::ErrorObject;
-use ferromcp_types::mcp::{CallToolResult, JsonObject, TaskSupport, Tool, methods};
+use ferromcp_types::mcp::{
+    CallToolResult, EXTENSION_TASKS, JsonObject, TaskSupport, Tool, methods,
+};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::forward::Route;
 
-/// The backend tool's declared task support (`execution.taskSupport`; absent is forbidden).
-pub(crate) fn support(tool: &Tool) -> TaskSupport {
-    tool.execution
+/// The task support the front declares for a backend tool.
+///
+/// - A handshake-era backend's tool: its own `execution.taskSupport` (absent is forbidden).
+/// - A 2026-07-28 backend's tool: its listing has no `execution` (the revision dropped it:
+///   with the tasks extension the server decides per call whether a call becomes a task). So
+///   every tool of a backend that announces the `io.modelcontextprotocol/tasks` extension is
+///   `optional` on the front (a front task follows whatever the backend makes of the call:
+///   a backend task, or a plain answer); a backend without the extension makes no tasks, so
+///   its tools are forbidden.
+pub(crate) fn front_support(tool: &Tool, client: &Client) -> TaskSupport {
+    let declared = tool.execution.as_ref().and_then(|e| e.task_support);
+    let session = client.session();
+    if session.era != Era::Modern {
+        return declared.unwrap_or(TaskSupport::Forbidden);
+    }
+    let extension = session
+        .capabilities
+        .extensions
         .as_ref()
-        .and_then(|e| e.task_support)
-        .unwrap_or(TaskSupport::Forbidden)
+        .is_some_and(|e| e.contains_key(EXTENSION_TASKS));
+    if !extension {
+        return TaskSupport::Forbidden;
+    }
+    match declared {
+        Some(TaskSupport::Required) => TaskSupport::Required,
+        _ => TaskSupport::Optional,
+    }
 }
 
-/// Whether a call of a tool with `support` goes to the backend as a task: every call of a
-/// task-capable tool does (a 2026-07-28 backend runs it as a task anyway once the client
-/// declares tasks; a task-required one can be called no other way). A plain front call then
-/// waits for the backend task; a front task follows it.
-pub(crate) fn as_task(support: TaskSupport, _ctx: &RequestContext) -> bool {
-    !matches!(support, TaskSupport::Forbidden)
+/// Whether a call of a tool with `support` goes to the backend as a task: a task-required
+/// tool's always does (it can be called no other way); a task-optional tool's only when the
+/// front request asked for a task (it runs as a front task), so a plain call stays a plain
+/// backend call and takes no [`Backend::max_tasks`](crate::Backend::max_tasks) place.
+pub(crate) fn as_task(support: TaskSupport, ctx: &RequestContext) -> bool {
+    match support {
+        TaskSupport::Required => true,
+        TaskSupport::Optional => ctx.task_id().is_some(),
+        _ => false,
+    }
 }
 
 impl Route {
@@ -44,7 +72,10 @@ impl Route {
             ))
         })?;
         let _inflight = self.inflight.enter(ctx.clone());
-        let start = self.client.call_tool_as_task(name, Value::Object(args));
+        let opts = self.options(ctx);
+        let start = self
+            .client
+            .call_tool_as_task_with(name, Value::Object(args), None, opts);
         let call = tokio::select! {
             biased;
             () = ctx.cancellation().cancelled() => {

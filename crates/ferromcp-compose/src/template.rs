@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use ferromcp_dispatch::BoxFuture;
-use ferromcp_server::RequestContext;
 use ferromcp_server::mcp_server::{
     CompletionRequest, FromHandlerCall, HandlerCall, ResourceSpec, ToolError,
 };
+use ferromcp_server::{McpServer, RequestContext};
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{
     CompleteRequestParams, CompletionArgument, CompletionContext, CompletionReference,
@@ -67,6 +67,25 @@ impl Mount {
             fut
         };
         (spec, handler)
+    }
+
+    /// Adds a backend template, and a completion function for each of its variables, to a
+    /// running front (the completions first: the template is complete once it is listed).
+    pub(crate) fn add_template_live(
+        self: &Arc<Self>,
+        front: &McpServer,
+        template: &ResourceTemplate,
+    ) {
+        let front_template = front_uri(self.name(), &template.uri_template);
+        for (var, complete) in self.template_completers(template) {
+            front.add_template_completion(&front_template, &var, complete);
+        }
+        let (spec, handler) = self.template(template);
+        if let Err(e) = front.add_resource_template(spec, handler) {
+            tracing::warn!(mount = %self.name(), error = %e, "backend resource template left out");
+            // Takes the completions away again.
+            front.remove_resource_template(&front_template);
+        }
     }
 
     /// A completion function for each variable of a backend template, by variable name.

@@ -514,3 +514,127 @@ async fn log_records_reach_the_caller() {
     .await
     .expect("within the deadline");
 }
+
+fn greet_name(value: &str) -> CompleteRequestParams {
+    greet_arg("x_greet", "name", value)
+}
+
+fn greet_arg(prompt: &str, argument: &str, value: &str) -> CompleteRequestParams {
+    CompleteRequestParams::new(
+        CompletionReference::Prompt(PromptReference::new(prompt)),
+        CompletionArgument::new(argument, value),
+    )
+}
+
+/// C57: a backend mounted while the front serves has its prompts' arguments completed (by
+/// the backend) until it is unmounted; both front eras.
+#[tokio::test]
+async fn c57_prompt_completions_of_a_run_time_mount_are_served_until_unmounted() {
+    timeout(DEADLINE, async {
+        let composed = Composer::builder("hub", "1").build().await.unwrap();
+        for era in ERAS {
+            let client = front_client(composed.server(), era).await;
+            composed
+                .mount("x", Backend::in_process(&backend::server("x")))
+                .await
+                .unwrap();
+            let done = client.complete(greet_name("al")).await.unwrap();
+            assert_eq!(done.completion.values, ["alice", "albert"], "{era:?}");
+            assert!(composed.unmount("x").await);
+            let done = client.complete(greet_name("al")).await.unwrap();
+            assert!(done.completion.values.is_empty(), "{era:?}");
+            client.shutdown().await;
+        }
+        composed.shutdown().await;
+    })
+    .await
+    .expect("within the deadline");
+}
+
+/// F28: a prompt and a resource template a backend adds while mounted (its lists changed)
+/// are served through the front with their completions, whichever era the backend speaks;
+/// the template is gone once the backend removes it.
+#[tokio::test]
+async fn f28_prompts_and_templates_a_backend_adds_later_are_served_and_completed() {
+    use ferromcp_server::mcp_server::{PromptSpec, RawArgs, ResourceSpec};
+    use ferromcp_types::mcp::PromptArgument;
+    timeout(DEADLINE, async {
+        for era in ERAS {
+            let server = backend::server("x");
+            let composed = Composer::builder("hub", "1")
+                .mount("x", Backend::in_process_era(&server, era))
+                .build()
+                .await
+                .unwrap();
+            let client = front_client(composed.server(), Era::Handshake).await;
+            server.add_prompt(
+                PromptSpec::new("hello").arguments(vec![PromptArgument::new("who")]),
+                |RawArgs(_): RawArgs| async { "hi".to_string() },
+            );
+            server.add_prompt_completion("hello", "who", |req| async move {
+                ["world", "wide"]
+                    .into_iter()
+                    .filter(|w| w.starts_with(&req.value))
+                    .map(String::from)
+                    .collect()
+            });
+            let template = "mem://other/{k}";
+            server
+                .add_resource_template(
+                    ResourceSpec::new(template, "other"),
+                    |RawArgs(v): RawArgs| async move {
+                        let k = v.get("k").and_then(|k| k.as_str()).unwrap_or_default();
+                        format!("other {k}")
+                    },
+                )
+                .unwrap();
+            server.add_template_completion(template, "k", |req| async move {
+                ["5", "55", "6"]
+                    .into_iter()
+                    .filter(|v| v.starts_with(&req.value))
+                    .map(String::from)
+                    .collect()
+            });
+            let front_template = "x+mem://other/{k}".to_owned();
+            while !composed
+                .server()
+                .prompt_names()
+                .contains(&"x_hello".to_owned())
+                || !composed
+                    .server()
+                    .resource_template_uris()
+                    .contains(&front_template)
+            {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let done = client
+                .complete(greet_arg("x_hello", "who", "w"))
+                .await
+                .unwrap();
+            assert_eq!(done.completion.values, ["world", "wide"], "{era:?} backend");
+            let item = client.read_resource("x+mem://other/5").await.unwrap();
+            assert_eq!(
+                resource_text(&item),
+                ("x+mem://other/5".into(), "other 5".into())
+            );
+            let complete = CompleteRequestParams::new(
+                CompletionReference::Resource(ResourceTemplateReference::new(&front_template)),
+                CompletionArgument::new("k", "5"),
+            );
+            let done = client.complete(complete).await.unwrap();
+            assert_eq!(done.completion.values, ["5", "55"], "{era:?} backend");
+            assert!(server.remove_resource_template(template));
+            while composed
+                .server()
+                .resource_template_uris()
+                .contains(&front_template)
+            {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            client.shutdown().await;
+            composed.shutdown().await;
+        }
+    })
+    .await
+    .expect("within the deadline");
+}

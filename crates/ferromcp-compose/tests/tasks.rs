@@ -94,7 +94,8 @@ async fn f22_a_task_required_backend_tool_completes_through_the_front() {
         }
         composed.shutdown().await;
         // A 2026-07-28 backend's listing carries no task support (the server decides per
-        // call): the front calls it plainly and follows the task the backend makes of it.
+        // call): a plain call through the front completes with the task the backend makes of
+        // it (see C56 for front tasks).
         let server = backend::task_server("t", Arc::default());
         let composed = Composer::builder("hub", "1")
             .mount("t", Backend::in_process_era(&server, Era::Modern))
@@ -192,6 +193,116 @@ async fn s97_forwarded_tasks_per_backend_are_bounded() {
         let third = start(&client, "t_job", 0, "three").await;
         assert_eq!(text(&third.wait().await.unwrap()), "done: three");
         client.shutdown().await;
+        composed.shutdown().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// C55: a 2025-11-25 backend's task-optional tool called plainly through the front is a plain
+/// backend call (it takes no `Backend::max_tasks` place: none is left here); called as a front
+/// task it runs as a backend task. Both front eras.
+#[tokio::test]
+async fn c55_an_optional_task_tool_runs_as_a_backend_task_only_when_the_front_asked() {
+    timeout(DEADLINE, async {
+        let server = backend::task_server("t", Arc::default());
+        let composed = Composer::builder("hub", "1")
+            .mount(
+                "t",
+                Backend::in_process_era(&server, Era::Handshake).max_tasks(1),
+            )
+            .build()
+            .await
+            .unwrap();
+        for era in ERAS {
+            // The one task place is taken for the whole round.
+            let tasks = task_client(composed.server(), era).await;
+            let long = start(&tasks, "t_job", 60_000, "long").await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let plain = common::front_client(composed.server(), era).await;
+            let r = plain.call_tool("t_maybe", json!({})).await.unwrap();
+            assert_eq!(text(&r), "plain", "{era:?} in front");
+            plain.shutdown().await;
+            long.cancel().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            match tasks.call_tool_as_task("t_maybe", json!({})).await.unwrap() {
+                ToolCall::Task(h) => assert_eq!(text(&h.wait().await.unwrap()), "task"),
+                other => panic!("expected a front task ({era:?}), got {other:?}"),
+            }
+            tasks.shutdown().await;
+        }
+        composed.shutdown().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// C56: a 2026-07-28 backend that announces the tasks extension (its listing carries no task
+/// support) has its tools listed `optional` on a 2025-11-25 front; a front task (both front
+/// eras) follows the task the backend makes of the call: its status message, its result, and
+/// cancelling the front task cancels the backend's.
+#[tokio::test]
+async fn c56_a_modern_backends_task_tools_work_as_front_tasks() {
+    timeout(DEADLINE, async {
+        for era in ERAS {
+            let cancelled = Arc::new(AtomicBool::new(false));
+            let server = backend::task_server("t", cancelled.clone());
+            let composed = Composer::builder("hub", "1")
+                .mount("t", Backend::in_process_era(&server, Era::Modern))
+                .build()
+                .await
+                .unwrap();
+            let client = task_client(composed.server(), era).await;
+            if era == Era::Handshake {
+                let tools = client.list_all_tools().await.unwrap();
+                for name in ["t_job", "t_maybe"] {
+                    let tool = tools.iter().find(|t| t.name == name).unwrap();
+                    let support = tool.execution.as_ref().and_then(|e| e.task_support);
+                    assert_eq!(support, Some(TaskSupport::Optional), "{name}");
+                }
+            }
+            let handle = start(&client, "t_job", 500, "x").await;
+            let mut seen = Vec::new();
+            let r = handle
+                .wait_with(|s| seen.extend(s.info.status_message.clone()))
+                .await
+                .unwrap();
+            assert_eq!(text(&r), "done: x", "{era:?} in front");
+            assert!(
+                seen.iter().any(|m| m == "working on x"),
+                "the backend's status reaches the front task ({era:?}): {seen:?}"
+            );
+            let handle = start(&client, "t_job", 60_000, "long").await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            handle.cancel().await.unwrap();
+            while !cancelled.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            client.shutdown().await;
+            composed.shutdown().await;
+        }
+    })
+    .await
+    .unwrap();
+}
+
+/// F27: a task-capable backend mounted while the front serves (the front was built with no
+/// task-capable tool) works as front tasks: the front serves tasks whatever it was built with.
+#[tokio::test]
+async fn f27_a_task_backend_mounted_at_run_time_serves_front_tasks() {
+    timeout(DEADLINE, async {
+        let composed = Composer::builder("hub", "1").build().await.unwrap();
+        let server = backend::task_server("t", Arc::default());
+        composed
+            .mount("t", Backend::in_process_era(&server, Era::Handshake))
+            .await
+            .unwrap();
+        for era in ERAS {
+            let client = task_client(composed.server(), era).await;
+            let handle = start(&client, "t_job", 0, "late").await;
+            assert_eq!(text(&handle.wait().await.unwrap()), "done: late", "{era:?}");
+            client.shutdown().await;
+        }
         composed.shutdown().await;
     })
     .await

@@ -400,3 +400,37 @@ async fn f24_a_template_added_at_run_time_is_served_until_removed() {
     })
     .await;
 }
+
+/// C57: completions for a prompt's argument added at run time are served, and removing the
+/// prompt removes them (a prompt added again without them completes to nothing).
+#[tokio::test]
+async fn c57_prompt_completions_added_at_run_time_are_served_until_the_prompt_is_removed() {
+    run(async {
+        let s = McpServer::builder("live", "1")
+            .enable_prompts()
+            .enable_completions()
+            .build()
+            .unwrap();
+        let c = Client::connect(&s, Era::Handshake).await;
+        s.add_prompt(PromptSpec::new("greet"), greet);
+        s.add_prompt_completion("greet", "name", |r: CompletionRequest| async move {
+            ["Ada", "Alan", "Grace"]
+                .iter()
+                .filter(|n| n.starts_with(&r.value))
+                .map(|n| (*n).to_string())
+                .collect()
+        });
+        let complete = json!({"ref": {"type": "ref/prompt", "name": "greet"},
+                              "argument": {"name": "name", "value": "A"}});
+        let r = c
+            .request("completion/complete", complete.clone())
+            .await
+            .unwrap();
+        assert_eq!(r["completion"]["values"], json!(["Ada", "Alan"]));
+        assert!(s.remove_prompt("greet"));
+        s.add_prompt(PromptSpec::new("greet"), greet);
+        let r = c.request("completion/complete", complete).await.unwrap();
+        assert_eq!(r["completion"]["values"], json!([]));
+    })
+    .await;
+}

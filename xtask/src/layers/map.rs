@@ -289,13 +289,15 @@ const COMPOSE: CrateLayers = CrateLayers {
         },
         Layer {
             name: "mount",
-            // `template`: a mount's resource templates and completion functions.
-            modules: &["mount", "template"],
+            // `template`: a mount's resource templates and completion functions; `notify`: a
+            // mount kept in step with its backend's notifications.
+            modules: &["mount", "template", "notify"],
             may_name: &["task", "forward", "bridge", "support"],
         },
         Layer {
             name: "subscribe",
-            modules: &["subscribe"],
+            // `logging`: the layer forwarding the front sessions' `logging/setLevel`.
+            modules: &["subscribe", "logging"],
             may_name: &["mount", "support"],
         },
         Layer {

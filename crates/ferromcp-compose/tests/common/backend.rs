@@ -120,8 +120,9 @@ async fn job(
     }
 }
 
-/// The sample backend with a task-required tool `job` (see [`job`]) and `die`; `cancelled`
-/// is set when a `job` is cancelled.
+/// The sample backend with a task-required tool `job` (see [`job`]), a task-optional tool
+/// `maybe` (answers `task` or `plain`: how it ran) and `die`; `cancelled` is set when a `job`
+/// is cancelled.
 pub fn task_server(
     name: &str,
     cancelled: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -134,6 +135,18 @@ pub fn task_server(
                 .description("Works for `ms` milliseconds (task only).")
                 .task_support(TaskSupport::Required),
             move |ctx: RequestContext, args: RawArgs| job(ctx, args, cancelled.clone()),
+        )
+        .tool(
+            ToolSpec::new("maybe")
+                .description("Says whether it runs as a task (task optional).")
+                .task_support(TaskSupport::Optional),
+            |ctx: RequestContext| async move {
+                if ctx.task_id().is_some() {
+                    "task"
+                } else {
+                    "plain"
+                }
+            },
         )
         .tool("die", die)
         .build()

@@ -186,8 +186,12 @@ impl McpServer {
             .notify_list_changed(methods::NOTIFICATION_PROMPTS_LIST_CHANGED);
     }
 
-    /// Removes a prompt at run time; tells connected clients the list changed if it existed.
+    /// Removes a prompt, and its completions, at run time; tells connected clients the list
+    /// changed if it existed.
     pub fn remove_prompt(&self, name: &str) -> bool {
+        self.shared
+            .completions
+            .remove_target(&completions::Target::Prompt(name.into()));
         let removed = self.shared.prompts.remove(name);
         if removed {
             self.server

@@ -201,3 +201,24 @@ pub(crate) async fn get(
         .await?,
     )
 }
+
+/// Prompt-argument completions at run time (the builder's
+/// [`prompt_completion`](super::McpServerBuilder::prompt_completion), after the build).
+impl super::McpServer {
+    /// Adds (or replaces) completions for one argument of a prompt at run time (see
+    /// [`super::McpServerBuilder::prompt_completion`]); served when the server was built with
+    /// completions (any registered, or [`super::McpServerBuilder::enable_completions`]).
+    /// [`McpServer::remove_prompt`](super::McpServer::remove_prompt) removes them with the
+    /// prompt.
+    pub fn add_prompt_completion<F, Fut>(&self, prompt: &str, argument: &str, complete: F)
+    where
+        F: Fn(super::CompletionRequest) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Vec<String>> + Send + 'static,
+    {
+        self.shared.completions.insert(
+            super::completions::Target::Prompt(prompt.into()),
+            argument.into(),
+            complete,
+        );
+    }
+}
