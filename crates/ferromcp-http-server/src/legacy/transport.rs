@@ -2,7 +2,9 @@
 //! reads; the dispatcher's outbound messages go to [`Streams`] for routing.
 //!
 //! The inbox is a plain queue behind a mutex (no channel is allocated while the session is
-//! idle), bounded by the inbound-queue setting.
+//! idle), bounded by the inbound-queue setting. It holds room for one message while the
+//! session is idle (a message is about 240 bytes, and a queue grown for four would keep
+//! 960 bytes per idle session): it grows for a burst and gives the room back once drained.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,6 +53,11 @@ impl Inbox {
             if q.len() >= self.cap {
                 return Err(PushError::Full);
             }
+            if q.capacity() == 0 {
+                // One message at a time is the common case: room for exactly one, not the
+                // four a first push would reserve.
+                q.reserve_exact(1);
+            }
             q.push_back(Ok(item));
         }
         self.notify.notify_one();
@@ -63,10 +70,23 @@ impl Inbox {
     }
 
     fn pop(&self) -> Option<Inbound> {
+        let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let item = q.pop_front();
+        if q.is_empty() && q.capacity() > 1 {
+            // A burst is over: keep room for one message only.
+            q.shrink_to(1);
+        }
+        item
+    }
+
+    /// How many messages the queue has room for without growing (what an idle session
+    /// keeps allocated).
+    #[cfg(test)]
+    fn room(&self) -> usize {
         self.queue
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .pop_front()
+            .capacity()
     }
 }
 
@@ -97,5 +117,44 @@ impl MessageSink for SessionSink {
             self.0.route(msg).await;
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferromcp_types::jsonrpc::{Message, Notification};
+
+    fn message() -> TransportMessage {
+        Message::Notification(Notification::new("notifications/initialized", None)).into()
+    }
+
+    /// S98: an idle session's inbox keeps room for one message (it kept room for four
+    /// before), a burst grows it and it shrinks back once drained; the inbound-queue cap
+    /// still refuses the message past it, before and after the shrink.
+    #[test]
+    fn s98_an_idle_inbox_keeps_room_for_one_message_and_the_cap_still_holds() {
+        let inbox = Inbox::new(3);
+        assert_eq!(
+            inbox.room(),
+            0,
+            "nothing is allocated before the first message"
+        );
+        inbox.push(message()).unwrap();
+        assert!(inbox.pop().is_some());
+        assert_eq!(inbox.room(), 1);
+        for _ in 0..2 {
+            for _ in 0..3 {
+                inbox.push(message()).unwrap();
+            }
+            assert_eq!(inbox.push(message()), Err(PushError::Full));
+            for _ in 0..3 {
+                assert!(inbox.pop().is_some());
+            }
+            assert!(inbox.pop().is_none());
+            assert_eq!(inbox.room(), 1, "drained after a burst");
+        }
+        inbox.close();
+        assert_eq!(inbox.push(message()), Err(PushError::Closed));
     }
 }

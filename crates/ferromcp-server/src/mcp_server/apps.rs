@@ -289,9 +289,7 @@ pub(crate) fn entry(app: App) -> Result<ResourceEntry, BuildError> {
         contents.meta = Some(read_meta.clone());
         async move { ReadResourceResult::new(vec![ResourceContents::Text(contents)]) }
     };
-    let mut entry = resources::resource_entry(spec, read);
-    entry.resource.meta = Some(meta);
-    Ok(entry)
+    Ok(resources::resource_entry(spec, read).with_meta(meta))
 }
 
 /// The `_meta.ui.resourceUri` a tool links to, if any.

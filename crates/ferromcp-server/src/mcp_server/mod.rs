@@ -25,6 +25,7 @@ mod completions;
 mod elicit;
 mod extract;
 mod handler;
+mod listed;
 mod listen;
 mod local;
 mod output;
@@ -654,18 +655,21 @@ impl McpServerBuilder {
             .with_standard_logging();
         if has_tools {
             let sh = s.clone();
-            low = low.on::<ListTools, _, _, _>(move |_ctx, p: PaginatedRequestParams| {
+            low = low.on::<ListTools, _, _, _>(move |ctx, p: PaginatedRequestParams| {
                 let sh = sh.clone();
-                async move { tools::list(&sh, p.cursor.as_ref()) }
+                async move { tools::list(&sh, ctx.protocol_version(), p.cursor.as_ref()) }
             });
             let sh = s.clone();
             low = low.on::<CallTool, _, _, _>(move |ctx, p| tools::call(&sh, ctx, p));
         }
         if has_prompts {
             let sh = s.clone();
-            low = low.on::<ListPrompts, _, _, _>(move |_ctx, p: PaginatedRequestParams| {
+            low = low.on::<ListPrompts, _, _, _>(move |ctx, p: PaginatedRequestParams| {
                 let sh = sh.clone();
-                async move { prompts::list(&sh.prompts, p.cursor.as_ref(), sh.page_size) }
+                async move {
+                    let version = ctx.protocol_version();
+                    prompts::list(&sh.prompts, version, p.cursor.as_ref(), sh.page_size)
+                }
             });
             let sh = s.clone();
             low = low.on::<GetPrompt, _, _, _>(move |ctx, p| {
@@ -675,16 +679,20 @@ impl McpServerBuilder {
         }
         if has_resources {
             let sh = s.clone();
-            low = low.on::<ListResources, _, _, _>(move |_ctx, p: PaginatedRequestParams| {
+            low = low.on::<ListResources, _, _, _>(move |ctx, p: PaginatedRequestParams| {
                 let sh = sh.clone();
-                async move { resources::list(&sh.resources, p.cursor.as_ref(), sh.page_size) }
+                async move {
+                    let version = ctx.protocol_version();
+                    resources::list(&sh.resources, version, p.cursor.as_ref(), sh.page_size)
+                }
             });
             let sh = s.clone();
             low =
-                low.on::<ListResourceTemplates, _, _, _>(move |_ctx, p: PaginatedRequestParams| {
+                low.on::<ListResourceTemplates, _, _, _>(move |ctx, p: PaginatedRequestParams| {
                     let sh = sh.clone();
                     async move {
-                        resources::list_templates(&sh.templates, p.cursor.as_ref(), sh.page_size)
+                        let (version, cursor) = (ctx.protocol_version(), p.cursor.as_ref());
+                        resources::list_templates(&sh.templates, version, cursor, sh.page_size)
                     }
                 });
             let sh = s.clone();

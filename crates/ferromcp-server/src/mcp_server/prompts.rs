@@ -3,16 +3,18 @@
 use std::sync::Arc;
 
 use ferromcp_dispatch::{BoxFuture, HandlerError};
+use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{
-    Cursor, GetPromptRequestParams, GetPromptResult, Icon, JsonObject, ListPromptsResult,
-    MaybeInputRequired, Prompt, PromptArgument, methods,
+    Cursor, GetPromptRequestParams, GetPromptResult, Icon, JsonObject, MaybeInputRequired, Prompt,
+    PromptArgument, methods,
 };
 use serde_json::Value;
 
 use super::Shared;
 use super::extract::HandlerCall;
 use super::handler::PromptHandler;
+use super::listed::{self, Encoded, Listed, Page};
 use super::registry::Registry;
 use super::resolve::{self, ResolverRef, Round};
 use crate::context::RequestContext;
@@ -88,11 +90,19 @@ pub(crate) struct PromptEntry {
     pub(crate) prompt: Prompt,
     get: Arc<GetFn>,
     resolvers: Vec<ResolverRef>,
+    /// `prompt` as `prompts/list` lists it, per version, encoded once here.
+    listed: Encoded,
 }
 
 impl super::registry::Named for PromptEntry {
     fn key(&self) -> &str {
         &self.prompt.name
+    }
+}
+
+impl Listed for PromptEntry {
+    fn encoded(&self) -> &Encoded {
+        &self.listed
     }
 }
 
@@ -135,22 +145,23 @@ pub(crate) fn entry<M, H: PromptHandler<M>>(spec: PromptSpec, handler: H) -> Pro
         .filter(|a| !a.is_empty());
     prompt.arguments = arguments;
     PromptEntry {
+        listed: Encoded::new(&prompt, methods::PROMPTS_LIST, "prompts"),
         prompt,
         resolvers: handler.resolvers(),
         get: Arc::new(move |call| handler.call(call)),
     }
 }
 
-/// One page of `prompts/list`.
+/// One page of `prompts/list` as `version` receives it, from the prompts' encoded entries.
 pub(crate) fn list(
     registry: &Registry<PromptEntry>,
+    version: ProtocolVersion,
     cursor: Option<&Cursor>,
     page_size: usize,
-) -> Result<ListPromptsResult, HandlerError> {
-    let (page, next) = registry.page(cursor, page_size)?;
-    let mut result = ListPromptsResult::new(page.iter().map(|e| e.prompt.clone()).collect());
-    result.next_cursor = next;
-    Ok(result)
+) -> Result<Page, HandlerError> {
+    Ok(listed::page(
+        registry, "prompts", version, cursor, page_size,
+    )?)
 }
 
 /// `prompts/get`: an unknown prompt or a missing required argument is -32602. The handler's

@@ -83,12 +83,14 @@ impl<T: Named> Registry<T> {
         self.read().order.clone()
     }
 
-    /// The page that `cursor` starts, and the cursor of the next page.
-    pub(crate) fn page(
+    /// The page that `cursor` starts, each item mapped by `f` (under the read lock), and the
+    /// cursor of the next page.
+    pub(crate) fn page_map<U>(
         &self,
         cursor: Option<&Cursor>,
         page_size: usize,
-    ) -> Result<(Vec<Arc<T>>, Option<Cursor>), ErrorObject> {
+        f: impl FnMut(&Arc<T>) -> U,
+    ) -> Result<(Vec<U>, Option<Cursor>), ErrorObject> {
         let offset = decode_cursor(cursor)?;
         let t = self.read();
         if offset > t.order.len() {
@@ -96,7 +98,7 @@ impl<T: Named> Registry<T> {
         }
         let end = offset.saturating_add(page_size).min(t.order.len());
         let next = (end < t.order.len()).then(|| encode_cursor(end));
-        Ok((t.order[offset..end].to_vec(), next))
+        Ok((t.order[offset..end].iter().map(f).collect(), next))
     }
 }
 

@@ -5,17 +5,18 @@ use std::future::Future;
 use std::sync::Arc;
 
 use ferromcp_dispatch::{BoxFuture, HandlerError};
+use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
 use ferromcp_types::mcp::{
-    Annotations, Cursor, Icon, InputResponses, ListResourceTemplatesResult, ListResourcesResult,
-    MaybeInputRequired, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
-    methods,
+    Annotations, Cursor, Icon, InputResponses, MaybeInputRequired, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceTemplate, methods,
 };
 use serde_json::Value;
 
 use super::completions::{CompletionRequest, Target};
 use super::extract::HandlerCall;
 use super::handler::ResourceHandler;
+use super::listed::{self, Encoded, Listed, Page};
 use super::registry::{Named, Registry};
 use super::resolve::{self, ResolverRef, Round};
 use super::{McpServer, Shared};
@@ -99,6 +100,29 @@ pub(crate) struct ResourceEntry {
     pub(crate) resource: Resource,
     read: Arc<ReadFn>,
     resolvers: Vec<ResolverRef>,
+    /// `resource` as `resources/list` lists it, per version, encoded once here.
+    listed: Encoded,
+}
+
+impl ResourceEntry {
+    /// The entry with `meta` as its resource's `_meta` (encoded anew).
+    pub(crate) fn with_meta(mut self, meta: ferromcp_types::mcp::Meta) -> Self {
+        self.resource.meta = Some(meta);
+        self.listed = Encoded::new(&self.resource, methods::RESOURCES_LIST, "resources");
+        self
+    }
+}
+
+impl Listed for ResourceEntry {
+    fn encoded(&self) -> &Encoded {
+        &self.listed
+    }
+}
+
+impl Listed for TemplateEntry {
+    fn encoded(&self) -> &Encoded {
+        &self.listed
+    }
 }
 
 impl Named for ResourceEntry {
@@ -113,6 +137,8 @@ pub(crate) struct TemplateEntry {
     pub(crate) matcher: UriTemplate,
     read: Arc<ReadFn>,
     resolvers: Vec<ResolverRef>,
+    /// `template` as `resources/templates/list` lists it, per version, encoded once here.
+    listed: Encoded,
 }
 
 impl Named for TemplateEntry {
@@ -137,6 +163,7 @@ pub(crate) fn resource_entry<M, H: ResourceHandler<M>>(
     resource.icons = spec.icons;
     resource.size = spec.size;
     ResourceEntry {
+        listed: Encoded::new(&resource, methods::RESOURCES_LIST, "resources"),
         resource,
         resolvers: handler.resolvers(),
         read: reader(handler, spec.mime_type),
@@ -158,6 +185,11 @@ pub(crate) fn template_entry<M, H: ResourceHandler<M>>(
     template.annotations = spec.annotations;
     template.icons = spec.icons;
     Ok(TemplateEntry {
+        listed: Encoded::new(
+            &template,
+            methods::RESOURCES_TEMPLATES_LIST,
+            "resourceTemplates",
+        ),
         template,
         matcher,
         resolvers: handler.resolvers(),
@@ -165,29 +197,33 @@ pub(crate) fn template_entry<M, H: ResourceHandler<M>>(
     })
 }
 
-/// One page of `resources/list`.
+/// One page of `resources/list` as `version` receives it, from the resources' encoded
+/// entries.
 pub(crate) fn list(
     registry: &Registry<ResourceEntry>,
+    version: ProtocolVersion,
     cursor: Option<&Cursor>,
     page_size: usize,
-) -> Result<ListResourcesResult, HandlerError> {
-    let (page, next) = registry.page(cursor, page_size)?;
-    let mut result = ListResourcesResult::new(page.iter().map(|e| e.resource.clone()).collect());
-    result.next_cursor = next;
-    Ok(result)
+) -> Result<Page, HandlerError> {
+    Ok(listed::page(
+        registry,
+        "resources",
+        version,
+        cursor,
+        page_size,
+    )?)
 }
 
-/// One page of `resources/templates/list`.
+/// One page of `resources/templates/list` as `version` receives it, from the templates'
+/// encoded entries.
 pub(crate) fn list_templates(
     registry: &Registry<TemplateEntry>,
+    version: ProtocolVersion,
     cursor: Option<&Cursor>,
     page_size: usize,
-) -> Result<ListResourceTemplatesResult, HandlerError> {
-    let (page, next) = registry.page(cursor, page_size)?;
-    let templates = page.iter().map(|e| e.template.clone()).collect();
-    let mut result = ListResourceTemplatesResult::new(templates);
-    result.next_cursor = next;
-    Ok(result)
+) -> Result<Page, HandlerError> {
+    let field = "resourceTemplates";
+    Ok(listed::page(registry, field, version, cursor, page_size)?)
 }
 
 /// "Resource not found" for `uri` (-32002, with the URI as `data.uri`): what a resource

@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use ferromcp_dispatch::{BoxFuture, HandlerError};
+use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{
-    CallToolRequestParams, CallToolResult, Cursor, Icon, JsonObject, ListToolsResult,
-    MaybeInputRequired, TaskSupport, Tool, ToolAnnotations, ToolExecution, methods,
+    CallToolRequestParams, CallToolResult, Cursor, Icon, JsonObject, MaybeInputRequired,
+    TaskSupport, Tool, ToolAnnotations, ToolExecution, methods,
 };
 use serde_json::Value;
 
@@ -14,6 +15,7 @@ use super::Shared;
 use super::apps::AppVisibility;
 use super::extract::HandlerCall;
 use super::handler::ToolHandler;
+use super::listed::{self, Encoded, Listed, Page};
 use super::resolve::{self, ResolverRef, Round};
 use super::schema::object_schema;
 use crate::context::RequestContext;
@@ -176,6 +178,8 @@ pub(crate) struct ToolEntry {
     resolvers: Vec<ResolverRef>,
     /// The input schema's `x-mcp-header` annotations, read once here.
     pub(crate) param_headers: Arc<[crate::tool_headers::ParamHeader]>,
+    /// `tool` as `tools/list` lists it, per version, encoded once here.
+    listed: Encoded,
 }
 
 /// Builds an entry from a spec and a handler.
@@ -225,8 +229,10 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
     if let Some(support) = spec.task_support {
         tool.execution = Some(ToolExecution::new().with_task_support(support));
     }
+    let listed = Encoded::new(&tool, methods::TOOLS_LIST, FIELD);
     Ok(ToolEntry {
         tool,
+        listed,
         validator,
         resolvers: handler.resolvers(),
         call: Arc::new(move |call| handler.call(call)),
@@ -251,15 +257,28 @@ impl super::registry::Named for ToolEntry {
     }
 }
 
-/// One page of `tools/list`.
+impl Listed for ToolEntry {
+    fn encoded(&self) -> &Encoded {
+        &self.listed
+    }
+}
+
+/// Where `tools/list` puts its items.
+const FIELD: &str = "tools";
+
+/// One page of `tools/list` as `version` receives it, from the tools' encoded entries.
 pub(crate) fn list(
     shared: &Shared,
+    version: ProtocolVersion,
     cursor: Option<&Cursor>,
-) -> Result<ListToolsResult, HandlerError> {
-    let (page, next) = shared.tools.page(cursor, shared.page_size)?;
-    let mut result = ListToolsResult::new(page.iter().map(|e| e.tool.clone()).collect());
-    result.next_cursor = next;
-    Ok(result)
+) -> Result<Page, HandlerError> {
+    Ok(listed::page(
+        &shared.tools,
+        FIELD,
+        version,
+        cursor,
+        shared.page_size,
+    )?)
 }
 
 /// What `tools/call` answers: the call's result (or an `InputRequiredResult`), or a task
