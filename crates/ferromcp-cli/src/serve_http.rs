@@ -51,11 +51,9 @@ pub(crate) struct ServeArgs {
     /// Default 64; a load generator or a reverse proxy needs more.
     #[arg(long, value_name = "N", requires = "http")]
     pub(crate) max_sessions_per_peer: Option<String>,
-    /// Share sessions and resumable streams with other nodes through this Redis.
-    ///
-    /// Handshake-era sessions; needs a ferromcp built with the `redis` feature.
-    #[arg(long, value_name = "URL", requires = "http", verbatim_doc_comment)]
-    pub(crate) redis: Option<String>,
+    /// `--redis URL`, shared with `ferromcp gateway --http`.
+    #[command(flatten)]
+    pub(crate) scale: RedisArgs,
     /// The front's authentication (`--auth`), shared with `ferromcp gateway --http`.
     #[command(flatten)]
     pub(crate) front: FrontAuthArgs,
@@ -78,6 +76,28 @@ pub(crate) struct FrontAuthArgs {
     /// Try it with `ferromcp inspect http://ADDR/mcp --oauth`.
     #[arg(long, requires = "http", verbatim_doc_comment)]
     pub(crate) auth: bool,
+}
+
+/// `--redis URL` of an HTTP front (`serve --http`, `gateway --http`): one definition,
+/// flattened into both commands (each has an `--http` option it requires), read by
+/// [`RedisArgs::check`] and [`with_redis`].
+#[derive(Debug, Default, Clone, clap::Args)]
+pub(crate) struct RedisArgs {
+    /// Share sessions and resumable streams with other nodes through this Redis.
+    ///
+    /// Handshake-era sessions; needs a ferromcp built with the `redis` feature.
+    #[arg(long, value_name = "URL", requires = "http", verbatim_doc_comment)]
+    pub(crate) redis: Option<String>,
+}
+
+impl RedisArgs {
+    /// Whether this ferromcp can do what `--redis` asks (it needs the `redis` feature).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.redis.is_some() && !cfg!(feature = "redis") {
+            return Err("--redis: this ferromcp was built without the `redis` feature".to_owned());
+        }
+        Ok(())
+    }
 }
 
 impl ServeArgs {
@@ -104,9 +124,8 @@ impl ServeArgs {
                 .ok_or("--max-sessions-per-peer needs a positive number")?;
             config = config.max_sessions_per_peer(n);
         }
-        if self.redis.is_some() && !cfg!(feature = "redis") {
-            return Err("--redis: this ferromcp was built without the `redis` feature".to_owned());
-        }
+        self.scale.check()?;
+        self.scale.check()?;
         if !self.allowed_host.is_empty() {
             config = config.allowed_hosts(self.allowed_host.clone());
         }
@@ -132,7 +151,7 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return super::fail(&e),
     };
-    let (redis, auth) = (args.redis.clone(), args.front.auth);
+    let (redis, auth) = (args.scale.redis.clone(), args.front.auth);
     super::init_logging();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -203,9 +222,13 @@ pub(crate) async fn bind_with_auth(
     .await
 }
 
-/// `config` with the Redis stores of `url` (feature `redis`).
+/// `config` with the Redis stores of `url` (feature `redis`): sessions and their event
+/// streams shared with the other nodes (`serve --http`, `gateway --http`).
 #[cfg(feature = "redis")]
-async fn with_redis(config: HttpConfig, url: Option<String>) -> std::io::Result<HttpConfig> {
+pub(crate) async fn with_redis(
+    config: HttpConfig,
+    url: Option<String>,
+) -> std::io::Result<HttpConfig> {
     use ferromcp_http_server::redis::{RedisConfig, RedisStores};
     let Some(url) = url else { return Ok(config) };
     let stores = RedisStores::connect(RedisConfig::new(url).idle_timeout(config.idle_timeout))
@@ -215,7 +238,10 @@ async fn with_redis(config: HttpConfig, url: Option<String>) -> std::io::Result<
 }
 
 #[cfg(not(feature = "redis"))]
-async fn with_redis(config: HttpConfig, _url: Option<String>) -> std::io::Result<HttpConfig> {
+pub(crate) async fn with_redis(
+    config: HttpConfig,
+    _url: Option<String>,
+) -> std::io::Result<HttpConfig> {
     Ok(config)
 }
 
@@ -257,7 +283,7 @@ mod tests {
         assert!(!c.legacy_sse);
         let sse = config(&["--http", "x", "--legacy-sse"]);
         assert!(sse.is_ok_and(|c| c.legacy_sse));
-        assert_eq!(a.redis, None);
+        assert_eq!(a.scale.redis, None);
         let with = config(&["--http", "x", "--redis", "redis://127.0.0.1:6379"]);
         assert_eq!(with.is_ok(), cfg!(feature = "redis"));
         assert!(serve(&["--http", "x", "--redis"]).is_err());
