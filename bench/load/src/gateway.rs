@@ -258,3 +258,32 @@ pub(crate) fn counted(opts: &Opts, results: &mut Results, n: u64) {
         record(results, i, &spec.name, G_GATEWAY, &got, outcome);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 23: the gateway's config mounts the server's stdio command as `b`, lifts the
+    /// rate limit and keeps pings out of the counts; the gateway command gets its path.
+    #[test]
+    fn gateway_config_and_command() {
+        let spec = ServerSpec {
+            name: "t".into(),
+            stdio: vec!["/bin/srv".into(), "stdio".into()],
+            gateway: vec!["/bin/ferromcp".into(), "gateway".into()],
+            ..ServerSpec::default()
+        };
+        let path = config(&spec).unwrap_or_else(|e| unreachable!("{e}"));
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            text.contains("[servers.b]\ncommand = \"/bin/srv\"\nargs = [\"stdio\"]"),
+            "{text}"
+        );
+        assert!(text.contains("per_principal = 4000000000"), "{text}");
+        assert!(text.contains("ping_interval = 3600"), "{text}");
+        let argv = gateway_argv(&spec, &path, &["--http", "{addr}"]);
+        assert_eq!(argv[..2], ["/bin/ferromcp", "gateway"]);
+        assert_eq!(argv[3..], ["--http", "{addr}"]);
+    }
+}
