@@ -15,6 +15,9 @@
 # ferromcp-bench-redis-node sharing that Redis; give it a Redis of its own, as the row counts
 # every command the Redis serves).
 #
+# Issue 23's gateway row (`--only gateway`): the bench server's calls direct against the same
+# calls through `ferromcp gateway` with the bench server as its stdio backend (`--gateway`).
+#
 # Issue 19's rows (2026-07-28, big payloads, growth curves, binary size) print after the main
 # table; their CSV and the curves' SVGs go to target/bench-results/ (copy the SVGs to
 # docs/benchmarks/ when the run goes into docs/BENCHMARKS.md). A second invocation measures
@@ -72,6 +75,7 @@ fi
         --csv "$OUT/$STAMP.csv" --plots "$OUT/plots-$STAMP" \
         --server ferromcp --stdio "$F stdio" --http "$F http {addr}" \
         --http-stateless "$F http {addr} --stateless" --registry "${redis[@]}" \
+        --gateway "$D gateway" \
         --server rmcp --stdio "$R stdio" --http "$R http {addr}" \
         --http-stateless "$R http {addr} --stateless" --registry \
         --server raw --stdio "$RAW" --http "$RAW http {addr}" \

@@ -21,17 +21,21 @@
 //! and for none, and reports (Ir(N) − Ir(0)) / N. `--only` runs only the named scenarios
 //! (`stdio-seq`, `stdio-pipe`, `http-stateful`, `http-stateless`, `http-seq`, `sessions`,
 //! `idle-memory`, `cold-start`, and issue 19's `modern`, `payload`, `idle-curve`,
-//! `latency-curve`, `registry-curve`, `binary-size`, `scale-out`; `none` for just the callgrind counts).
+//! `latency-curve`, `registry-curve`, `binary-size`, `scale-out`, and issue 23's `gateway`; `none`
+//! for just the callgrind counts).
 //! `--check` makes every failed measurement an error (exit status 1), for CI's smoke run.
 //!
 //! Issue 19's rows (`rows.rs`, `counted.rs`) print as tables after the issue-9 table;
 //! `--csv FILE` writes them as CSV and `--plots DIR` draws each curve as an SVG there.
 //! `--registry` after a server's commands says it takes `--tools N` (the registry curves);
 //! `--http-redis 'CMD {addr} --redis URL'` gives a node command for the scale-out rows;
+//! `--gateway 'FERROMCP gateway'` gives the gateway command for the gateway-cost rows
+//! (`gateway.rs`: the server's stdio command behind `ferromcp gateway`);
 //! `--skip S,S…` after a server's commands leaves those scenarios out for it.
 //! `ferromcp-bench --replot CSV DIR` draws the curves of a run's CSV again (no measuring).
 
 mod counted;
+mod gateway;
 mod http;
 mod msg;
 mod proc;
@@ -80,7 +84,7 @@ pub(crate) struct Opts {
 
 const USAGE: &str = "usage: ferromcp-bench [--rounds N] [--quick] [--only S,S...] [--check] \
 [--server-cpu CPU] [--driver-threads N] [--callgrind N] [--callgrind-dir DIR] [--csv FILE] [--plots DIR] \
---server NAME --stdio 'CMD' --http 'CMD {addr}' --http-stateless 'CMD {addr}' [--http-redis 'CMD {addr} --redis URL'] [--registry] [--skip S,S...] [--server NAME ...]";
+--server NAME --stdio 'CMD' --http 'CMD {addr}' --http-stateless 'CMD {addr}' [--http-redis 'CMD {addr} --redis URL'] [--gateway 'FERROMCP gateway'] [--registry] [--skip S,S...] [--server NAME ...]";
 
 fn parse(args: &[String]) -> Res<Opts> {
     let mut opts = Opts {
@@ -147,7 +151,7 @@ fn parse(args: &[String]) -> Res<Opts> {
                 name: value()?,
                 ..ServerSpec::default()
             }),
-            "--stdio" | "--http" | "--http-stateless" | "--http-redis" => {
+            "--stdio" | "--http" | "--http-stateless" | "--http-redis" | "--gateway" => {
                 let argv = words(value()?);
                 let spec = opts
                     .servers
@@ -157,6 +161,7 @@ fn parse(args: &[String]) -> Res<Opts> {
                     "--stdio" => spec.stdio = argv,
                     "--http" => spec.http = argv,
                     "--http-redis" => spec.http_redis = argv,
+                    "--gateway" => spec.gateway = argv,
                     _ => spec.http_stateless = argv,
                 }
             }

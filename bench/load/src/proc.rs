@@ -19,6 +19,9 @@ pub(crate) struct ServerSpec {
     /// A node of a Redis-shared deployment (`{addr}`, and `--redis URL` in it): the
     /// scale-out rows.
     pub(crate) http_redis: Vec<String>,
+    /// `ferromcp gateway` (the command before a config file's path): the gateway-cost rows
+    /// put it in front of this server's stdio command (`--gateway`).
+    pub(crate) gateway: Vec<String>,
     /// Scenarios not to run against this server (`--skip`; e.g. `payload` for a server
     /// without the `size` tool).
     pub(crate) skip: Vec<String>,

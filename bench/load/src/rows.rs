@@ -13,7 +13,7 @@ use crate::stdio::StdioServer;
 use crate::{Budget, Opts, Res, http};
 
 /// The rows' scenario names, for `--only`, in the order they run.
-pub(crate) const NAMES: [&str; 7] = [
+pub(crate) const NAMES: [&str; 8] = [
     "modern",
     "payload",
     "idle-curve",
@@ -21,6 +21,7 @@ pub(crate) const NAMES: [&str; 7] = [
     "registry-curve",
     "binary-size",
     "scale-out",
+    "gateway",
 ];
 
 /// Table and curve names (the groups of rows).
@@ -170,7 +171,7 @@ pub(crate) fn run_round(
             .as_ref()
             .is_none_or(|only| only.iter().any(|n| n == name))
     };
-    let scenarios: [(&str, &'static str, Scenario); 7] = [
+    let scenarios: [(&str, &'static str, Scenario); 8] = [
         (NAMES[0], G_MODERN, modern),
         (NAMES[1], G_PAYLOAD, payload),
         (NAMES[2], G_IDLE, idle_curve),
@@ -182,6 +183,7 @@ pub(crate) fn run_round(
             crate::scaleout::G_SCALE,
             crate::scaleout::scale_out,
         ),
+        (NAMES[7], crate::gateway::G_GATEWAY, crate::gateway::gateway),
     ];
     for (name, group, scenario) in scenarios {
         // The size of a file does not change between rounds.

@@ -183,6 +183,9 @@ pub(crate) fn run_all(opts: &Opts) -> Res<Results> {
             }
         }
         crate::counted::run(opts, &rt, &mut results, n);
+        if wanted("gateway") {
+            crate::gateway::counted(opts, &mut results, n);
+        }
     }
     Ok(results)
 }

@@ -17,6 +17,8 @@ pub(crate) struct StdioServer {
     next_id: u64,
     line: Vec<u8>,
     era: msg::Era,
+    /// Put before the tool names `call` and `pipelined` use (a gateway's mount prefix).
+    tool_prefix: String,
 }
 
 impl StdioServer {
@@ -32,6 +34,7 @@ impl StdioServer {
             next_id: 1,
             line: Vec::with_capacity(1024),
             era: msg::Era::Handshake,
+            tool_prefix: String::new(),
         })
     }
 
@@ -49,6 +52,21 @@ impl StdioServer {
             server.handshake()?;
         }
         Ok(server)
+    }
+
+    /// Calls the tools by `prefix` + their name from now on (`b_add` behind a gateway).
+    pub(crate) fn with_tool_prefix(mut self, prefix: &str) -> Self {
+        self.tool_prefix = prefix.to_owned();
+        self
+    }
+
+    /// The `tools/call` line of call `id`.
+    fn call_line(&self, id: u64) -> String {
+        if self.tool_prefix.is_empty() {
+            return msg::call_in(self.era, id);
+        }
+        let (tool, args) = msg::tool_of(id);
+        msg::call_tool(self.era, id, &format!("{}{tool}", self.tool_prefix), args)
     }
 
     /// A fresh request id.
@@ -105,7 +123,7 @@ impl StdioServer {
         let id = self.next_id;
         self.next_id += 1;
         let t = Instant::now();
-        self.send(msg::call_in(self.era, id).as_bytes())?;
+        self.send(self.call_line(id).as_bytes())?;
         let answer = self.read_line()?;
         let took = t.elapsed();
         msg::check_call(id, answer)?;
@@ -134,7 +152,7 @@ impl StdioServer {
         let mut sent = 0;
         let mut answered = 0;
         for _ in 0..depth.min(budget.count) {
-            batch.extend_from_slice(msg::call_in(self.era, self.next_id).as_bytes());
+            batch.extend_from_slice(self.call_line(self.next_id).as_bytes());
             self.next_id += 1;
             sent += 1;
         }
@@ -159,7 +177,7 @@ impl StdioServer {
             if start.elapsed() < budget.time {
                 batch.clear();
                 for _ in 0..got.min(budget.count.saturating_sub(sent)) {
-                    batch.extend_from_slice(msg::call_in(self.era, self.next_id).as_bytes());
+                    batch.extend_from_slice(self.call_line(self.next_id).as_bytes());
                     self.next_id += 1;
                     sent += 1;
                 }

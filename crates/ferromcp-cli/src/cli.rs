@@ -26,7 +26,7 @@ ferromcp serve [--http ADDR [--stateless] [--json-response] [--allowed-host H]..
        ferromcp inspect --web [TARGET] [--listen ADDR] [--no-open] [OPTIONS]
        ferromcp bridge --stdio-to-http ADDR [OPTIONS] -- COMMAND...
        ferromcp bridge --http-to-stdio URL [--header NAME:VALUE]...
-       ferromcp gateway CONFIG.toml [--http ADDR [--auth | --auth-issuer ISSUER ...]]
+       ferromcp gateway CONFIG.toml [--http ADDR [--auth | --auth-issuer ISSUER ...] [--redis URL]]
        ferromcp spec [VERSION]
        ferromcp completions bash|zsh|fish|powershell|elvish";
 
@@ -117,7 +117,7 @@ pub(crate) enum Command {
     Bridge(BridgeArgs),
     /// Serve the servers a config file names as one (stdio, or Streamable HTTP with --http).
     #[command(
-        override_usage = "ferromcp gateway CONFIG.toml [--http ADDR [--auth | --auth-issuer ISSUER ...]]",
+        override_usage = "ferromcp gateway CONFIG.toml [--http ADDR [--auth | --auth-issuer ISSUER ...] [--redis URL]]",
         after_help = crate::gateway::AFTER
     )]
     Gateway(crate::gateway::GatewayArgs),

@@ -1,4 +1,4 @@
-//! `ferromcp gateway CONFIG.toml [--http ADDR]`: the servers a TOML file names, composed
+//! `ferromcp gateway CONFIG.toml [--http ADDR [--redis URL]]`: the servers a TOML file names, composed
 //! into one (the library's `ferromcp-compose`) and served on stdio or over Streamable HTTP,
 //! with an audit line per tool call on stderr.
 //!
@@ -20,6 +20,11 @@
 //! [rate_limit]          # tool calls per minute
 //! per_principal = 600
 //! total = 6000
+//!
+//! [health]              # seconds (see health.rs)
+//! ping_interval = 2
+//! backoff_min = 1
+//! backoff_max = 60
 //! ```
 
 use std::collections::BTreeMap;
@@ -28,13 +33,18 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferromcp_client::{HttpTransport, StdioTransport};
+use ferromcp_client::{HttpTransport, Lifecycle, StdioTransport};
 use ferromcp_compose::{Backend, Composer};
 use ferromcp_dispatch::{BoxFuture, HandlerError};
 use ferromcp_http_server::{HttpConfig, HttpServer};
 use ferromcp_server::middleware::{McpRequest, McpResult, Middleware, Next};
 use serde::Deserialize;
 use serde_json::Value;
+use tokio::sync::watch;
+
+mod health;
+
+use health::{Health, HealthConfig, supervise, try_mount};
 
 /// After the options of `ferromcp gateway --help`.
 pub(crate) const AFTER: &str = "\
@@ -42,12 +52,16 @@ CONFIG.toml names the servers to mount, each under [servers.NAME] (NAME: letters
 '-'): `command` (+ `args`, `env`, `cwd`) starts a stdio server, `url` (+ `headers`) reaches a
 Streamable HTTP server. Per server: `tools.allow` / `tools.deny` (patterns with * and ?; deny
 wins; no allow list allows every tool), `timeout` (seconds per forwarded request, default 60)
-and `max_concurrency` (requests forwarded at a time, default 64). A `[rate_limit]` table
+`max_concurrency` (requests forwarded at a time, default 64) and `lifecycle` (the era spoken
+to it: `auto`, the default, uses 2026-07-28 when the server can; `handshake` keeps to
+2025-11-25, whose tools' task support shows on the gateway's tools; `modern`). A `[rate_limit]` table
 bounds tool calls per minute: `per_principal` (default 600) and `total` (default 6000).
 
 A server that fails to start or stops answering (pinged every 2 s) is reported on stderr, its
 tools leave the gateway (clients are told the list changed), and it is tried again with
-backoff (1 s, doubling up to 60 s); the others keep serving. Editing CONFIG.toml while the
+backoff (1 s, doubling up to 60 s); the others keep serving. A `[health]` table sets these, in
+seconds: `ping_interval` (default 2), `ping_timeout` (default 10), `backoff_min` (default 1)
+and `backoff_max` (default 60). Editing CONFIG.toml while the
 gateway runs applies the change (servers added, removed or changed) without dropping
 sessions; a file that does not parse is reported and the running config kept.
 
@@ -58,12 +72,20 @@ same embedded OAuth 2.1 authorization server). Every tool call is logged on stde
 `ferromcp gateway: audit who=... backend=... tool=... outcome=... duration_ms=...`, who
 being the authenticated principal (subject/client) with --auth, else the client's IP address.
 
+With --redis URL (a ferromcp built with the `redis` feature) several gateway nodes behind one
+load balancer share the front's handshake-era sessions and resumable streams through that
+Redis, as `ferromcp serve --http --redis`: each node runs its own backends from the same
+config; a session lives on the node that opened it (requests reaching another node are
+forwarded there), so its calls, streams and tasks are served by that node's backends. When
+that node dies its sessions end with it (404 on the others, the client initializes again).
+
 Examples:
     ferromcp gateway servers.toml
     ferromcp gateway servers.toml --http 127.0.0.1:8000
-    ferromcp gateway servers.toml --http 127.0.0.1:8000 --auth";
+    ferromcp gateway servers.toml --http 127.0.0.1:8000 --auth
+    ferromcp gateway servers.toml --http 127.0.0.1:8001 --redis redis://127.0.0.1:6379";
 
-/// `ferromcp gateway CONFIG.toml [--http ADDR]`.
+/// `ferromcp gateway CONFIG.toml [--http ADDR [--auth] [--redis URL]]`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct GatewayArgs {
     /// The TOML file naming the servers to mount.
@@ -75,6 +97,14 @@ pub(crate) struct GatewayArgs {
     /// The front's authentication: the same options as `ferromcp serve --http`.
     #[command(flatten)]
     pub(crate) front: crate::serve_http::FrontAuthArgs,
+    /// `--redis URL`: the front's sessions and streams shared with other gateway nodes, as
+    /// `ferromcp serve --http --redis`.
+    #[command(flatten)]
+    pub(crate) scale: crate::serve_http::RedisArgs,
+    /// `--trusted-proxy CIDR`: the reverse proxies whose `X-Forwarded-For` is believed, as
+    /// `ferromcp serve --http --trusted-proxy`.
+    #[command(flatten)]
+    pub(crate) proxy: crate::serve_http::ProxyArgs,
 }
 
 /// The configuration file.
@@ -86,6 +116,9 @@ struct Config {
     /// `[rate_limit]`: tool calls per minute, per principal and in total.
     #[serde(default)]
     rate_limit: RateLimit,
+    /// `[health]`: the backends' pings and the backoff of their retries.
+    #[serde(default)]
+    health: HealthConfig,
 }
 
 /// The default `rate_limit.per_principal`: tool calls one principal (the authenticated
@@ -190,6 +223,9 @@ struct ServerConfig {
     /// Seconds.
     timeout: Option<f64>,
     max_concurrency: Option<usize>,
+    /// The era the gateway speaks to it: `auto` (the default: 2026-07-28 when it can),
+    /// `handshake` (2025-11-25) or `modern` (2026-07-28).
+    lifecycle: Option<String>,
 }
 
 /// `tools.allow` / `tools.deny`.
@@ -248,6 +284,10 @@ fn read_config(path: &Path) -> Result<Config, String> {
             path.display()
         ));
     }
+    config
+        .health
+        .check()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     if config.servers.is_empty() {
         return Err(format!("{}: no [servers.NAME] table", path.display()));
     }
@@ -313,6 +353,18 @@ fn backend(name: &str, server: ServerConfig) -> Result<Backend, String> {
                 format!("[servers.{name}]: `timeout` must be a positive number of seconds")
             })?;
         backend = backend.timeout(d);
+    }
+    if let Some(era) = &server.lifecycle {
+        backend = backend.lifecycle(match era.as_str() {
+            "auto" => Lifecycle::Auto,
+            "handshake" => Lifecycle::Handshake,
+            "modern" => Lifecycle::Modern,
+            _ => {
+                return Err(format!(
+                    "[servers.{name}]: `lifecycle` is one of \"auto\", \"handshake\" and \"modern\""
+                ));
+            }
+        });
     }
     if let Some(n) = server.max_concurrency {
         if n == 0 {
@@ -405,73 +457,23 @@ impl Middleware for Audit {
     }
 }
 
-/// How often a mounted backend is pinged.
-const HEALTH_INTERVAL: Duration = Duration::from_secs(2);
-/// How long a ping may take before the backend counts as down.
-const HEALTH_TIMEOUT: Duration = Duration::from_secs(10);
-/// The first wait before a backend that failed or died is tried again; it doubles up to
-/// [`MAX_RETRY_DELAY`].
-const FIRST_RETRY_DELAY: Duration = Duration::from_secs(1);
-/// The longest wait between two tries of a backend.
-const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
 /// How often the config file is checked for changes.
 const RELOAD_POLL: Duration = Duration::from_secs(1);
-
-/// Mounts `name` once, reporting the outcome.
-async fn try_mount(composed: &Composer, name: &str, backend: &Backend) -> bool {
-    match composed.mount(name, backend.clone()).await {
-        Ok(()) => {
-            eprintln!("ferromcp gateway: {name}: up");
-            true
-        }
-        Err(e) => {
-            eprintln!("ferromcp gateway: {name}: {e}");
-            false
-        }
-    }
-}
-
-/// Keeps one backend mounted (`up`: it is now): pings it, and when it fails to start or
-/// dies, unmounts it (its tools leave the front, whose clients are told) and tries again
-/// with backoff. Runs until aborted.
-async fn supervise(composed: Arc<Composer>, name: String, backend: Backend, mut up: bool) {
-    let mut delay = FIRST_RETRY_DELAY;
-    loop {
-        if up {
-            delay = FIRST_RETRY_DELAY;
-            loop {
-                tokio::time::sleep(HEALTH_INTERVAL).await;
-                match tokio::time::timeout(HEALTH_TIMEOUT, composed.ping(&name)).await {
-                    Ok(Some(Ok(()))) => {}
-                    Ok(None) => return,
-                    Ok(Some(Err(e))) => {
-                        eprintln!("ferromcp gateway: {name}: down: {e}");
-                        break;
-                    }
-                    Err(_) => {
-                        eprintln!("ferromcp gateway: {name}: down: no answer to a ping");
-                        break;
-                    }
-                }
-            }
-            composed.unmount(&name).await;
-        }
-        eprintln!(
-            "ferromcp gateway: {name}: trying again in {} s",
-            delay.as_secs()
-        );
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(MAX_RETRY_DELAY);
-        up = try_mount(&composed, &name, &backend).await;
-    }
-}
 
 /// The supervised backends, by name, with the config each runs.
 type Running = BTreeMap<String, (ServerConfig, tokio::task::JoinHandle<()>)>;
 
 /// Brings the running backends in line with `config`: removed and changed ones stop (and
 /// leave the front), new and changed ones start. The front and its sessions stay.
-async fn apply(composed: &Arc<Composer>, running: &mut Running, config: Config) {
+async fn apply(
+    composed: &Arc<Composer>,
+    running: &mut Running,
+    config: Config,
+    health: &watch::Sender<Health>,
+) {
+    if let Ok(h) = config.health.check() {
+        health.send_replace(h);
+    }
     let stale: Vec<String> = running
         .iter()
         .filter(|(name, (old, _))| config.servers.get(*name) != Some(old))
@@ -492,7 +494,13 @@ async fn apply(composed: &Arc<Composer>, running: &mut Running, config: Config) 
         match backend(&name, server.clone()) {
             Ok(b) => {
                 let up = try_mount(composed, &name, &b).await;
-                let task = tokio::spawn(supervise(composed.clone(), name.clone(), b, up));
+                let task = tokio::spawn(supervise(
+                    composed.clone(),
+                    name.clone(),
+                    b,
+                    up,
+                    health.subscribe(),
+                ));
                 running.insert(name, (server, task));
             }
             Err(e) => eprintln!("ferromcp gateway: {e}"),
@@ -512,6 +520,7 @@ async fn follow_config(
     limiter: Arc<Limiter>,
     path: PathBuf,
     mut running: Running,
+    health: watch::Sender<Health>,
 ) {
     let mut seen = modified(&path);
     loop {
@@ -525,7 +534,7 @@ async fn follow_config(
             Ok(config) => {
                 eprintln!("ferromcp gateway: {} changed: applying it", path.display());
                 limiter.set(config.rate_limit);
-                apply(&composed, &mut running, config).await;
+                apply(&composed, &mut running, config, &health).await;
             }
             Err(e) => eprintln!("ferromcp gateway: {e} (the running config is kept)"),
         }
@@ -551,25 +560,40 @@ pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
     if (auth || front.auth_issuer.is_some()) && http.is_none() {
         return super::fail("gateway: --auth and --auth-issuer need --http");
     }
+    if let Err(e) = args.scale.check() {
+        return super::fail(&e);
+    }
+    let redis = args.scale.redis.clone();
+    let proxy = args.proxy.clone();
     let limiter = Arc::new(Limiter::new(config.rate_limit));
     let served: Result<(), String> = runtime.block_on(async move {
         let composed = Composer::builder("ferromcp-gateway", env!("CARGO_PKG_VERSION"))
-            .front(|front| front.middleware(Audit(limiter.clone())))
+            // Tasks with the default settings: the backends are mounted after the build, so
+            // the front would not serve their task-capable tools' tasks otherwise.
+            .front(|front| {
+                front
+                    .middleware(Audit(limiter.clone()))
+                    .tasks(ferromcp_server::tasks::TaskSettings::new())
+            })
             .build()
             .await
             .map_err(|e| e.to_string())?;
         let composed = Arc::new(composed);
         let mut running = Running::new();
-        apply(&composed, &mut running, config).await;
-        let reload = follow_config(composed.clone(), limiter, path, running);
+        let (health, _) = watch::channel(Health::default());
+        apply(&composed, &mut running, config, &health).await;
+        let reload = follow_config(composed.clone(), limiter, path, running, health);
         let serve = async {
+            let config = crate::serve_http::with_redis(HttpConfig::default(), redis)
+                .await
+                .map_err(|e| format!("--redis: {e}"))?;
+            let config = proxy.apply(config)?;
             match http {
                 Some(addr) if auth => {
                     let front = composed.server().server().clone();
-                    let server =
-                        crate::serve_http::bind_with_auth(&addr, front, HttpConfig::default())
-                            .await
-                            .map_err(|e| format!("binding {addr}: {e}"))?;
+                    let server = crate::serve_http::bind_with_auth(&addr, front, config)
+                        .await
+                        .map_err(|e| format!("binding {addr}: {e}"))?;
                     eprintln!(
                         "ferromcp gateway: at {} (OAuth 2.1 protected; authorization server {}, \
                          approving every request: development only)",
@@ -582,7 +606,7 @@ pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
                     let server = HttpServer::bind(
                         addr.as_str(),
                         composed.server().server().clone(),
-                        front.resource_server(HttpConfig::default())?,
+                        front.resource_server(config)?,
                     )
                     .await
                     .map_err(|e| format!("binding {addr}: {e}"))?;
@@ -634,6 +658,25 @@ mod tests {
         assert!(ToolsConfig::default().keeps("anything"));
     }
 
+    /// `--redis URL` is `serve`'s flag: it needs `--http`, and a ferromcp built with the
+    /// `redis` feature.
+    #[test]
+    fn redis_flag_as_serve() {
+        let gateway = |args: &[&str]| {
+            let argv = ["ferromcp", "gateway", "c.toml"].iter().chain(args);
+            match crate::cli::parse(argv).map_err(|e| e.to_string())?.command {
+                Some(crate::cli::Command::Gateway(a)) => Ok(a),
+                other => Err(format!("{other:?}")),
+            }
+        };
+        assert!(gateway(&["--redis", "redis://127.0.0.1:6379"]).is_err());
+        let a = gateway(&["--http", "x", "--redis", "redis://127.0.0.1:6379"])
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(a.scale.redis.as_deref(), Some("redis://127.0.0.1:6379"));
+        assert_eq!(a.scale.check().is_ok(), cfg!(feature = "redis"));
+        assert!(gateway(&[]).is_ok_and(|a| a.scale.redis.is_none()));
+    }
+
     /// The README's example config (`examples/gateway.toml`) parses and builds its backends.
     #[test]
     fn the_example_config_is_valid() {
@@ -644,6 +687,7 @@ mod tests {
             ["demo", "search"]
         );
         assert_eq!(config.rate_limit, RateLimit::default());
+        assert_eq!(config.health.check(), Ok(Health::default()));
         assert!(!config.servers["demo"].tools.keeps("long_task"));
     }
 }

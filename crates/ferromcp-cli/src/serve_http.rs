@@ -51,16 +51,12 @@ pub(crate) struct ServeArgs {
     /// Default 64; a load generator or a reverse proxy needs more.
     #[arg(long, value_name = "N", requires = "http")]
     pub(crate) max_sessions_per_peer: Option<String>,
-    /// Believe X-Forwarded-For from this reverse proxy (an address or CIDR; repeatable).
-    ///
-    /// The per-peer session cap then counts the clients it names, not the proxy.
-    #[arg(long, value_name = "CIDR", requires = "http", verbatim_doc_comment)]
-    pub(crate) trusted_proxy: Vec<String>,
-    /// Share sessions and resumable streams with other nodes through this Redis.
-    ///
-    /// Handshake-era sessions; needs a ferromcp built with the `redis` feature.
-    #[arg(long, value_name = "URL", requires = "http", verbatim_doc_comment)]
-    pub(crate) redis: Option<String>,
+    /// `--redis URL`, shared with `ferromcp gateway --http`.
+    #[command(flatten)]
+    pub(crate) scale: RedisArgs,
+    /// `--trusted-proxy CIDR`, shared with `ferromcp gateway --http`.
+    #[command(flatten)]
+    pub(crate) proxy: ProxyArgs,
     /// The front's authentication (`--auth`), shared with `ferromcp gateway --http`.
     #[command(flatten)]
     pub(crate) front: FrontAuthArgs,
@@ -142,6 +138,54 @@ impl FrontAuthArgs {
     }
 }
 
+/// `--redis URL` of an HTTP front (`serve --http`, `gateway --http`): one definition,
+/// flattened into both commands (each has an `--http` option it requires), read by
+/// [`RedisArgs::check`] and [`with_redis`].
+#[derive(Debug, Default, Clone, clap::Args)]
+pub(crate) struct RedisArgs {
+    /// Share sessions and resumable streams with other nodes through this Redis.
+    ///
+    /// Handshake-era sessions; needs a ferromcp built with the `redis` feature.
+    #[arg(long, value_name = "URL", requires = "http", verbatim_doc_comment)]
+    pub(crate) redis: Option<String>,
+}
+
+impl RedisArgs {
+    /// Whether this ferromcp can do what `--redis` asks (it needs the `redis` feature).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.redis.is_some() && !cfg!(feature = "redis") {
+            return Err("--redis: this ferromcp was built without the `redis` feature".to_owned());
+        }
+        Ok(())
+    }
+}
+
+/// `--trusted-proxy CIDR` of an HTTP front (`serve --http`, `gateway --http`): one
+/// definition, flattened into both commands, read by [`ProxyArgs::apply`].
+#[derive(Debug, Default, Clone, clap::Args)]
+pub(crate) struct ProxyArgs {
+    /// Believe X-Forwarded-For from this reverse proxy (an address or CIDR; repeatable).
+    ///
+    /// The per-peer session cap then counts the clients it names, not the proxy.
+    #[arg(long, value_name = "CIDR", requires = "http", verbatim_doc_comment)]
+    pub(crate) trusted_proxy: Vec<String>,
+}
+
+impl ProxyArgs {
+    /// `config` believing `X-Forwarded-For` from the proxies named (unchanged for none).
+    pub(crate) fn apply(&self, config: HttpConfig) -> Result<HttpConfig, String> {
+        if self.trusted_proxy.is_empty() {
+            return Ok(config);
+        }
+        let proxies = self
+            .trusted_proxy
+            .iter()
+            .map(|p| p.parse().map_err(|e| format!("--trusted-proxy {e}")))
+            .collect::<Result<Vec<ferromcp_http_server::IpRange>, String>>()?;
+        Ok(config.trusted_proxies(proxies))
+    }
+}
+
 impl ServeArgs {
     /// The HTTP server's settings these options ask for (checks the values clap does not).
     pub(crate) fn http_config(&self) -> Result<HttpConfig, String> {
@@ -166,17 +210,8 @@ impl ServeArgs {
                 .ok_or("--max-sessions-per-peer needs a positive number")?;
             config = config.max_sessions_per_peer(n);
         }
-        if !self.trusted_proxy.is_empty() {
-            let proxies = self
-                .trusted_proxy
-                .iter()
-                .map(|p| p.parse().map_err(|e| format!("--trusted-proxy {e}")))
-                .collect::<Result<Vec<ferromcp_http_server::IpRange>, String>>()?;
-            config = config.trusted_proxies(proxies);
-        }
-        if self.redis.is_some() && !cfg!(feature = "redis") {
-            return Err("--redis: this ferromcp was built without the `redis` feature".to_owned());
-        }
+        config = self.proxy.apply(config)?;
+        self.scale.check()?;
         if !self.allowed_host.is_empty() {
             config = config.allowed_hosts(self.allowed_host.clone());
         }
@@ -202,7 +237,7 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return super::fail(&e),
     };
-    let (redis, auth) = (args.redis.clone(), args.front.auth);
+    let (redis, auth) = (args.scale.redis.clone(), args.front.auth);
     super::init_logging();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -277,9 +312,13 @@ pub(crate) async fn bind_with_auth(
     .await
 }
 
-/// `config` with the Redis stores of `url` (feature `redis`).
+/// `config` with the Redis stores of `url` (feature `redis`): sessions and their event
+/// streams shared with the other nodes (`serve --http`, `gateway --http`).
 #[cfg(feature = "redis")]
-async fn with_redis(config: HttpConfig, url: Option<String>) -> std::io::Result<HttpConfig> {
+pub(crate) async fn with_redis(
+    config: HttpConfig,
+    url: Option<String>,
+) -> std::io::Result<HttpConfig> {
     use ferromcp_http_server::redis::{RedisConfig, RedisStores};
     let Some(url) = url else { return Ok(config) };
     let stores = RedisStores::connect(RedisConfig::new(url).idle_timeout(config.idle_timeout))
@@ -289,7 +328,10 @@ async fn with_redis(config: HttpConfig, url: Option<String>) -> std::io::Result<
 }
 
 #[cfg(not(feature = "redis"))]
-async fn with_redis(config: HttpConfig, _url: Option<String>) -> std::io::Result<HttpConfig> {
+pub(crate) async fn with_redis(
+    config: HttpConfig,
+    _url: Option<String>,
+) -> std::io::Result<HttpConfig> {
     Ok(config)
 }
 
@@ -331,7 +373,7 @@ mod tests {
         assert!(!c.legacy_sse);
         let sse = config(&["--http", "x", "--legacy-sse"]);
         assert!(sse.is_ok_and(|c| c.legacy_sse));
-        assert_eq!(a.redis, None);
+        assert_eq!(a.scale.redis, None);
         let with = config(&["--http", "x", "--redis", "redis://127.0.0.1:6379"]);
         assert_eq!(with.is_ok(), cfg!(feature = "redis"));
         assert!(serve(&["--http", "x", "--redis"]).is_err());

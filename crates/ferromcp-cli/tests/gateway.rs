@@ -124,6 +124,21 @@ async fn gateway_refuses_a_bad_config_clearly() {
             "[servers.a_b]\ncommand = \"x\"\n",
             "invalid mount name",
         ),
+        (
+            "era",
+            "[servers.a]\ncommand = \"x\"\nlifecycle = \"2024\"\n",
+            "`lifecycle` is one of",
+        ),
+        (
+            "ping",
+            "[health]\nping_interval = 0\n[servers.a]\ncommand = \"x\"\n",
+            "[health] `ping_interval` must be a positive number",
+        ),
+        (
+            "backoff",
+            "[health]\nbackoff_min = 10\nbackoff_max = 2\n[servers.a]\ncommand = \"x\"\n",
+            "`backoff_min` must not exceed `backoff_max`",
+        ),
     ] {
         let path = config(name, text);
         let out = timeout(
@@ -603,5 +618,79 @@ async fn gateway_refuses_a_zero_rate_limit() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("[rate_limit]"), "{err}");
+    let _ = std::fs::remove_file(path);
+}
+
+/// Polls `gw`'s log until it contains `text`: when it was first seen.
+async fn seen(gw: &Gateway, text: &str) -> std::time::Instant {
+    while !gw.log().contains(text) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    std::time::Instant::now()
+}
+
+/// `[health] ping_interval`: a backend that dies is found down within the (short) interval
+/// set, not the default 2 s. The backend is the demo server under `timeout 1`: it dies
+/// within a second of being mounted; with `ping_interval = 0.1` it is reported down well
+/// before the default interval's first ping could.
+#[cfg(unix)]
+#[tokio::test]
+async fn f25_a_short_ping_interval_finds_a_dead_backend_within_it() {
+    let path = config(
+        "ping",
+        &format!(
+            "[health]\nping_interval = 0.1\nbackoff_min = 30\nbackoff_max = 30\n\n\
+             [servers.mortal]\ncommand = \"timeout\"\nargs = [\"1\", {:?}, \"serve\"]\n",
+            env!("CARGO_BIN_EXE_ferromcp")
+        ),
+    );
+    let gw = Gateway::start(&path);
+    timeout(DEADLINE, async {
+        let up = seen(&gw, "mortal: up").await;
+        let down = seen(&gw, "mortal: down").await;
+        let took = down - up;
+        // Dead within 1 s of being up, found by the next ping (0.1 s), plus slack; the
+        // default interval would first ping it 2 s after it came up.
+        assert!(took < Duration::from_millis(1700), "{took:?}\n{}", gw.log());
+    })
+    .await
+    .unwrap_or_else(|_| panic!("within the deadline; the gateway's log:\n{}", gw.log()));
+    let _ = std::fs::remove_file(path);
+}
+
+/// `[health] backoff_min` / `backoff_max`: a server that cannot start is tried again after
+/// 0.1 s, then 0.2 s, then 0.4 s, and never waits longer than the 0.4 s maximum.
+#[tokio::test]
+async fn f26_backoff_bounds_are_the_configured_ones() {
+    let path = config(
+        "backoff",
+        "[health]\nbackoff_min = 0.1\nbackoff_max = 0.4\n\n\
+         [servers.broken]\ncommand = \"/nonexistent/ferromcp-no-such-server\"\n",
+    );
+    let gw = Gateway::start(&path);
+    let started = std::time::Instant::now();
+    timeout(DEADLINE, async {
+        let delays = loop {
+            let delays: Vec<String> = gw
+                .log()
+                .lines()
+                .filter_map(|l| l.strip_prefix("ferromcp gateway: broken: trying again in "))
+                .map(str::to_owned)
+                .collect();
+            if delays.len() >= 5 {
+                break delays;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(delays[..5], ["0.1 s", "0.2 s", "0.4 s", "0.4 s", "0.4 s"]);
+        // 0.1 + 0.2 + 0.4 + 0.4 s of waiting before the fifth; the defaults would wait 15 s.
+        assert!(
+            started.elapsed() < Duration::from_secs(6),
+            "{:?}",
+            started.elapsed()
+        );
+    })
+    .await
+    .unwrap_or_else(|_| panic!("within the deadline; the gateway's log:\n{}", gw.log()));
     let _ = std::fs::remove_file(path);
 }
