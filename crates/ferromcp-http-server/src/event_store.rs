@@ -54,6 +54,39 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Forgets a session's events (the session ended).
     fn forget<'a>(&'a self, session: &'a str) -> BoxFuture<'a, ()>;
+
+    /// The id of the priming event of `stream`, a request stream of `session` opened just
+    /// now (no event stored on it yet), given without waiting; `None` (the default): the
+    /// priming event is stored with [`store`](EventStore::store) before it is sent, like any
+    /// event.
+    ///
+    /// With an id, the priming event is sent at once and written with the stream's next event
+    /// by [`store_primed`](EventStore::store_primed) (one write where a store does I/O:
+    /// a request answered at once costs one write, not two). A store that gives an id must
+    /// resolve it in [`replay_after`](EventStore::replay_after) from the moment it gives it,
+    /// on every node sharing the store, even before the event is written (a client may
+    /// resume with it at once): as the stream with no event after it until more are stored;
+    /// and never in another session. A store without I/O may simply store the event here.
+    fn priming_id(&self, session: &str, stream: &str) -> Option<String> {
+        let _ = (session, stream);
+        None
+    }
+
+    /// Stores the priming event of `stream` whose id [`priming_id`](EventStore::priming_id)
+    /// gave (unless it is stored already), then `data`, the stream's next event, in that
+    /// order and in one write where the store can; returns `data`'s id. Called at most once
+    /// per stream, before any other event of it is stored.
+    ///
+    /// The default stores `data` alone with [`store`](EventStore::store): right for a store
+    /// that stores the priming event in `priming_id`, or gives no id there.
+    fn store_primed<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+        data: Bytes,
+    ) -> BoxFuture<'a, String> {
+        self.store(session, stream, data)
+    }
 }
 
 /// The default bound on events kept per session by [`InMemoryEventStore`].
@@ -193,6 +226,12 @@ impl EventStore for InMemoryEventStore {
         self.lock().remove(session);
         Box::pin(std::future::ready(()))
     }
+
+    /// Stores the priming event now (no I/O to save) and returns its id; the stream's next
+    /// event is then stored alone by the default [`store_primed`](EventStore::store_primed).
+    fn priming_id(&self, session: &str, stream: &str) -> Option<String> {
+        Some(self.store_now(session, stream, Bytes::new()))
+    }
 }
 
 #[cfg(test)]
@@ -236,5 +275,33 @@ mod tests {
         assert!(store.replay_after("other", &a0).await.is_none());
         store.forget("s").await;
         assert!(store.replay_after("s", &a0).await.is_none());
+    }
+
+    /// S99: a priming id given before the stream's next event (`priming_id`) is an event of
+    /// the per-session bound like any other: it resolves at once, and is evicted (its resume
+    /// then fails) once the session holds more than the bound.
+    #[tokio::test]
+    async fn s99_in_memory_priming_ids_count_against_the_bound() {
+        let store = InMemoryEventStore::new(3);
+        let p = store.priming_id("s", "r0").unwrap();
+        let replay = store.replay_after("s", &p).await.unwrap();
+        assert!(replay.events.is_empty());
+        let a = store
+            .store_primed("s", "r0", Bytes::from_static(b"a"))
+            .await;
+        let ids: Vec<_> = store
+            .replay_after("s", &p)
+            .await
+            .unwrap()
+            .events
+            .into_iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(ids, [a]);
+        for _ in 0..2 {
+            store.store("s", "r0", Bytes::from_static(b"b")).await;
+        }
+        assert_eq!(store.len(), 3);
+        assert!(store.replay_after("s", &p).await.is_none(), "evicted");
     }
 }

@@ -5,7 +5,10 @@
 //!   goes on that request's stream; the response ends the stream;
 //! - everything else goes on the standalone GET stream;
 //! - with an event store, every event is stored first (with an id unique across the
-//!   session's streams), so a client can resume a stream with `Last-Event-ID`.
+//!   session's streams), so a client can resume a stream with `Last-Event-ID`; a request
+//!   stream's priming event may go out first and be stored with the stream's next event, in
+//!   one write, when the store can give its id before storing it
+//!   ([`EventStore::priming_id`]).
 //!
 //! Each message goes on exactly one stream. A stream whose client reads too slowly (its
 //! queue is full) is closed; a stream whose client went away is detached. Neither stops the
@@ -29,9 +32,19 @@ use crate::frames::{self, FrameRx, FrameTx, TrySendError};
 pub(crate) const STANDALONE: &str = "g";
 
 enum ReqStream {
-    Sse { stream: String, tx: Option<FrameTx> },
+    Sse {
+        stream: String,
+        tx: Option<FrameTx>,
+        /// Set while the stream's priming event waits to be stored with its next event.
+        priming: Option<PendingPriming>,
+    },
     Json(Option<oneshot::Sender<Message>>),
 }
+
+/// A request stream's priming event sent but not stored yet (`true` until it is): whoever
+/// stores the stream's next event stores it first, holding the lock so that no later event
+/// of the stream is stored before it.
+type PendingPriming = Arc<tokio::sync::Mutex<bool>>;
 
 #[derive(Default)]
 struct State {
@@ -187,6 +200,9 @@ impl Streams {
             self.next_stream.fetch_add(1, Ordering::Relaxed),
         );
         let (tx, rx) = frames::channel(self.queue);
+        // Whether the stream is primed (a store, a client at 2025-11-25 or later).
+        let primed = self.store.is_some() && self.priming.load(Ordering::Relaxed);
+        let gate = primed.then(|| Arc::new(tokio::sync::Mutex::new(true)));
         {
             let mut s = self.lock();
             if s.closed {
@@ -200,10 +216,17 @@ impl Streams {
                 ReqStream::Sse {
                     stream: stream.clone(),
                     tx: Some(tx.clone()),
+                    priming: gate,
                 },
             );
         }
-        self.prime(&stream, &tx).await;
+        if primed && !self.prime_later(&stream, &tx) {
+            // The store gives ids only as it stores: the priming event is stored now.
+            if let Some(ReqStream::Sse { priming, .. }) = self.lock().requests.get_mut(id) {
+                *priming = None;
+            }
+            self.prime(&stream, &tx).await;
+        }
         Ok(rx)
     }
 
@@ -240,6 +263,7 @@ impl Streams {
             ReqStream::Sse {
                 stream: stream.to_owned(),
                 tx: None,
+                priming: None,
             },
         );
         Ok(())
@@ -295,6 +319,7 @@ impl Streams {
                 if let ReqStream::Sse {
                     stream: st,
                     tx: slot,
+                    ..
                 } = r
                 {
                     if st == stream {
@@ -307,15 +332,34 @@ impl Streams {
         Ok(rx)
     }
 
-    /// Sends the priming event: an id and empty data, with `retry` (the frame
-    /// `SseEvent::new("").with_id(id).with_retry(retry_ms)` encodes, written directly).
+    /// Sends the priming event of a new request stream when the store gives its id before
+    /// storing it ([`EventStore::priming_id`]); `true` then: the event is stored with the
+    /// stream's next one. (No request has been dispatched yet: nothing else is on `tx`.)
+    fn prime_later(&self, stream: &str, tx: &FrameTx) -> bool {
+        let Some(store) = &self.store else {
+            return false;
+        };
+        let Some(id) = store.priming_id(&self.session, stream) else {
+            return false;
+        };
+        self.send_priming(&id, tx);
+        true
+    }
+
+    /// Stores, then sends, the priming event: an id and empty data, with `retry`.
     async fn prime(&self, stream: &str, tx: &FrameTx) {
         let Some(store) = &self.store else { return };
         if !self.priming.load(Ordering::Relaxed) {
             return;
         }
         let id = store.store(&self.session, stream, Bytes::new()).await;
-        if !valid_event_id(&id) {
+        self.send_priming(&id, tx);
+    }
+
+    /// Sends the priming event `id` (the frame
+    /// `SseEvent::new("").with_id(id).with_retry(retry_ms)` encodes, written directly).
+    fn send_priming(&self, id: &str, tx: &FrameTx) {
+        if !valid_event_id(id) {
             return;
         }
         let mut frame = Vec::with_capacity(5 + id.len() + self.priming_tail.len());
@@ -341,8 +385,12 @@ impl Streams {
         if let Some(id) = final_id {
             let entry = self.lock().requests.remove(&id);
             match entry {
-                Some(ReqStream::Sse { stream, tx }) => {
-                    self.emit(&stream, tx.as_ref(), &message).await;
+                Some(ReqStream::Sse {
+                    stream,
+                    tx,
+                    priming,
+                }) => {
+                    self.emit(&stream, tx.as_ref(), &message, priming).await;
                 }
                 Some(ReqStream::Json(Some(tx))) => {
                     let _ = tx.send(message);
@@ -354,13 +402,17 @@ impl Streams {
         let is_request = matches!(message, Message::Request(_));
         if let Some(related) = &meta.related_request_id {
             let target = match self.lock().requests.get(related) {
-                Some(ReqStream::Sse { stream, tx }) => Some((stream.clone(), tx.clone())),
+                Some(ReqStream::Sse {
+                    stream,
+                    tx,
+                    priming,
+                }) => Some((stream.clone(), tx.clone(), priming.clone())),
                 Some(ReqStream::Json(_)) => None,
                 None => None,
             };
             match target {
-                Some((stream, tx)) => {
-                    if !self.emit(&stream, tx.as_ref(), &message).await {
+                Some((stream, tx, priming)) => {
+                    if !self.emit(&stream, tx.as_ref(), &message, priming).await {
                         self.detach(related, tx.as_ref());
                     } else if meta.close_sse_stream {
                         // The sender asked to close the stream after this message.
@@ -375,7 +427,7 @@ impl Streams {
             }
         }
         let tx = self.lock().standalone.clone();
-        let sent = self.emit(STANDALONE, tx.as_ref(), &message).await;
+        let sent = self.emit(STANDALONE, tx.as_ref(), &message, None).await;
         if sent && meta.close_sse_stream {
             self.close_standalone_early();
         }
@@ -390,14 +442,33 @@ impl Streams {
     }
 
     /// Stores (when resumable) and sends one event; `false` when the client is gone or too
-    /// slow (the stream is then detached).
-    async fn emit(&self, stream: &str, tx: Option<&FrameTx>, message: &Message) -> bool {
+    /// slow (the stream is then detached). With `priming`, the stream's priming event is
+    /// stored first if it is not yet (in the same write where the store can).
+    async fn emit(
+        &self,
+        stream: &str,
+        tx: Option<&FrameTx>,
+        message: &Message,
+        priming: Option<PendingPriming>,
+    ) -> bool {
         // With a store, the message is encoded once: the stored data and the frame's data
         // line are the same bytes. The event is stored even when no client is attached.
         let frame = match &self.store {
             Some(store) => {
                 let json = Bytes::from(message.to_vec());
-                let id = store.store(&self.session, stream, json.clone()).await;
+                let id = match priming {
+                    Some(pending) => {
+                        let mut pending = pending.lock().await;
+                        if std::mem::take(&mut *pending) {
+                            store
+                                .store_primed(&self.session, stream, json.clone())
+                                .await
+                        } else {
+                            store.store(&self.session, stream, json.clone()).await
+                        }
+                    }
+                    None => store.store(&self.session, stream, json.clone()).await,
+                };
                 if tx.is_none() {
                     return false;
                 }
@@ -442,8 +513,12 @@ impl Streams {
         let entry = self.lock().requests.remove(id);
         let message = Message::error(Some(id.clone()), ErrorObject::request_cancelled());
         match entry {
-            Some(ReqStream::Sse { stream, tx }) => {
-                self.emit(&stream, tx.as_ref(), &message).await;
+            Some(ReqStream::Sse {
+                stream,
+                tx,
+                priming,
+            }) => {
+                self.emit(&stream, tx.as_ref(), &message, priming).await;
             }
             Some(ReqStream::Json(Some(tx))) => {
                 let _ = tx.send(message);
@@ -596,110 +671,5 @@ impl fmt::Debug for SseStreamControl {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::panic)]
-
-    use std::sync::Arc;
-
-    use ferromcp_dispatch::{MessageMeta, TransportMessage};
-    use ferromcp_types::jsonrpc::{Message, Notification, RequestId};
-
-    use super::Streams;
-    use crate::event_store::{EventStore, InMemoryEventStore};
-
-    /// The frames written straight from a message's stored encoding are the ones the SSE
-    /// codec writes (MCP 2025-11-25 "Streamable HTTP": one JSON-RPC message per event), for
-    /// compact JSON and for a raw payload holding line breaks; an id that would split the
-    /// frame is refused.
-    #[test]
-    fn message_frames_match_the_codec() {
-        use ferromcp_dispatch::codec::encode_message_event;
-        use ferromcp_types::jsonrpc::Payload;
-
-        let raw =
-            serde_json::value::RawValue::from_string("{\n\"a\":\r\n [1, 2]\n}".into()).unwrap();
-        let long = "x".repeat(100);
-        for message in [
-            Message::response(RequestId::from(3), Payload::empty_object()),
-            Message::response(RequestId::from("q"), Payload::from(raw)),
-            Message::Notification(Notification::new(
-                "notifications/message",
-                Some(Payload::from(serde_json::json!({ "data": long }))),
-            )),
-        ] {
-            let mut expected = Vec::new();
-            encode_message_event(&mut expected, Some("r4-17"), &message).unwrap();
-            let frame = super::message_frame("r4-17", &message.to_vec()).unwrap();
-            assert_eq!(
-                String::from_utf8(frame).unwrap(),
-                String::from_utf8(expected).unwrap()
-            );
-        }
-        assert!(super::message_frame("a\nb", b"{}").is_none());
-        assert!(super::message_frame("a\0b", b"{}").is_none());
-    }
-
-    fn note(related: &RequestId) -> TransportMessage {
-        TransportMessage::new(
-            Message::Notification(Notification::new("notifications/message", None)),
-            MessageMeta::related_to(related.clone()),
-        )
-    }
-
-    /// The per-stream queue bound: a client that does not read is cut off once its queue is
-    /// full; later events are still stored for resumption, and the answer still ends the
-    /// request.
-    #[tokio::test]
-    async fn a_full_stream_queue_detaches_the_stream() {
-        tokio::time::timeout(std::time::Duration::from_secs(10), detaches())
-            .await
-            .unwrap();
-    }
-
-    async fn detaches() {
-        let store = Arc::new(InMemoryEventStore::new(100));
-        let streams = Streams::new("s".into(), Some(store.clone()), 1000, 2);
-        let id = RequestId::from(1);
-        let mut rx = streams.open_request(&id).await.unwrap();
-        for _ in 0..5 {
-            streams.route(note(&id)).await;
-        }
-        let mut got = 0;
-        while rx.try_recv().is_some() {
-            got += 1;
-        }
-        assert_eq!(got, 2, "priming + one event fit the queue of 2");
-        assert_eq!(store.len(), 6, "priming + 5 notifications stored");
-        assert_eq!(streams.in_flight(), 1);
-        let answer =
-            Message::response(id.clone(), ferromcp_types::jsonrpc::Payload::empty_object());
-        streams.route(TransportMessage::from(answer)).await;
-        assert_eq!(streams.in_flight(), 0);
-        let replay = store.replay_after("s", "r0-0").await.unwrap();
-        assert_eq!(replay.events.len(), 6);
-    }
-
-    /// `MessageMeta::close_sse_stream`: the stream closes after that message (resumable
-    /// streams only); the request stays in flight.
-    #[tokio::test]
-    async fn close_sse_stream_flag_closes_after_the_message() {
-        tokio::time::timeout(std::time::Duration::from_secs(10), async {
-            let store = Arc::new(InMemoryEventStore::new(100));
-            let streams = Streams::new("s".into(), Some(store), 1000, 16);
-            let id = RequestId::from(7);
-            let mut rx = streams.open_request(&id).await.unwrap();
-            let mut closing = note(&id);
-            closing.meta.close_sse_stream = true;
-            streams.route(closing).await;
-            streams.route(note(&id)).await;
-            let mut got = 0;
-            while rx.recv().await.is_some() {
-                got += 1;
-            }
-            assert_eq!(got, 2, "priming and the closing message, then the end");
-            assert_eq!(streams.in_flight(), 1);
-        })
-        .await
-        .unwrap();
-    }
-}
+#[path = "streams_tests.rs"]
+mod tests;

@@ -23,6 +23,13 @@ pub(crate) type ReadReply = Option<Vec<(String, Vec<Entry>)>>;
 ///   SSE id is `T:{entry id}` (e.g. `r0:1732931234567-0`): unique across the session's
 ///   streams (the stream name is part of it), ordered within its stream (Redis entry ids
 ///   only grow), and naming its stream, so a replay never mixes streams.
+/// - A request stream's priming event has the entry id `0-{tag}`, below every entry Redis
+///   numbers itself, the tag a hash of the session and stream names (the same on every
+///   node): its id is known before it is stored ([`EventStore::priming_id`]), so the owner
+///   sends it at once and stores it with the stream's next event, one pipeline of both
+///   `XADD`s ([`EventStore::store_primed`]): a request answered at once costs the owner one
+///   round trip. Until then a replay from that id, on any node, is the stream with no
+///   event after it (then tailed), and the same id in another session is unknown.
 /// - Retention is bounded per stream (`XADD MAXLEN ~`, see
 ///   [`RedisConfig::events_per_stream`](super::RedisConfig::events_per_stream)); resuming
 ///   from an event that was trimmed away fails, as it does in memory.
@@ -74,6 +81,25 @@ pub(crate) fn entry_data(fields: Vec<(String, Vec<u8>)>) -> Bytes {
         .unwrap_or_default()
 }
 
+/// The entry id of the priming event of request stream `stream` of `session`: `0-{tag}`,
+/// the tag the 64-bit FNV-1a hash of both names (stable across nodes and builds), never 0.
+pub(crate) fn priming_entry(session: &str, stream: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in session
+        .as_bytes()
+        .iter()
+        .chain(&[0xff])
+        .chain(stream.as_bytes())
+    {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut entry = String::with_capacity(22);
+    entry.push_str("0-");
+    crate::legacy::streams::push_decimal(&mut entry, h.max(1));
+    entry
+}
+
 impl Node {
     /// Appends an event to `stream` of `session`; returns its SSE id.
     pub(crate) async fn append(
@@ -82,13 +108,37 @@ impl Node {
         stream: &str,
         data: &[u8],
     ) -> redis::RedisResult<String> {
+        self.append_after(session, stream, None, data).await
+    }
+
+    /// Appends an event to `stream` of `session`, after the stream's priming event (entry
+    /// `priming`) when given, in one round trip; returns the event's SSE id.
+    async fn append_after(
+        &self,
+        session: &str,
+        stream: &str,
+        priming: Option<&str>,
+        data: &[u8],
+    ) -> redis::RedisResult<String> {
         let key = self.events_key(session, stream);
         let index = self.index_key(session);
         let ttl = self.ttl_ms();
         let mut conn = self.conn.clone();
-        // One round trip: the XADD, and, at most once per refresh interval, the stream's
-        // TTL and its registration in the session's index (and the index's TTL).
+        // One round trip: the XADD (after the priming event's), and, at most once per
+        // refresh interval, the stream's TTL and its registration in the session's index
+        // (and the index's TTL).
         let mut pipe = redis::pipe();
+        if let Some(entry) = priming {
+            pipe.cmd("XADD")
+                .arg(&key)
+                .arg("MAXLEN")
+                .arg("~")
+                .arg(self.per_stream)
+                .arg(entry)
+                .arg("d")
+                .arg(&[] as &[u8])
+                .ignore();
+        }
         pipe.cmd("XADD")
             .arg(&key)
             .arg("MAXLEN")
@@ -130,6 +180,8 @@ impl Node {
         let mut it = entries.into_iter();
         match it.next() {
             Some((id, _)) if id == entry => {}
+            // A request stream's priming event, sent but not stored yet: nothing after it.
+            None if entry == priming_entry(session, stream) => {}
             _ => return Ok(None),
         }
         let events = it
@@ -201,6 +253,37 @@ impl EventStore for RedisEventStore {
         Box::pin(async move {
             if let Err(e) = self.node.forget_events(session).await {
                 tracing::debug!(error = %e, "Redis event store: forget failed (keys expire)");
+            }
+        })
+    }
+
+    fn priming_id(&self, session: &str, stream: &str) -> Option<String> {
+        let entry = priming_entry(session, stream);
+        let mut id = String::with_capacity(stream.len() + 1 + entry.len());
+        id.push_str(stream);
+        id.push(':');
+        id.push_str(&entry);
+        Some(id)
+    }
+
+    fn store_primed<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+        data: Bytes,
+    ) -> BoxFuture<'a, String> {
+        Box::pin(async move {
+            let priming = priming_entry(session, stream);
+            match self
+                .node
+                .append_after(session, stream, Some(&priming), &data)
+                .await
+            {
+                Ok(id) => id,
+                Err(e) => {
+                    tracing::warn!(error = %e, "Redis event store: events not stored");
+                    format!("{stream}:0-0")
+                }
             }
         })
     }

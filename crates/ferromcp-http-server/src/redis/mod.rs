@@ -27,7 +27,10 @@
 //!   or a record whose owner stopped sending heartbeats, all get 404 (the last case also
 //!   deletes the record, so the client re-initializes).
 //! - **Events.** Every event of every SSE stream is appended (`XADD`) by the owner to a Redis
-//!   stream per SSE stream before it is sent (see [`RedisEventStore`]).
+//!   stream per SSE stream before it is sent (see [`RedisEventStore`]), but for a request
+//!   stream's priming event: its id is known before it is stored, so it is sent at once and
+//!   appended with the stream's next event (the response, for a request answered at once),
+//!   one round trip for both.
 //! - **Resumption on any node.** A GET with `Last-Event-ID`, on any node (the owner
 //!   included), replays the stored events after that id (`XRANGE`) and then tails the
 //!   stream (`XREAD BLOCK` from the last entry replayed) until the request's response

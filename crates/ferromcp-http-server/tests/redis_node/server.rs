@@ -1,6 +1,7 @@
 //! The server both the in-process nodes of tests/http_redis.rs and the node process
 //! (tests/bin/redis_node.rs) serve: `countdown {n, ms}` (`n` log notifications `n-1 … 0`,
-//! `ms` apart, then "liftoff") and `echo {text}`.
+//! `ms` apart, then "liftoff"), `echo {text}` and `wait {ms}` (nothing for `ms`, then
+//! "waited").
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
 use std::time::Duration;
@@ -19,11 +20,12 @@ fn schema(v: Value) -> JsonObject {
 }
 
 /// `countdown {n, ms}`: `n` log notifications `n-1 … 0`, `ms` apart, then "liftoff";
-/// `echo {text}`.
+/// `echo {text}`; `wait {ms}`: "waited" after `ms`, nothing sent before.
 pub fn server() -> Server {
     let tools = vec![
         Tool::new("countdown", schema(json!({"type":"object"}))),
         Tool::new("echo", schema(json!({"type":"object"}))),
+        Tool::new("wait", schema(json!({"type":"object"}))),
     ];
     Server::builder("redis-test", "1.0.0")
         .on::<ListTools, _, _, _>(move |_ctx, _p: PaginatedRequestParams| {
@@ -50,6 +52,11 @@ pub fn server() -> Server {
                         .and_then(|v| v.as_str().map(str::to_owned))
                         .unwrap_or_default(),
                 ),
+                "wait" => {
+                    let ms = arg("ms").and_then(|v| v.as_u64()).unwrap_or(100);
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    CallToolResult::text("waited")
+                }
                 other => CallToolResult::error(format!("unknown tool {other}")),
             })
         })
