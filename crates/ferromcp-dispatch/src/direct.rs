@@ -161,12 +161,20 @@ impl DirectDispatcher {
 
     /// This end's side.
     fn this(&self) -> &Side {
-        if self.is_b { &self.pair.b } else { &self.pair.a }
+        if self.is_b {
+            &self.pair.b
+        } else {
+            &self.pair.a
+        }
     }
 
     /// The other end's side.
     fn peer(&self) -> &Side {
-        if self.is_b { &self.pair.a } else { &self.pair.b }
+        if self.is_b {
+            &self.pair.a
+        } else {
+            &self.pair.b
+        }
     }
 
     /// The other end, as its handler's contexts send through it.
