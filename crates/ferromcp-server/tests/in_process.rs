@@ -65,7 +65,7 @@ fn server(held: Held) -> McpServer {
         .unwrap()
 }
 
-fn call_params(name: &str, args: serde_json::Value) -> Option<Payload> {
+fn call_params(name: &str, args: &serde_json::Value) -> Option<Payload> {
     Some(Payload::from_value(
         json!({"name": name, "arguments": args}),
     ))
@@ -89,7 +89,7 @@ async fn b69_in_process_tool_calls_are_cancelled() {
         let c = Client::connect(&server(held.clone()), Era::Handshake).await;
         let call = tokio::spawn(c.peer.send_request(
             "tools/call",
-            call_params("hold", json!({})),
+            call_params("hold", &json!({})),
             CallOptions::new(),
         ));
         let token = next_token(&held).await;
@@ -99,7 +99,7 @@ async fn b69_in_process_tool_calls_are_cancelled() {
         let options = CallOptions::new().request_id("job");
         let call = tokio::spawn(c.peer.send_request(
             "tools/call",
-            call_params("hold", json!({})),
+            call_params("hold", &json!({})),
             options,
         ));
         let token = next_token(&held).await;
@@ -128,7 +128,7 @@ async fn b69_in_process_panics_progress_notifications_and_concurrent_calls() {
         let options = CallOptions::new().on_progress(move |p| s.lock().unwrap().push(p.progress));
         let r = c
             .peer
-            .send_request("tools/call", call_params("report", json!({})), options)
+            .send_request("tools/call", call_params("report", &json!({})), options)
             .await
             .unwrap()
             .into_value()
@@ -145,7 +145,7 @@ async fn b69_in_process_panics_progress_notifications_and_concurrent_calls() {
 
         let calls: Vec<_> = (0..200)
             .map(|n| {
-                let params = call_params("add", json!({"a": n, "b": 1000}));
+                let params = call_params("add", &json!({"a": n, "b": 1000}));
                 c.peer
                     .send_request("tools/call", params, CallOptions::new())
             })
