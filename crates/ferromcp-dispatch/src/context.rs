@@ -65,6 +65,8 @@ enum Via {
     /// A JSON-RPC connection; every message is related to the context's request id. Saves
     /// the JSON-RPC dispatcher an allocation (and an id clone) per inbound request.
     Connection(Arc<crate::jsonrpc::Shared>),
+    /// The other end of an in-process pair (held by value: no allocation per request).
+    Direct(crate::direct::DirectDispatcher),
 }
 
 /// Where `DispatchContext::cancellation` comes from.
@@ -145,6 +147,14 @@ impl DispatchContext {
         Self::builder_via(Via::Outbound(outbound), transport)
     }
 
+    /// Starts a context whose sends go to the other end of an in-process pair.
+    pub(crate) fn builder_direct(
+        peer: crate::direct::DirectDispatcher,
+        transport: TransportInfo,
+    ) -> DispatchContextBuilder {
+        Self::builder_via(Via::Direct(peer), transport)
+    }
+
     fn builder_via(via: Via, transport: TransportInfo) -> DispatchContextBuilder {
         DispatchContextBuilder {
             via,
@@ -176,6 +186,33 @@ impl DispatchContext {
                 transport,
                 request_id: Some(id),
                 http,
+                cancellation: Cancellation::Request(state),
+                progress,
+                answered: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The context of a request arriving through an in-process pair: sends go to `peer`
+    /// (the caller's end), the cancellation signal is `state`'s (a token is made only when
+    /// asked for) and progress goes straight to the caller's callback. One allocation.
+    pub(crate) fn for_direct_request(
+        peer: crate::direct::DirectDispatcher,
+        transport: TransportInfo,
+        id: RequestId,
+        state: Arc<crate::jsonrpc::RequestState>,
+        progress: Option<ProgressCallback>,
+    ) -> Self {
+        let progress = match progress {
+            Some(cb) => ProgressRoute::Callback(cb),
+            None => ProgressRoute::None,
+        };
+        Self {
+            inner: Arc::new(Inner {
+                via: Via::Direct(peer),
+                transport,
+                request_id: Some(id),
+                http: None,
                 cancellation: Cancellation::Request(state),
                 progress,
                 answered: AtomicBool::new(false),
@@ -355,6 +392,7 @@ impl Outbound for DispatchContext {
         }
         match &self.inner.via {
             Via::Outbound(outbound) => outbound.send_request(method, params, options),
+            Via::Direct(peer) => peer.send_request(method, params, options),
             Via::Connection(shared) => crate::jsonrpc::send_related_request(
                 shared,
                 self.related(),
@@ -368,6 +406,7 @@ impl Outbound for DispatchContext {
     fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
         match &self.inner.via {
             Via::Outbound(outbound) => outbound.notify(method, params),
+            Via::Direct(peer) => peer.notify(method, params),
             // After the answer, no longer related to the finished request: the connection's
             // standalone channel.
             Via::Connection(shared) => {

@@ -1,9 +1,13 @@
 //! [`DirectDispatcher`]: an in-process dispatcher pair, with no serialization.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt;
+use std::future::Future;
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::Poll;
 
 use ferromcp_jsonrpc::{ErrorObject, Payload, RequestId};
 use tokio::sync::Notify;
@@ -14,6 +18,7 @@ use crate::context::{DispatchContext, TransportInfo, TransportKind};
 use crate::dispatcher::{BoxFuture, Dispatcher, Outbound};
 use crate::error::RunError;
 use crate::handler::Handler;
+use crate::jsonrpc::RequestState;
 use crate::options::{CallOptions, ProgressCallback};
 use crate::utility::{CANCELLED, parse_cancelled};
 use crate::wait::{Outcome, wait_for_answer};
@@ -25,11 +30,15 @@ struct Side {
     started: CancellationToken,
     next_id: AtomicI64,
     /// Requests this side has sent and not yet seen answered, with their handlers'
-    /// cancellation signals.
-    outgoing: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// cancellation state (a token is made only when someone waits on it).
+    outgoing: Mutex<HashMap<RequestId, Arc<RequestState>>>,
 }
 
-struct PairShared {
+/// Both ends, in one allocation: a handle is this plus which end it is, so cloning one (once
+/// per request, and once more for the handler's context) is a single reference count.
+struct Pair {
+    a: Side,
+    b: Side,
     /// Raised when either side closes; the pair closes together.
     closed: CancellationToken,
     transport: TransportInfo,
@@ -59,9 +68,9 @@ struct PairShared {
 /// ```
 #[derive(Clone)]
 pub struct DirectDispatcher {
-    this: Arc<Side>,
-    peer: Arc<Side>,
-    shared: Arc<PairShared>,
+    pair: Arc<Pair>,
+    /// This end is side `b` (else `a`); the peer is the other one.
+    is_b: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -69,36 +78,41 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Side {
-    fn new() -> Arc<Self> {
-        Arc::new(Self {
+    fn new() -> Self {
+        Self {
             handler: OnceLock::new(),
             started: CancellationToken::new(),
             next_id: AtomicI64::new(0),
             outgoing: Mutex::new(HashMap::new()),
-        })
+        }
     }
 
+    /// Records an outgoing request (under the caller's id, or a fresh one) with its state.
     fn register(
         &self,
         id: Option<RequestId>,
-        token: CancellationToken,
+        state: &Arc<RequestState>,
     ) -> Result<RequestId, ErrorObject> {
         let mut outgoing = lock(&self.outgoing);
-        let id = match id {
-            Some(id) if outgoing.contains_key(&id) => {
-                return Err(ErrorObject::invalid_request(format!(
-                    "request id {id} is already in flight"
-                )));
-            }
-            Some(id) => id,
+        let vacant = match id {
+            Some(id) => match outgoing.entry(id) {
+                Entry::Occupied(e) => {
+                    return Err(ErrorObject::invalid_request(format!(
+                        "request id {} is already in flight",
+                        e.key()
+                    )));
+                }
+                Entry::Vacant(v) => v,
+            },
             None => loop {
                 let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
-                if !outgoing.contains_key(&id) {
-                    break id;
+                if let Entry::Vacant(v) = outgoing.entry(id) {
+                    break v;
                 }
             },
         };
-        outgoing.insert(id.clone(), token);
+        let id = vacant.key().clone();
+        vacant.insert(state.clone());
         Ok(id)
     }
 }
@@ -107,13 +121,13 @@ impl Side {
 struct Finish<'a> {
     side: &'a Side,
     id: RequestId,
-    token: CancellationToken,
+    state: Arc<RequestState>,
 }
 
 impl Drop for Finish<'_> {
     fn drop(&mut self) {
         lock(&self.side.outgoing).remove(&self.id);
-        self.token.cancel();
+        self.state.cancel();
     }
 }
 
@@ -125,45 +139,62 @@ impl DirectDispatcher {
 
     /// A connected pair whose handlers see `transport` (for example, without a back channel).
     pub fn pair_with(transport: TransportInfo) -> (Self, Self) {
-        let (a, b) = (Side::new(), Side::new());
-        let shared = Arc::new(PairShared {
+        let pair = Arc::new(Pair {
+            a: Side::new(),
+            b: Side::new(),
             closed: CancellationToken::new(),
             transport,
         });
         (
             Self {
-                this: a.clone(),
-                peer: b.clone(),
-                shared: shared.clone(),
+                pair: pair.clone(),
+                is_b: false,
             },
-            Self {
-                this: b,
-                peer: a,
-                shared,
-            },
+            Self { pair, is_b: true },
         )
     }
 
     /// Whether the pair is closed.
     pub fn is_closed(&self) -> bool {
-        self.shared.closed.is_cancelled()
+        self.pair.closed.is_cancelled()
+    }
+
+    /// This end's side.
+    fn this(&self) -> &Side {
+        if self.is_b {
+            &self.pair.b
+        } else {
+            &self.pair.a
+        }
+    }
+
+    /// The other end's side.
+    fn peer(&self) -> &Side {
+        if self.is_b {
+            &self.pair.a
+        } else {
+            &self.pair.b
+        }
     }
 
     /// The other end, as its handler's contexts send through it.
     fn reversed(&self) -> Self {
         Self {
-            this: self.peer.clone(),
-            peer: self.this.clone(),
-            shared: self.shared.clone(),
+            pair: self.pair.clone(),
+            is_b: !self.is_b,
         }
     }
 
-    /// Waits until the peer runs; `None` when the pair closes first.
+    /// The peer's handler: at once when it runs, else once it does; `None` when the pair
+    /// closes first.
     async fn peer_handler(&self) -> Option<Arc<dyn Handler>> {
+        if let Some(handler) = self.peer().handler.get() {
+            return (!self.is_closed()).then(|| handler.clone());
+        }
         tokio::select! {
             biased;
-            () = self.shared.closed.cancelled() => None,
-            () = self.peer.started.cancelled() => self.peer.handler.get().cloned(),
+            () = self.pair.closed.cancelled() => None,
+            () = self.peer().started.cancelled() => self.peer().handler.get().cloned(),
         }
     }
 
@@ -176,58 +207,43 @@ impl DirectDispatcher {
         if self.is_closed() {
             return Err(ErrorObject::connection_closed());
         }
-        let token = CancellationToken::new();
-        let id = self.this.register(options.request_id, token.clone())?;
+        // The handler's cancellation state: a flag, and a token only once someone waits on it
+        // (most handlers never do, and a token is an allocation plus locking).
+        let state = Arc::new(RequestState::new());
+        let id = self.this().register(options.request_id, &state)?;
         if let Some(on_id) = &options.on_id {
             on_id(&id);
         }
         let _finish = Finish {
-            side: &self.this,
+            side: self.this(),
             id: id.clone(),
-            token: token.clone(),
+            state: state.clone(),
         };
         let progressed = (options.on_progress.is_some() && options.timeout.is_some())
             .then(|| Arc::new(Notify::new()));
-        let on_progress: Option<ProgressCallback> = match (options.on_progress, &progressed) {
-            (Some(cb), Some(n)) => {
-                let n = n.clone();
-                Some(Arc::new(move |p| {
-                    n.notify_one();
-                    cb(p);
-                }))
-            }
-            (cb, _) => cb,
-        };
         // Progress reaches the caller until the answer, or while `keep_progress` holds after a
         // successful one (as with `JsonRpcDispatcher`).
-        let open = Arc::new(AtomicBool::new(true));
-        let on_progress = on_progress.map(|cb| {
-            let open = open.clone();
-            Arc::new(move |p| {
-                if open.load(Ordering::Acquire) {
-                    cb(p);
-                }
-            }) as ProgressCallback
-        });
-        let keep = options.keep_progress;
-        let closed = self.shared.closed.clone();
-        let answer = async {
-            let Some(handler) = self.peer_handler().await else {
-                return Err(ErrorObject::connection_closed());
-            };
-            let ctx =
-                DispatchContext::builder(Arc::new(self.reversed()), self.shared.transport.clone())
-                    .request_id(id.clone())
-                    .cancellation(token.clone())
-                    .progress_callback(on_progress)
-                    .build();
-            tokio::select! {
-                biased;
-                () = closed.cancelled() => Err(ErrorObject::connection_closed()),
-                () = token.cancelled() => Err(ErrorObject::request_cancelled()),
-                r = boundary::call_request(handler, ctx, method, params) => r,
+        let open = options
+            .on_progress
+            .as_ref()
+            .map(|_| Arc::new(AtomicBool::new(true)));
+        let on_progress = match (options.on_progress, &open) {
+            (Some(cb), Some(open)) => {
+                let open = open.clone();
+                let n = progressed.clone();
+                Some(Arc::new(move |p| {
+                    if open.load(Ordering::Acquire) {
+                        if let Some(n) = &n {
+                            n.notify_one();
+                        }
+                        cb(p);
+                    }
+                }) as ProgressCallback)
             }
+            _ => None,
         };
+        let keep = options.keep_progress;
+        let answer = self.answer(id, state, method, params, on_progress);
         let result = match wait_for_answer(
             answer,
             options.timeout,
@@ -239,22 +255,63 @@ impl DirectDispatcher {
             Outcome::Answer(r) => r,
             Outcome::TimedOut(_) => Err(ErrorObject::request_timeout()),
         };
-        let kept = result.is_ok()
-            && keep.is_some_and(|k| {
-                let open = open.clone();
-                k.arm(Box::new(move || open.store(false, Ordering::Release)))
-            });
-        if !kept {
-            open.store(false, Ordering::Release);
+        if let Some(open) = open {
+            let kept = result.is_ok()
+                && keep.is_some_and(|k| {
+                    let open = open.clone();
+                    k.arm(Box::new(move || open.store(false, Ordering::Release)))
+                });
+            if !kept {
+                open.store(false, Ordering::Release);
+            }
         }
         result
+    }
+
+    /// Runs the peer's handler for request `id` until it answers, the request is cancelled
+    /// or the pair closes.
+    async fn answer(
+        &self,
+        id: RequestId,
+        state: Arc<RequestState>,
+        method: String,
+        params: Option<Payload>,
+        progress: Option<ProgressCallback>,
+    ) -> Result<Payload, ErrorObject> {
+        let Some(handler) = self.peer_handler().await else {
+            return Err(ErrorObject::connection_closed());
+        };
+        let closed = &self.pair.closed;
+        let ctx = DispatchContext::for_direct_request(
+            self.reversed(),
+            self.pair.transport.clone(),
+            id,
+            state.clone(),
+            progress,
+        );
+        let mut call = pin!(boundary::call_request(handler, ctx, method, params));
+        // Most handlers answer on their first poll: then no waiter is registered on the
+        // cancellation signals (and no token is made for the request).
+        if !closed.is_cancelled() && !state.is_cancelled() {
+            let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
+            if let Poll::Ready(answer) = first {
+                return answer;
+            }
+        }
+        let token = state.cancellation();
+        tokio::select! {
+            biased;
+            () = closed.cancelled() => Err(ErrorObject::connection_closed()),
+            () = token.cancelled() => Err(ErrorObject::request_cancelled()),
+            r = &mut call => r,
+        }
     }
 
     async fn notification(self, method: String, params: Option<Payload>) {
         if method == CANCELLED {
             if let Some(id) = parse_cancelled(params.as_ref()) {
-                if let Some(token) = lock(&self.this.outgoing).get(&id) {
-                    token.cancel();
+                if let Some(state) = lock(&self.this().outgoing).get(&id) {
+                    state.cancel();
                 }
             }
         }
@@ -265,10 +322,9 @@ impl DirectDispatcher {
         if boundary::intercept(&*handler, &method, params.as_ref()) {
             return;
         }
-        let ctx =
-            DispatchContext::builder(Arc::new(self.reversed()), self.shared.transport.clone())
-                .cancellation(self.shared.closed.clone())
-                .build();
+        let ctx = DispatchContext::builder_direct(self.reversed(), self.pair.transport.clone())
+            .cancellation(self.pair.closed.clone())
+            .build();
         boundary::call_notify(handler, ctx, method, params).await;
     }
 }
@@ -291,25 +347,25 @@ impl Outbound for DirectDispatcher {
 impl Dispatcher for DirectDispatcher {
     fn run(&self, handler: Arc<dyn Handler>) -> BoxFuture<'_, Result<(), RunError>> {
         Box::pin(async move {
-            self.this
+            self.this()
                 .handler
                 .set(handler)
                 .map_err(|_| RunError::AlreadyRunning)?;
-            self.this.started.cancel();
-            self.shared.closed.cancelled().await;
+            self.this().started.cancel();
+            self.pair.closed.cancelled().await;
             Ok(())
         })
     }
 
     fn close(&self) {
-        self.shared.closed.cancel();
+        self.pair.closed.cancel();
     }
 }
 
 impl fmt::Debug for DirectDispatcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DirectDispatcher")
-            .field("transport", &self.shared.transport)
+            .field("transport", &self.pair.transport)
             .field("closed", &self.is_closed())
             .finish_non_exhaustive()
     }

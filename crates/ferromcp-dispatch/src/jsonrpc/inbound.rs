@@ -68,7 +68,7 @@ impl RequestState {
     }
 
     /// Raises the cancellation signal.
-    fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         self.cancelled.store(true, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         if let Some(token) = self.token.get() {
