@@ -724,6 +724,10 @@ fn notification_ladder(req: McpRequest) -> BoxFuture<'static, McpResult> {
 /// answer yes for an escaped backslash followed by such letters (then the params are only
 /// parsed once more than needed).
 fn has_surrogate_escape(text: &str) -> bool {
+    // Most params hold no escape at all: one word-at-a-time pass says so.
+    if !text.as_bytes().contains(&b'\\') {
+        return false;
+    }
     text.match_indices("\\u").any(|(at, _)| {
         let hex = &text.as_bytes()[at + 2..];
         matches!(hex.first(), Some(b'd' | b'D'))
