@@ -12,7 +12,6 @@
 //! [`RequestContext::meta`]: crate::RequestContext::meta
 
 use std::borrow::Cow;
-use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use ferromcp_dispatch::Outbound;
@@ -22,14 +21,16 @@ use ferromcp_types::mcp::{
     ClientCapabilities, Implementation, JsonObject, LoggingLevel, META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, Meta,
 };
-use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::connection::Connection;
 use crate::middleware::McpParams;
 
 /// A request's envelope: its `_meta` (when an object) and what the kernel reads of it.
+// Lives on `on_request`'s stack only; boxing the big variant would cost every request an
+// allocation.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Envelope {
     /// Read from a `Value` of `_meta` (params handed over as a value, or text that needs it).
     Value(Option<JsonObject>),
@@ -175,38 +176,54 @@ fn connection(
 }
 
 impl TextEnvelope {
-    /// The envelope of params text (valid JSON): `None` when `_meta` is absent, not an
-    /// object, or unreadable, as the `Value` reading says.
+    /// The envelope of params text (valid JSON, as every `RawJson` is): `None` when `_meta`
+    /// is absent, `null`, not an object, or given twice, as the `Value` reading says.
     fn read(text: &str) -> Option<Self> {
         // `_meta` can only be there if the text spells it, or escapes something.
         if !text.starts_with('{') || !(text.contains("_meta") || text.contains('\\')) {
             return None;
         }
-        let mut de = serde_json::Deserializer::from_str(text);
-        let meta = MetaOf.deserialize(&mut de).ok()??;
-        de.end().ok()?;
-        let meta = meta.get();
-        if !meta.starts_with('{') {
-            return None;
-        }
-        let mut de = serde_json::Deserializer::from_str(meta);
-        let keys = EnvelopeKeys.deserialize(&mut de).ok()?;
-        let version = keys.version.map(|v| {
-            if v.get().starts_with('"') {
-                match serde_json::from_str::<&str>(v.get()) {
-                    Ok(s) => Field::Str(s.to_owned()),
-                    Err(_) => {
-                        serde_json::from_str::<String>(v.get()).map_or(Field::NotString, Field::Str)
-                    }
+        let mut meta = None;
+        for (key, value) in Members::of(text)? {
+            if key_is(key, "_meta")? {
+                if meta.is_some() {
+                    return None; // twice: unreadable, as a struct with that field says
                 }
-            } else {
-                Field::NotString
+                meta = Some(value);
             }
+        }
+        let meta = meta?;
+        let mut keys = Keys::default();
+        // `null`, or anything but an object, is no `_meta`.
+        for (key, value) in Members::of(meta)? {
+            let key = decoded(key)?;
+            let slot = match key.as_ref() {
+                META_PROTOCOL_VERSION => &mut keys.version,
+                META_CLIENT_CAPABILITIES => &mut keys.caps,
+                META_CLIENT_INFO => &mut keys.info,
+                META_LOG_LEVEL => &mut keys.log_level,
+                _ => continue,
+            };
+            *slot = Some(value); // the last of a duplicated key, as a `Value` keeps it
+        }
+        let version = keys.version.map(|v| match v.strip_prefix('"') {
+            Some(inner) if !v.contains('\\') => {
+                Field::Str(inner.strip_suffix('"').unwrap_or(inner).to_owned())
+            }
+            Some(_) => serde_json::from_str::<String>(v).map_or(Field::NotString, Field::Str),
+            None => Field::NotString,
         });
         Some(Self {
             meta: meta.into(),
             version,
-            caps: keys.caps.map(|c| decode(c)),
+            caps: keys.caps.map(|c| {
+                // The usual envelope declares nothing: no decoding for that.
+                if c == "{}" {
+                    Some(ClientCapabilities::default())
+                } else {
+                    decode(c)
+                }
+            }),
             info: keys.info.and_then(decode),
             log_level: keys.log_level.and_then(decode),
         })
@@ -215,116 +232,139 @@ impl TextEnvelope {
 
 /// A key's value as the `Value` reading decodes it: typed from the text, and when that fails
 /// (duplicate keys, which a `Value` resolves to the last one), through a `Value`.
-fn decode<T: DeserializeOwned>(raw: &RawValue) -> Option<T> {
-    serde_json::from_str(raw.get()).ok().or_else(|| {
-        serde_json::from_str::<Value>(raw.get())
+fn decode<T: DeserializeOwned>(text: &str) -> Option<T> {
+    serde_json::from_str(text).ok().or_else(|| {
+        serde_json::from_str::<Value>(text)
             .ok()
             .and_then(|v| serde_json::from_value(v).ok())
     })
 }
 
-/// `_meta` of an object, as text (`Ok(None)` when absent; an error when it appears twice, as
-/// a struct with that one field would say).
-struct MetaOf;
-
-impl<'de> DeserializeSeed<'de> for MetaOf {
-    type Value = Option<&'de RawValue>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
+/// An object key as written (between its quotes) read as its value: escapes decoded.
+/// `None` when it does not decode (a lone surrogate; such text takes the `Value` path).
+fn decoded(key: &str) -> Option<Cow<'_, str>> {
+    if !key.contains('\\') {
+        return Some(Cow::Borrowed(key));
     }
+    serde_json::from_str::<String>(&format!("\"{key}\""))
+        .ok()
+        .map(Cow::Owned)
 }
 
-impl<'de> Visitor<'de> for MetaOf {
-    type Value = Option<&'de RawValue>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found: Option<Option<&'de RawValue>> = None;
-        while let Some(key) = map.next_key::<Key<'de>>()? {
-            if key.0 == "_meta" {
-                if found.is_some() {
-                    return Err(serde::de::Error::duplicate_field("_meta"));
-                }
-                // `null` reads as absent, as an `Option` field does.
-                let raw: &'de RawValue = map.next_value()?;
-                found = Some((raw.get() != "null").then_some(raw));
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(found.flatten())
-    }
+/// Whether a key as written is `name` once decoded.
+fn key_is(key: &str, name: &str) -> Option<bool> {
+    Some(decoded(key)? == name)
 }
 
-/// An object key, borrowed from the text unless it holds an escape.
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> serde::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(s)))
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(s.to_owned())))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-/// The envelope keys of a `_meta` object, as text (the last of a duplicated key, as a
-/// `Value` keeps it); every other member is skipped.
+/// The envelope keys of a `_meta` object, as text.
 #[derive(Default)]
-struct Keys<'de> {
-    version: Option<&'de RawValue>,
-    caps: Option<&'de RawValue>,
-    info: Option<&'de RawValue>,
-    log_level: Option<&'de RawValue>,
+struct Keys<'a> {
+    version: Option<&'a str>,
+    caps: Option<&'a str>,
+    info: Option<&'a str>,
+    log_level: Option<&'a str>,
 }
 
-struct EnvelopeKeys;
-
-impl<'de> DeserializeSeed<'de> for EnvelopeKeys {
-    type Value = Keys<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
+/// The members of a JSON object's text, which must be valid JSON (a `RawJson`, or a part of
+/// one): each key as written between its quotes, and its value's text. A hand-written walk,
+/// as serde_json's reading of a map costs several times more; it stops (`None`) at anything
+/// it does not expect, and never panics.
+struct Members<'a> {
+    text: &'a str,
+    at: usize,
 }
 
-impl<'de> Visitor<'de> for EnvelopeKeys {
-    type Value = Keys<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
+impl<'a> Members<'a> {
+    /// The members of `text`, if it is an object.
+    fn of(text: &'a str) -> Option<Self> {
+        text.starts_with('{').then_some(Self { text, at: 1 })
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut keys = Keys::default();
-        while let Some(key) = map.next_key::<Key<'de>>()? {
-            let slot = match key.0.as_ref() {
-                META_PROTOCOL_VERSION => &mut keys.version,
-                META_CLIENT_CAPABILITIES => &mut keys.caps,
-                META_CLIENT_INFO => &mut keys.info,
-                META_LOG_LEVEL => &mut keys.log_level,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            *slot = Some(map.next_value()?);
+    fn skip_ws(&mut self) {
+        let b = self.text.as_bytes();
+        while matches!(b.get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
         }
-        Ok(keys)
+    }
+
+    fn byte(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+}
+
+/// The index of the quote that ends the string whose opening quote is at `open`.
+fn string_end(b: &[u8], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    loop {
+        match b.get(i)? {
+            b'"' => return Some(i),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// The index just past the value that starts at `start`.
+fn value_end(b: &[u8], start: usize) -> Option<usize> {
+    match b.get(start)? {
+        b'"' => string_end(b, start).map(|e| e + 1),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = start;
+            loop {
+                match b.get(i)? {
+                    b'"' => i = string_end(b, i)?,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let mut i = start;
+            while !matches!(
+                b.get(i),
+                None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            ) {
+                i += 1;
+            }
+            Some(i)
+        }
+    }
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = self.text.as_bytes();
+        self.skip_ws();
+        if self.byte()? == b',' {
+            self.at += 1;
+            self.skip_ws();
+        }
+        if self.byte()? != b'"' {
+            return None; // `}`: the end
+        }
+        let open = self.at;
+        let close = string_end(b, open)?;
+        self.at = close + 1;
+        self.skip_ws();
+        if self.byte()? != b':' {
+            return None;
+        }
+        self.at += 1;
+        self.skip_ws();
+        let start = self.at;
+        let end = value_end(b, start)?;
+        self.at = end;
+        Some((self.text.get(open + 1..close)?, self.text.get(start..end)?))
     }
 }
 
@@ -471,6 +511,10 @@ mod tests {
                 "{{ \"_meta\" : {{ {meta} }} , \"arguments\":{{\"a\":[1]}} }}"
             ));
             cases.push(format!("{{\"\\u005fmeta\":{{{meta}}}}}"));
+            // Strings holding brackets, quotes and backslashes, and other values, before it.
+            cases.push(format!(
+                "{{\"a\":\"}}\\\"{{[\",\"b\":[{{\"c\":\"]\\\\\"}},true,-1.5e3,null],\"n\":0,\t\"_meta\"\n:\r{{{meta}}}}}"
+            ));
         }
         for other in [
             "{}",
@@ -491,6 +535,21 @@ mod tests {
             cases.push(other.to_owned());
         }
         cases
+    }
+
+    /// The hand-written walk stops on text it does not expect (any cut of valid text), and
+    /// never panics.
+    #[test]
+    fn b66_the_member_walk_never_panics_on_cut_text() {
+        for text in cases() {
+            for end in 0..=text.len() {
+                let Some(cut) = text.get(..end) else { continue };
+                let _ = TextEnvelope::read(cut);
+                if let Some(members) = Members::of(cut) {
+                    assert!(members.count() <= cut.len());
+                }
+            }
+        }
     }
 
     /// B66: the envelope read from the params' text (the kernel's path for raw params) gives
