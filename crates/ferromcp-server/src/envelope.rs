@@ -60,6 +60,8 @@ impl Envelope {
     /// Reads the envelope of `params` (cheap when there is no `_meta`).
     pub(crate) fn read(params: &McpParams) -> Self {
         match params.raw() {
+            // Most handshake-era params: no `_meta`, no escape (so no surrogate either).
+            Some(raw) if !params.is_parsed() && !may_hold_meta(raw.get()) => Self::Text(None),
             Some(raw) if !params.is_parsed() && !crate::runner::has_surrogate_escape(raw.get()) => {
                 Self::Text(TextEnvelope::read(raw.get()))
             }
@@ -179,8 +181,7 @@ impl TextEnvelope {
     /// The envelope of params text (valid JSON, as every `RawJson` is): `None` when `_meta`
     /// is absent, `null`, not an object, or given twice, as the `Value` reading says.
     fn read(text: &str) -> Option<Self> {
-        // `_meta` can only be there if the text spells it, or escapes something.
-        if !text.starts_with('{') || !(text.contains("_meta") || text.contains('\\')) {
+        if !may_hold_meta(text) {
             return None;
         }
         let mut meta = None;
@@ -228,6 +229,11 @@ impl TextEnvelope {
             log_level: keys.log_level.and_then(decode),
         })
     }
+}
+
+/// Whether object params may hold `_meta`: only if the text spells it, or escapes something.
+fn may_hold_meta(text: &str) -> bool {
+    text.starts_with('{') && (text.contains("_meta") || text.as_bytes().contains(&b'\\'))
 }
 
 /// A key's value as the `Value` reading decodes it: typed from the text, and when that fails
@@ -296,10 +302,11 @@ impl<'a> Members<'a> {
 fn string_end(b: &[u8], open: usize) -> Option<usize> {
     let mut i = open + 1;
     loop {
+        // The plain run up to the next quote or backslash, in one pass.
+        i += b.get(i..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
         match b.get(i)? {
             b'"' => return Some(i),
-            b'\\' => i += 2,
-            _ => i += 1,
+            _ => i += 2,
         }
     }
 }
