@@ -298,29 +298,39 @@ impl<'a> Members<'a> {
     }
 }
 
-/// The index of the quote that ends the string whose opening quote is at `open`.
-fn string_end(b: &[u8], open: usize) -> Option<usize> {
-    let mut i = open + 1;
+/// The index of the quote that ends the string whose opening quote is at `open` (`b` is
+/// `text`'s bytes).
+fn string_end(text: &str, open: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut from = open + 1;
     loop {
-        // The plain run up to the next quote or backslash, in one pass.
-        i += b.get(i..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
-        match b.get(i)? {
-            b'"' => return Some(i),
-            _ => i += 2,
+        // The next quote, found word-at-a-time (a long string is skipped at memchr speed);
+        // it ends the string unless an odd run of backslashes escapes it.
+        let quote = from + text.get(from..)?.find('"')?;
+        let escapes = b
+            .get(..quote)?
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b'\\')
+            .count();
+        if escapes % 2 == 0 {
+            return Some(quote);
         }
+        from = quote + 1;
     }
 }
 
 /// The index just past the value that starts at `start`.
-fn value_end(b: &[u8], start: usize) -> Option<usize> {
+fn value_end(text: &str, start: usize) -> Option<usize> {
+    let b = text.as_bytes();
     match b.get(start)? {
-        b'"' => string_end(b, start).map(|e| e + 1),
+        b'"' => string_end(text, start).map(|e| e + 1),
         b'{' | b'[' => {
             let mut depth = 0usize;
             let mut i = start;
             loop {
                 match b.get(i)? {
-                    b'"' => i = string_end(b, i)?,
+                    b'"' => i = string_end(text, i)?,
                     b'{' | b'[' => depth += 1,
                     b'}' | b']' => {
                         depth = depth.checked_sub(1)?;
@@ -360,7 +370,7 @@ impl<'a> Iterator for Members<'a> {
             return None; // `}`: the end
         }
         let open = self.at;
-        let close = string_end(b, open)?;
+        let close = string_end(self.text, open)?;
         self.at = close + 1;
         self.skip_ws();
         if self.byte()? != b':' {
@@ -369,7 +379,7 @@ impl<'a> Iterator for Members<'a> {
         self.at += 1;
         self.skip_ws();
         let start = self.at;
-        let end = value_end(b, start)?;
+        let end = value_end(self.text, start)?;
         self.at = end;
         Some((self.text.get(open + 1..close)?, self.text.get(start..end)?))
     }
