@@ -95,6 +95,10 @@ pub(crate) fn progress_token_of(params: Option<&Payload>) -> Option<RequestId> {
         // Most requests carry no `_meta`: skip the parse when the text cannot hold one (the
         // key may only hide behind a `\u` escape).
         Payload::Raw(raw) if !may_hold_meta(raw.get().as_bytes()) => return None,
+        // Nor a token: without a `\u` escape (checked above: none, or `may_hold_meta` already
+        // said yes) the key can only be spelled as it is (2026-07-28 requests all carry `_meta`,
+        // few a token).
+        Payload::Raw(raw) if !may_hold_token(raw.get()) => return None,
         raw @ Payload::Raw(_) => raw.parse::<P>().ok()?.meta?.token?,
     };
     serde_json::from_value(token).ok()
@@ -112,6 +116,12 @@ fn may_hold_meta(text: &[u8]) -> bool {
         rest = &tail[1..];
     }
     false
+}
+
+/// Whether raw JSON text may hold the key `progressToken`: spelled out, or behind an escape
+/// (only `\u` can spell a letter; any backslash counts, in one word-at-a-time pass).
+fn may_hold_token(text: &str) -> bool {
+    text.as_bytes().contains(&b'\\') || text.contains("progressToken")
 }
 
 /// Outbound request params, always an object carrying `_meta` (with the progress token when
@@ -174,6 +184,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(progress_token_of(Some(&late)), Some(RequestId::from(7)));
+        // A 2026-07-28 envelope without a token; a token key spelled with an escape.
+        let envelope: Payload = serde_json::from_str(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+        )
+        .unwrap();
+        assert_eq!(progress_token_of(Some(&envelope)), None);
+        let hidden: Payload =
+            serde_json::from_str(r#"{"_meta":{"progress\u0054oken":9}}"#).unwrap();
+        assert_eq!(progress_token_of(Some(&hidden)), Some(RequestId::from(9)));
         let p = progress_params(&RequestId::from(3), 0.5, None, Some("half"));
         let (t, pr) = parse_progress(Some(&p)).unwrap();
         assert_eq!(t, RequestId::from(3));

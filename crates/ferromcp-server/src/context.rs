@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::caller::CallerId;
 use crate::connection::{Connection, no_back_channel};
+use crate::envelope::RequestMeta;
 use crate::server::Server;
 
 /// The client as one request sees it: a per-request view of the connection for sending to
@@ -40,10 +41,9 @@ impl RequestPeer {
     pub(crate) fn new(
         dispatch: DispatchContext,
         connection: Connection,
-        meta: Option<&Meta>,
+        log_opt_in: Option<LoggingLevel>,
         request_timeout: Option<std::time::Duration>,
     ) -> Self {
-        let log_opt_in = meta.and_then(|m| m.log_level()).and_then(Result::ok);
         Self {
             dispatch,
             connection,
@@ -193,7 +193,8 @@ pub struct RequestContext {
     peer: RequestPeer,
     server: Server,
     method: MethodName,
-    meta: Option<Arc<Meta>>,
+    /// Parsed when first asked for, when it came as text (see `crate::envelope`).
+    meta: RequestMeta,
     /// What the layers above the kernel carry with this request (the high-level server's
     /// asker for multi-round input, the task a handler runs as, ...). Empty costs nothing.
     extensions: http::Extensions,
@@ -205,15 +206,15 @@ impl RequestContext {
         connection: Connection,
         dispatch: DispatchContext,
         method: &str,
-        meta: Option<Meta>,
+        meta: RequestMeta,
     ) -> Self {
         let timeout = server.client_request_timeout();
-        let peer = RequestPeer::new(dispatch, connection, meta.as_ref(), timeout);
+        let peer = RequestPeer::new(dispatch, connection, meta.log_level(), timeout);
         Self {
             peer,
             server,
             method: MethodName::new(method),
-            meta: meta.map(Arc::new),
+            meta,
             extensions: http::Extensions::new(),
         }
     }
@@ -306,7 +307,7 @@ impl RequestContext {
 
     /// The request's `_meta`, if it had one.
     pub fn meta(&self) -> Option<&Meta> {
-        self.meta.as_deref()
+        self.meta.get()
     }
 
     /// Raised when the client cancels the request or the connection closes.

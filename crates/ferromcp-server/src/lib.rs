@@ -17,6 +17,7 @@ mod caller;
 mod connection;
 mod context;
 mod deserialize_reason;
+mod envelope;
 mod handler_fn;
 // The `elicit_schema` fuzz body needs the crate-private form builder: only in tests and in
 // cargo-fuzz builds (`--cfg fuzzing`), never in the public API (see the module).

@@ -11,8 +11,7 @@ use ferromcp_dispatch::{BoxFuture, DispatchContext, Handler, HandlerError, Outbo
 use ferromcp_types::jsonrpc::{ErrorObject, Payload};
 use ferromcp_types::mcp::methods;
 use ferromcp_types::mcp::{
-    ClientCapabilities, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
-    META_PROTOCOL_VERSION, META_SERVER_INFO, Meta, ResultType,
+    InitializeRequestParams, InitializeResult, JsonObject, META_SERVER_INFO, Meta, ResultType,
 };
 use ferromcp_types::tables::{self, Kind};
 use ferromcp_types::{Era, ProtocolVersion};
@@ -20,6 +19,7 @@ use serde_json::Value;
 
 use crate::connection::{Connection, NotifyOnly};
 use crate::context::RequestContext;
+use crate::envelope::{Envelope, RequestMeta};
 use crate::middleware::{McpParams, McpRequest, McpResult, Middleware, Next, TracingMiddleware};
 use crate::server::{CACHEABLE_METHODS, Server};
 
@@ -85,10 +85,6 @@ impl fmt::Debug for ServerRunner {
 
 fn protocol_error(e: ErrorObject) -> BoxFuture<'static, Result<Payload, HandlerError>> {
     Box::pin(std::future::ready(Err(e.into())))
-}
-
-fn has_modern_envelope(meta: Option<&JsonObject>) -> bool {
-    meta.is_some_and(|m| m.contains_key(META_PROTOCOL_VERSION))
 }
 
 impl ServerRunner {
@@ -162,11 +158,10 @@ impl ServerRunner {
         dispatch: DispatchContext,
         method: String,
         params: McpParams,
-        meta: Option<JsonObject>,
+        meta: RequestMeta,
     ) -> impl Future<Output = Result<JsonObject, HandlerError>> + Send + 'static {
         // Built here, synchronously, so the returned future holds each part once (it is
         // moved into a box on every request).
-        let meta = meta.map(Meta);
         let layers = server.inner.middleware.clone();
         let tracing = server.inner.tracing;
         let ctx = RequestContext::new(server, connection.clone(), dispatch, &method, meta);
@@ -180,59 +175,6 @@ impl ServerRunner {
             .then(|| TracingMiddleware::span(&request))
             .filter(|span| !span.is_disabled());
         serve_built(connection, layers, request, span)
-    }
-
-    /// The connection of a modern-era request, from its envelope; its messages go to
-    /// `outbound`.
-    fn classify_envelope(
-        outbound: &Arc<dyn Outbound>,
-        meta: Option<&JsonObject>,
-    ) -> Result<Connection, ErrorObject> {
-        let supported = ProtocolVersion::strings(&[ProtocolVersion::LATEST_MODERN]);
-        let Some(meta) = meta else {
-            return Err(ErrorObject::invalid_params(
-                "missing params._meta: this connection serves MCP 2026-07-28, where every \
-                 request carries its protocol version and client capabilities in _meta",
-            ));
-        };
-        let version = match meta.get(META_PROTOCOL_VERSION) {
-            Some(Value::String(v)) => v,
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(format!(
-                    "_meta[\"{META_PROTOCOL_VERSION}\"] must be a string"
-                )));
-            }
-            None => {
-                return Err(ErrorObject::invalid_params(format!(
-                    "missing _meta[\"{META_PROTOCOL_VERSION}\"]"
-                )));
-            }
-        };
-        let version = match ProtocolVersion::parse(version) {
-            Some(v) if v.is_modern() => v,
-            _ => {
-                return Err(ErrorObject::unsupported_protocol_version(
-                    &supported,
-                    Some(version),
-                ));
-            }
-        };
-        let caps_key = ferromcp_types::mcp::META_CLIENT_CAPABILITIES;
-        let Some(caps) = meta.get(caps_key) else {
-            return Err(ErrorObject::invalid_params(format!(
-                "missing _meta[\"{caps_key}\"]"
-            )));
-        };
-        let caps = serde_json::from_value::<ClientCapabilities>(caps.clone()).ok();
-        let info = meta
-            .get(ferromcp_types::mcp::META_CLIENT_INFO)
-            .and_then(|i| serde_json::from_value::<Implementation>(i.clone()).ok());
-        Ok(Connection::from_envelope(
-            outbound.clone(),
-            version,
-            info,
-            caps,
-        ))
     }
 }
 
@@ -495,12 +437,13 @@ impl Handler for ServerRunner {
         method: String,
         params: Option<Payload>,
     ) -> BoxFuture<'static, Result<Payload, HandlerError>> {
-        // Params stay the text received; only `_meta` is read here (issue 17 point 4).
+        // Params stay the text received; only `_meta`'s envelope keys are read here, from the
+        // text (issue 17 point 4, issue 19).
         let params = McpParams::from_payload(params);
-        let meta = params.meta_object();
+        let envelope = Envelope::read(&params);
         let connection = match &self.mode {
             Mode::Handshake(connection) => {
-                if method != methods::INITIALIZE && has_modern_envelope(meta.as_ref()) {
+                if method != methods::INITIALIZE && envelope.has_version_key() {
                     return protocol_error(ErrorObject::invalid_request(
                         "this connection serves the handshake era of MCP (it began with \
                          initialize); requests must not carry the 2026-07-28 envelope",
@@ -521,7 +464,7 @@ impl Handler for ServerRunner {
                     &supported, requested,
                 ));
             }
-            Mode::Modern(outbound) => match Self::classify_envelope(outbound, meta.as_ref()) {
+            Mode::Modern(outbound) => match envelope.connection(outbound) {
                 Ok(c) => c,
                 Err(e) => return protocol_error(e),
             },
@@ -531,7 +474,7 @@ impl Handler for ServerRunner {
                 return protocol_error(ErrorObject::method_not_found(&method));
             }
             Mode::Exchange(era @ ExchangeEra::Modern) => {
-                match Self::classify_envelope(&era.outbound(&ctx), meta.as_ref()) {
+                match envelope.connection(&era.outbound(&ctx)) {
                     Ok(c) => c,
                     Err(e) => return protocol_error(e),
                 }
@@ -540,6 +483,7 @@ impl Handler for ServerRunner {
                 Connection::from_envelope(era.outbound(&ctx), *version, None, None)
             }
         };
+        let meta = envelope.into_meta();
         let server = self.server.clone();
         // A modern-era connection lives for one request: close it (running its cleanup
         // hooks) when the request is done, before the answer goes out.
@@ -670,7 +614,7 @@ async fn serve_notification(
             Value::Object(map) => Some(Meta(map.clone())),
             _ => None,
         });
-    let ctx = RequestContext::new(server, connection, dispatch, &method, meta);
+    let ctx = RequestContext::new(server, connection, dispatch, &method, meta.into());
     let logged = method.clone();
     let request = McpRequest {
         ctx,
@@ -723,7 +667,11 @@ fn notification_ladder(req: McpRequest) -> BoxFuture<'static, McpResult> {
 /// Whether the JSON text holds a `\u` escape of a UTF-16 surrogate (`\uD800`-`\uDFFF`); may
 /// answer yes for an escaped backslash followed by such letters (then the params are only
 /// parsed once more than needed).
-fn has_surrogate_escape(text: &str) -> bool {
+pub(crate) fn has_surrogate_escape(text: &str) -> bool {
+    // Most params hold no escape at all: one word-at-a-time pass says so.
+    if !text.as_bytes().contains(&b'\\') {
+        return false;
+    }
     text.match_indices("\\u").any(|(at, _)| {
         let hex = &text.as_bytes()[at + 2..];
         matches!(hex.first(), Some(b'd' | b'D'))

@@ -72,6 +72,8 @@ const SERVER: CrateLayers = CrateLayers {
                 "caller",
                 "deserialize_reason",
                 "handler_fn",
+                // The 2026-07-28 envelope read from the params' text (issue 19).
+                "envelope",
             ],
             may_name: &["support"],
         },

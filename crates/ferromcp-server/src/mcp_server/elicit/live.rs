@@ -17,6 +17,7 @@ use std::sync::Arc;
 use super::{ElicitForm, Elicitation, decode_answer};
 use crate::context::RequestContext;
 use crate::mcp_server::Ask;
+use crate::mcp_server::resolve::LazyAsk;
 use crate::tasks::TaskScope;
 
 /// -32021 with `data.requiredCapabilities` = `required`.
@@ -87,7 +88,10 @@ impl RequestContext {
             let asked: BoxFuture<'_, _> = match (task, self.extensions().get::<Ask>()) {
                 (Some(task), _) => Box::pin(task.ask(self, request)),
                 (None, Some(ask)) => Box::pin(ask.inline(request.clone())),
-                (None, None) => return Err(modern_no_back_channel()),
+                (None, None) => match self.extensions().get::<LazyAsk>() {
+                    Some(lazy) => Box::pin(lazy.get(self).inline(request.clone())),
+                    None => return Err(modern_no_back_channel()),
+                },
             };
             let response = asked.await?;
             let value = serde_json::to_value(response)

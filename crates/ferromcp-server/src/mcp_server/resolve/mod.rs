@@ -26,7 +26,7 @@ use super::extract::{FromHandlerCall, HandlerCall, StateMap};
 use super::output::ToolError;
 use crate::context::RequestContext;
 
-pub(crate) use round::{Round, Rounds, serve};
+pub(crate) use round::{LazyAsk, Round, Rounds, serve};
 
 /// The default bound on the rounds of one multi-round request.
 pub const DEFAULT_MAX_INPUT_ROUNDS: u32 = 8;

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicU32;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::task::Poll;
 use std::time::SystemTime;
 
@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Ask, AskInner, Erased, ResolveError, ResolvedValues, ResolverRef, lock};
-use crate::mcp_server::extract::HandlerCall;
+use crate::context::RequestContext;
+use crate::mcp_server::extract::{HandlerCall, StateMap};
 use crate::request_state::{Binding, StateKey, StateSealer};
 
 /// The state sealed into `requestState` between rounds.
@@ -112,6 +113,15 @@ pub(crate) async fn serve<T>(
     if !modern && resolvers.is_empty() {
         return handler(call).await.map(MaybeInputRequired::Complete);
     }
+    // A first round without resolvers (no answers, no state): nothing is set up unless the
+    // handler asks (most never do); its first question makes the round's asker (B67).
+    if modern
+        && resolvers.is_empty()
+        && round.request_state.is_none()
+        && round.input_responses.as_ref().is_none_or(|r| r.is_empty())
+    {
+        return serve_lazily(rounds, call, &round, handler).await;
+    }
     let exchange = Exchange::open(rounds, &call, round)?;
     if !resolvers.is_empty() {
         match exchange.resolve(resolvers).await? {
@@ -138,6 +148,84 @@ pub(crate) async fn serve<T>(
     match exchange.finish(rounds)? {
         Some(more) => Ok(MaybeInputRequired::InputRequired(more)),
         None => result.map(MaybeInputRequired::Complete),
+    }
+}
+
+/// [`serve`]'s fast path at 2026-07-28: the handler runs with a [`LazyAsk`]; the answer is
+/// the handler's result unless it asked a question, then the same `InputRequiredResult` the
+/// full path would have made (round 0, the same binding).
+async fn serve_lazily<T>(
+    rounds: &Rounds,
+    mut call: HandlerCall,
+    round: &Round,
+    handler: impl FnOnce(HandlerCall) -> BoxFuture<'static, Result<T, ErrorObject>>,
+) -> Result<MaybeInputRequired<T>, ErrorObject> {
+    let lazy = LazyAsk(Arc::new(LazySeed {
+        target: call.name.clone(),
+        arguments: call.arguments.clone(),
+        state: call.state.clone(),
+        ask: OnceLock::new(),
+    }));
+    call.ctx = call.ctx.with_extension(lazy.clone());
+    let result = handler(call).await;
+    let Some(ask) = lazy.0.ask.get() else {
+        return result.map(MaybeInputRequired::Complete);
+    };
+    let exchange = Exchange {
+        binding: BindingSource {
+            method: round.method,
+            target: lazy.0.target.clone(),
+            arguments: round.bind_arguments.then(|| lazy.0.arguments.clone()),
+            principal: ask.inner.ctx.caller_id().map(|caller| caller.0.clone()),
+            built: OnceLock::new(),
+        },
+        ask: ask.clone(),
+        done: 0,
+    };
+    match exchange.finish(rounds)? {
+        Some(more) => Ok(MaybeInputRequired::InputRequired(more)),
+        None => result.map(MaybeInputRequired::Complete),
+    }
+}
+
+/// The asker of a 2026-07-28 first round whose handler has no resolvers, made only when the
+/// handler asks its first question (through a [`RequestContext`] method), as
+/// [`Exchange::open`] makes it for a round without answers or state.
+#[derive(Clone)]
+pub(crate) struct LazyAsk(Arc<LazySeed>);
+
+struct LazySeed {
+    target: String,
+    arguments: Arc<Value>,
+    state: Arc<StateMap>,
+    ask: OnceLock<Ask>,
+}
+
+impl LazyAsk {
+    /// The round's asker; `ctx` is the handler's context (the one carrying this).
+    pub(crate) fn get(&self, ctx: &RequestContext) -> &Ask {
+        self.0.ask.get_or_init(|| {
+            let mut ctx = ctx.clone();
+            // The asker's context is the request's without this (as the full path's): holding
+            // itself, the asker would never be freed.
+            ctx.extensions_mut().remove::<LazyAsk>();
+            Ask {
+                inner: Arc::new(AskInner {
+                    ctx,
+                    target: self.0.target.clone(),
+                    arguments: self.0.arguments.clone(),
+                    state: self.0.state.clone(),
+                    round: 0,
+                    live: false,
+                    answers: Mutex::new(BTreeMap::new()),
+                    offered: BTreeMap::new(),
+                    questions: Mutex::new(BTreeMap::new()),
+                    memo: Mutex::new(HashMap::new()),
+                    inline_calls: AtomicU32::new(0),
+                }),
+                chain: Vec::new(),
+            }
+        })
     }
 }
 
