@@ -360,7 +360,6 @@ impl<'a> Iterator for Members<'a> {
     type Item = (&'a str, &'a str);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let b = self.text.as_bytes();
         self.skip_ws();
         if self.byte()? == b',' {
             self.at += 1;
