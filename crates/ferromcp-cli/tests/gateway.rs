@@ -622,6 +622,7 @@ async fn gateway_refuses_a_zero_rate_limit() {
 }
 
 /// Polls `gw`'s log until it contains `text`: when it was first seen.
+#[cfg(unix)]
 async fn seen(gw: &Gateway, text: &str) -> std::time::Instant {
     while !gw.log().contains(text) {
         tokio::time::sleep(Duration::from_millis(10)).await;
