@@ -507,7 +507,7 @@ fn bridges_carry_the_cli_client_in_both_eras() {
                 "--protocol",
                 protocol,
             ]);
-            assert_eq!(r.code, 2, "{target} {protocol}: {}", r.stderr);
+            assert_eq!(r.code, 3, "{target} {protocol}: {}", r.stderr);
             let r = run(&["inspect", "--json", target, "--protocol", protocol]);
             assert_eq!(r.code, 0, "{target} {protocol}: {}", r.stderr);
             let v = json_of(&r);
