@@ -85,7 +85,7 @@ def main() -> int:
 
     rc, out, err = run(ferromcp, protocol, "tool", target, "fail")
     is_error = isinstance(out, dict) and out.get("isError") is True
-    check("tool-error-result", rc == 2 and is_error, f"exit {rc} (expected 2), result {out}; {err}")
+    check("tool-error-result", rc == 3 and is_error, f"exit {rc} (expected 3), result {out}; {err}")
 
     rc, out, err = run(ferromcp, protocol, "call", target, "resources/read", '{"uri": "interop://hello"}')
     contents = (out or {}).get("contents") if isinstance(out, dict) else None

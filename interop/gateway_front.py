@@ -87,7 +87,7 @@ def ferromcp_front(ferromcp: str, name: str, target: str) -> None:
         check("gateway-tool-echo", rc == 0 and texts(out) == ["héllo"], f"exit {rc}, result {out}; {err}")
         rc, out, err = run("tool", gateway, f"{name}_fail")
         is_error = isinstance(out, dict) and out.get("isError") is True
-        check("gateway-tool-error-result", rc == 2 and is_error, f"exit {rc} (expected 2), result {out}; {err}")
+        check("gateway-tool-error-result", rc == 3 and is_error, f"exit {rc} (expected 3), result {out}; {err}")
     finally:
         os.unlink(path)
 
