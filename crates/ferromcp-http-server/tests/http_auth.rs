@@ -745,28 +745,34 @@ async fn unknown_kid_refetches_are_rate_limited() {
     .unwrap();
 }
 
+/// A server whose verifier's JWKS is on a port nobody listens on (`min_refetch` spaces its
+/// fetches after a failure): its address.
+async fn behind_unreachable_jwks(min_refetch: Duration) -> SocketAddr {
+    let gone = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = gone.local_addr().unwrap();
+    drop(gone);
+    let v = direct(addr, Duration::from_secs(300), min_refetch);
+    let auth = AuthConfig::new(RESOURCE, v).authorization_server(ISS);
+    let server = McpServer::builder("down", "1.0.0")
+        .tool("ctx_whoami", ctx_whoami)
+        .build()
+        .unwrap();
+    let srv = HttpServer::bind(
+        "127.0.0.1:0",
+        server.server().clone(),
+        HttpConfig::default().auth(auth),
+    )
+    .await
+    .unwrap();
+    let mcp = srv.local_addr();
+    tokio::spawn(srv.run());
+    mcp
+}
+
 #[tokio::test]
 async fn unreachable_jwks_is_503_not_401() {
     tokio::time::timeout(LIMIT, async {
-        // A port nobody listens on.
-        let gone = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = gone.local_addr().unwrap();
-        drop(gone);
-        let v = direct(addr, Duration::from_secs(300), Duration::ZERO);
-        let auth = AuthConfig::new(RESOURCE, v).authorization_server(ISS);
-        let server = McpServer::builder("down", "1.0.0")
-            .tool("ctx_whoami", ctx_whoami)
-            .build()
-            .unwrap();
-        let srv = HttpServer::bind(
-            "127.0.0.1:0",
-            server.server().clone(),
-            HttpConfig::default().auth(auth),
-        )
-        .await
-        .unwrap();
-        let mcp = srv.local_addr();
-        tokio::spawn(srv.run());
+        let mcp = behind_unreachable_jwks(Duration::ZERO).await;
         let tok = Key::new("k1").sign(&claims("a", "mcp", json!({})));
         let resp = modern(mcp, &bearer(&tok), "ctx_whoami").await;
         assert_eq!(resp.status(), 503);
@@ -782,25 +788,8 @@ async fn unreachable_jwks_is_503_not_401() {
 #[tokio::test]
 async fn unreachable_jwks_503_says_when_to_retry() {
     tokio::time::timeout(LIMIT, async {
-        let gone = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = gone.local_addr().unwrap();
-        drop(gone);
         // After the first failed fetch, the next one waits min_refetch (120 s).
-        let v = direct(addr, Duration::from_secs(300), Duration::from_secs(120));
-        let auth = AuthConfig::new(RESOURCE, v).authorization_server(ISS);
-        let server = McpServer::builder("down", "1.0.0")
-            .tool("ctx_whoami", ctx_whoami)
-            .build()
-            .unwrap();
-        let srv = HttpServer::bind(
-            "127.0.0.1:0",
-            server.server().clone(),
-            HttpConfig::default().auth(auth),
-        )
-        .await
-        .unwrap();
-        let mcp = srv.local_addr();
-        tokio::spawn(srv.run());
+        let mcp = behind_unreachable_jwks(Duration::from_secs(120)).await;
         let tok = Key::new("k1").sign(&claims("a", "mcp", json!({})));
         for _ in 0..2 {
             let resp = modern(mcp, &bearer(&tok), "ctx_whoami").await;

@@ -21,19 +21,10 @@ use ferromcp_server::CallerId;
 use http::Method;
 use http_body_util::Full;
 use http_support::{Sse, call, header, open_session, post, send};
-use redis_reach::{redis_up, redis_url};
+use redis_reach::{namespace, redis_up, redis_url};
 use redis_server::server;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
-
-/// A fresh namespace per test, so tests sharing the Redis never see each other's keys.
-fn namespace(test: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("ferromcp-test-{test}-{}-{nanos}", std::process::id())
-}
 
 async fn within<F: std::future::Future>(f: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(60), f)

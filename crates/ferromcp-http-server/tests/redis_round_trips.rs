@@ -24,20 +24,12 @@ use ferromcp_http_server::redis::{RedisConfig, RedisStores};
 use ferromcp_http_server::{HttpConfig, HttpServer};
 use http::Method;
 use http_support::{Sse, call, open_session, post, send};
-use redis_reach::{redis_up, redis_url};
+use redis_reach::{namespace, redis_up, redis_url};
 use redis_server::server;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
-
-fn namespace(test: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("ferromcp-test-{test}-{}-{nanos}", std::process::id())
-}
 
 async fn within<F: std::future::Future>(f: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(60), f)

@@ -253,6 +253,22 @@ impl KeyCache {
         true
     }
 
+    /// How long until a request refused as unavailable may be answered: the fetch timeout
+    /// while a fetch is in flight, the rest of the backoff after a failed one, else the spacing
+    /// of fetches (a fetch may start at once, and ends within the timeout).
+    pub(super) fn retry_after(&self) -> Duration {
+        let timing = self.inner.timing;
+        let st = self.inner.lock();
+        let now = Instant::now();
+        match st.retry_at {
+            _ if st.in_flight => timing.timeout,
+            Some(t) if t > now => t - now,
+            _ => timing
+                .timeout
+                .min(timing.min_refetch.max(Duration::from_secs(1))),
+        }
+    }
+
     /// A usable key set that knows `kid` (any usable set for a token without one).
     ///
     /// Errors: [`AuthError::InvalidToken`] when a fresh enough set does not know `kid`;
@@ -289,24 +305,6 @@ impl KeyCache {
             Some(set) if set.knows(kid) => Ok(set),
             Some(_) if st.failures == 0 && !st.in_flight => Err(unknown_kid()),
             _ => Err(st.unavailable()),
-        }
-    }
-}
-
-impl KeyCache {
-    /// How long until a request refused as unavailable may be answered: the fetch timeout
-    /// while a fetch is in flight, the rest of the backoff after a failed one, else the spacing
-    /// of fetches (a fetch may start at once, and ends within the timeout).
-    pub(super) fn retry_after(&self) -> Duration {
-        let timing = self.inner.timing;
-        let st = self.inner.lock();
-        let now = Instant::now();
-        match st.retry_at {
-            _ if st.in_flight => timing.timeout,
-            Some(t) if t > now => t - now,
-            _ => timing
-                .timeout
-                .min(timing.min_refetch.max(Duration::from_secs(1))),
         }
     }
 }

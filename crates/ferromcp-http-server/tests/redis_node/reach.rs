@@ -1,4 +1,4 @@
-//! Reaching the Redis of the scale-out tests (tests/http_redis.rs, tests/redis_connections.rs):
+//! Reaching the Redis of the scale-out tests (tests/http_redis.rs, tests/redis_connections.rs, tests/redis_round_trips.rs):
 //! `FERROMCP_TEST_REDIS_URL` (default `redis://127.0.0.1:6379`); without one a test prints a
 //! notice and passes, or fails when `FERROMCP_REQUIRE_REDIS=1` (as `.ci/run` sets).
 #![allow(dead_code, unreachable_pub)]
@@ -35,4 +35,13 @@ pub async fn redis_up(test: &str) -> bool {
         );
     }
     up
+}
+
+/// A fresh namespace per test, so tests sharing the Redis never see each other's keys.
+pub fn namespace(test: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!("ferromcp-test-{test}-{}-{nanos}", std::process::id())
 }
