@@ -300,12 +300,17 @@ async fn reconnection(ctx: RequestContext) -> &'static str {
     "Reconnection test completed"
 }
 
-/// Builds the demo server.
+/// Builds the demo server, its tasks in memory.
 pub(crate) fn server() -> McpServer {
+    server_with_tasks(ferromcp_server::tasks::TaskSettings::new())
+}
+
+/// Builds the demo server with these task settings (`serve --redis`: tasks in Redis).
+pub(crate) fn server_with_tasks(tasks: ferromcp_server::tasks::TaskSettings) -> McpServer {
     let demo = McpServer::builder("ferromcp-demo", env!("CARGO_PKG_VERSION"));
     let built = apps::register(skills::register(demo))
         .instructions("A demo server: try the add, echo and countdown tools.")
-        .tasks(ferromcp_server::tasks::TaskSettings::new())
+        .tasks(tasks)
         .tool(
             ToolSpec::new("add").description("Adds two numbers."),
             |Args(a): Args<AddArgs>| async move { (a.a + a.b).to_string() },

@@ -567,14 +567,14 @@ pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
     let proxy = args.proxy.clone();
     let limiter = Arc::new(Limiter::new(config.rate_limit));
     let served: Result<(), String> = runtime.block_on(async move {
+        // Front tasks in Redis with `--redis`, so any node serves their polls.
+        let tasks = crate::serve_http::redis_tasks(redis.as_deref())
+            .await
+            .map_err(|e| format!("--redis: {e}"))?;
         let composed = Composer::builder("ferromcp-gateway", env!("CARGO_PKG_VERSION"))
-            // Tasks with the default settings: the backends are mounted after the build, so
-            // the front would not serve their task-capable tools' tasks otherwise.
-            .front(|front| {
-                front
-                    .middleware(Audit(limiter.clone()))
-                    .tasks(ferromcp_server::tasks::TaskSettings::new())
-            })
+            // Tasks on the front: the backends are mounted after the build, so the front
+            // would not serve their task-capable tools' tasks otherwise.
+            .front(|front| front.middleware(Audit(limiter.clone())).tasks(tasks))
             .build()
             .await
             .map_err(|e| e.to_string())?;

@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 
 use ferromcp_http_server::{HttpConfig, HttpServer};
+use ferromcp_server::tasks::TaskSettings;
 
 /// After the options of `ferromcp serve --help` (the demo server's contents follow).
 pub(crate) const AFTER: &str = "\
@@ -246,9 +247,10 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return super::fail(&format!("cannot start the async runtime: {e}")),
     };
-    // The demo server's value stays alive while serving (it owns the handlers' state).
-    let demo = super::demo::server();
     let served = runtime.block_on(async {
+        let tasks = redis_tasks(redis.as_deref()).await?;
+        // The demo server's value stays alive while serving (it owns the handlers' state).
+        let demo = super::demo::server_with_tasks(tasks);
         let config = with_redis(config, redis).await?;
         if auth {
             return serve_with_auth(&addr, demo.server().clone(), config).await;
@@ -325,6 +327,27 @@ pub(crate) async fn with_redis(
         .await
         .map_err(std::io::Error::other)?;
     Ok(stores.apply(config))
+}
+
+/// Task settings whose store is the Redis at `url` when there is one (feature `redis`), so
+/// that a task created through one node is polled, answered, cancelled and read on any other
+/// (2026-07-28 requests have no session to route them to the node that runs the task);
+/// otherwise the defaults (in memory).
+#[cfg(feature = "redis")]
+pub(crate) async fn redis_tasks(url: Option<&str>) -> std::io::Result<TaskSettings> {
+    use ferromcp_server::tasks::RedisTaskStore;
+    let Some(url) = url else {
+        return Ok(TaskSettings::new());
+    };
+    let store = RedisTaskStore::connect(url)
+        .await
+        .map_err(std::io::Error::other)?;
+    Ok(TaskSettings::new().store(store))
+}
+
+#[cfg(not(feature = "redis"))]
+pub(crate) async fn redis_tasks(_url: Option<&str>) -> std::io::Result<TaskSettings> {
+    Ok(TaskSettings::new())
 }
 
 #[cfg(not(feature = "redis"))]

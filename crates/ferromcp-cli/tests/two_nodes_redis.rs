@@ -1,13 +1,15 @@
 //! Two `ferromcp serve --http --redis URL` processes on two ports sharing one Redis (feature
 //! `redis`): a handshake-era session opened on node A is served by node B, an event stream
 //! broken on A resumes on B with `Last-Event-ID`, and a task started on A is polled to its
-//! result on B. Needs `FERROMCP_TEST_REDIS_URL` (e.g. `redis://127.0.0.1:6379`); without it
+//! result on B; at 2026-07-28 (no session), tasks live in Redis and are served by either
+//! node (`two_nodes_modern`). Needs `FERROMCP_TEST_REDIS_URL` (e.g. `redis://127.0.0.1:6379`); without it
 //! each test prints a notice and passes, or fails when `FERROMCP_REQUIRE_REDIS=1` (as
 //! `.ci/run` sets; then the default `redis://127.0.0.1:6379` is used).
 #![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_node;
+mod two_nodes_modern;
 
 use std::time::Duration;
 
@@ -55,9 +57,12 @@ async fn exchange_until(
     let mut s = TcpStream::connect(addr).await.unwrap();
     let mut req = format!(
         "{method} /mcp HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ncontent-type: application/json\r\n\
-         mcp-protocol-version: 2025-11-25\r\ncontent-length: {}\r\n",
+         content-length: {}\r\n",
         body.len()
     );
+    if !headers.iter().any(|(k, _)| *k == "mcp-protocol-version") {
+        req.push_str("mcp-protocol-version: 2025-11-25\r\n");
+    }
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }

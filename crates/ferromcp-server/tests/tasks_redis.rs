@@ -348,3 +348,54 @@ async fn tl08_redis_store_drops_the_owners_oldest_finished_task() {
     })
     .await;
 }
+
+/// S112 at the store: the node running a task stops (its store dropped: no more
+/// heartbeats); once three heartbeats are missed (here 100 ms each, well under the default
+/// 1 s), another node's read records the unfinished task `failed` (-32603) and frees its
+/// place under the owner's cap of unfinished tasks. While the node lives its task stays
+/// `working`.
+#[tokio::test]
+async fn s112_a_stopped_nodes_unfinished_task_fails_after_its_heartbeat_lapses() {
+    use ferromcp_server::tasks::{OwnerCaps, TaskRecord, TaskStore};
+    use ferromcp_types::mcp::TaskStatus;
+    let test = "s112_a_stopped_nodes_unfinished_task_fails_after_its_heartbeat_lapses";
+    if !redis_up(test).await {
+        return;
+    }
+    within(async {
+        let ns = namespace("s112");
+        let beat = Duration::from_millis(100);
+        let a = RedisTaskStore::connect_with_heartbeat(&redis_url(), &ns, beat)
+            .await
+            .unwrap();
+        let b = RedisTaskStore::connect_with_heartbeat(&redis_url(), &ns, beat)
+            .await
+            .unwrap();
+        let caps = OwnerCaps::new(1, 8);
+        let record = TaskRecord::new("t1", "principal:p", "2026-07-28T00:00:00Z", 60_000, 100);
+        a.create(record, caps).await.unwrap();
+        tokio::time::sleep(beat * 5).await;
+        let seen = b.get("t1").await.unwrap().unwrap();
+        assert_eq!(seen.status, TaskStatus::Working, "a live node's task");
+        let next = TaskRecord::new("t2", "principal:p", "2026-07-28T00:00:00Z", 60_000, 100);
+        assert!(b.create(next.clone(), caps).await.is_err(), "the cap holds");
+        drop(a);
+        let stopped = std::time::Instant::now();
+        let failed = loop {
+            let r = b.get("t1").await.unwrap().unwrap();
+            if r.status != TaskStatus::Working {
+                break r;
+            }
+            let waited = stopped.elapsed();
+            assert!(
+                waited < Duration::from_secs(1),
+                "still working after {waited:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(failed.status, TaskStatus::Failed);
+        assert_eq!(failed.error.unwrap().code.0, -32603);
+        b.create(next, caps).await.unwrap();
+    })
+    .await;
+}

@@ -77,6 +77,11 @@
 //! feature). Every node of a deployment uses the same [`RedisConfig::namespace`] and the
 //! same idle timeout.
 //!
+//! These stores route handshake-era sessions; 2026-07-28 requests have no session, so each
+//! may reach any node. For their tasks to be served by any node, give the server a shared
+//! task store too: `ferromcp_server::tasks::RedisTaskStore` (the server's `redis` feature)
+//! in its `TaskSettings`, as `--redis` does.
+//!
 //! [`CallerId`]: ferromcp_server::CallerId
 
 mod events;

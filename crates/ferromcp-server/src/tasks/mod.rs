@@ -91,7 +91,7 @@ pub use self::client_hosted::{
     DEFAULT_CLIENT_TASK_MAX_POLL,
 };
 #[cfg(feature = "redis")]
-pub use self::redis::{DEFAULT_TASK_NAMESPACE, RedisTaskStore};
+pub use self::redis::{DEFAULT_TASK_HEARTBEAT, DEFAULT_TASK_NAMESPACE, RedisTaskStore};
 pub(crate) use self::requests::register;
 use self::requests::{gate, object};
 pub(crate) use self::scope::TaskScope;

@@ -6,7 +6,14 @@
 //! - `{ns}:task:{id}`: the [`TaskRecord`] as JSON, expiring `ttl_ms` after the task's creation;
 //! - `{ns}:task-owner:{owner}`: a sorted set of the owner's task ids, scored by expiry (ms
 //!   since the epoch), for `tasks/list`;
-//! - `{ns}:task-active:{owner}`: the same for the owner's unfinished tasks, for the cap.
+//! - `{ns}:task-active:{owner}`: the same for the owner's unfinished tasks, for the cap;
+//! - `{ns}:task-node:{node}`: the heartbeat of a node (a process holding a store), set every
+//!   [heartbeat](RedisTaskStore::connect_with_heartbeat) to expire after three of them.
+//!
+//! A task records the node that created it, whose process runs its handler. When a node
+//! reads an unfinished task of another node whose heartbeat has lapsed (that process died or
+//! lost Redis), it records the task `failed` (-32603, "the server running this task
+//! stopped"), so a task never stays `working` after its worker is gone.
 //!
 //! An owner's tasks beyond [`OwnerCaps::max_retained`] drop its finished tasks that expire
 //! first (about the oldest: a task's expiry is its creation plus its TTL).
@@ -15,15 +22,22 @@
 //! compare-and-set (a script that writes only if the record is unchanged), retried on a lost
 //! race.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ferromcp_dispatch::BoxFuture;
 use redis::aio::ConnectionManager;
+
+use ferromcp_types::jsonrpc::ErrorObject;
+use ferromcp_types::mcp::TaskStatus;
 
 use super::store::{OwnerCaps, TaskChange, TaskRecord, TaskStore, TaskStoreError};
 
 /// The default key namespace.
 pub const DEFAULT_TASK_NAMESPACE: &str = "ferromcp";
+
+/// The default heartbeat of a node: another node takes it for dead after three missed.
+pub const DEFAULT_TASK_HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// How often a change is retried after losing a compare-and-set race.
 const CAS_ATTEMPTS: usize = 32;
@@ -78,23 +92,62 @@ end
 return 1
 ";
 
-/// Tasks in Redis. Cheap to clone; clones share the connection.
+/// Tasks in Redis. Cheap to clone; clones share the connection and the node's heartbeat,
+/// which stops when the last clone is dropped.
 #[derive(Clone)]
 pub struct RedisTaskStore {
     conn: ConnectionManager,
     ns: String,
+    node: Arc<Node>,
+}
+
+/// This store's node: its id in task records and its heartbeat.
+struct Node {
+    id: String,
+    beat: tokio::task::AbortHandle,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.beat.abort();
+    }
 }
 
 impl std::fmt::Debug for RedisTaskStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisTaskStore")
             .field("namespace", &self.ns)
+            .field("node", &self.node.id)
             .finish_non_exhaustive()
     }
 }
 
 fn backend(e: impl std::fmt::Display) -> TaskStoreError {
     TaskStoreError::Backend(e.to_string())
+}
+
+/// Why a task whose worker node died failed.
+const WORKER_GONE: &str = "the server running this task stopped";
+
+/// Sets a node's heartbeat key for `alive_ms`.
+async fn beat(c: &mut ConnectionManager, key: &str, alive_ms: u64) -> redis::RedisResult<()> {
+    redis::cmd("SET")
+        .arg(key)
+        .arg(1)
+        .arg("PX")
+        .arg(alive_ms.max(1))
+        .query_async(c)
+        .await
+}
+
+/// 64 random bits from the OS, as 16 hex digits.
+fn node_id() -> Result<String, TaskStoreError> {
+    use rand_core::TryRngCore;
+    let mut bytes = [0u8; 8];
+    rand_core::OsRng
+        .try_fill_bytes(&mut bytes)
+        .map_err(|_| TaskStoreError::Backend("no randomness for a node id".to_owned()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn now_ms() -> u64 {
@@ -111,17 +164,87 @@ impl RedisTaskStore {
     }
 
     /// Connects, prefixing every key with `namespace` (deployments sharing a Redis use
-    /// different ones).
+    /// different ones), with the [`DEFAULT_TASK_HEARTBEAT`].
     pub async fn connect_with_namespace(
         url: &str,
         namespace: &str,
     ) -> Result<Self, TaskStoreError> {
+        Self::connect_with_heartbeat(url, namespace, DEFAULT_TASK_HEARTBEAT).await
+    }
+
+    /// Connects with `namespace` and starts this node's heartbeat, every `heartbeat` (at
+    /// least 10 ms): the other nodes fail this node's unfinished tasks once three are missed.
+    /// Every node of a deployment uses the same heartbeat.
+    pub async fn connect_with_heartbeat(
+        url: &str,
+        namespace: &str,
+        heartbeat: Duration,
+    ) -> Result<Self, TaskStoreError> {
         let client = redis::Client::open(url).map_err(backend)?;
         let conn = ConnectionManager::new(client).await.map_err(backend)?;
+        let heartbeat = heartbeat.max(Duration::from_millis(10));
+        let id = node_id()?;
+        let key = format!("{namespace}:task-node:{id}");
+        let alive_ms = u64::try_from(heartbeat.as_millis().saturating_mul(3)).unwrap_or(u64::MAX);
+        beat(&mut conn.clone(), &key, alive_ms)
+            .await
+            .map_err(backend)?;
+        let mut beating = conn.clone();
+        let beat = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(heartbeat).await;
+                if let Err(e) = beat(&mut beating, &key, alive_ms).await {
+                    tracing::warn!(error = %e, "task store heartbeat failed");
+                }
+            }
+        })
+        .abort_handle();
         Ok(Self {
             conn,
             ns: namespace.to_owned(),
+            node: Arc::new(Node { id, beat }),
         })
+    }
+
+    fn node_key(&self, node: &str) -> String {
+        format!("{}:task-node:{node}", self.ns)
+    }
+
+    /// `record`, or, when it is unfinished and its worker (another node) has stopped
+    /// sending heartbeats, the record failed for that reason.
+    async fn checked(&self, record: TaskRecord) -> Result<Option<TaskRecord>, TaskStoreError> {
+        let Some(worker) = record.worker.as_deref() else {
+            return Ok(Some(record));
+        };
+        if record.status.is_terminal() || worker == self.node.id {
+            return Ok(Some(record));
+        }
+        let mut c = self.conn.clone();
+        let alive: bool = redis::cmd("EXISTS")
+            .arg(self.node_key(worker))
+            .query_async(&mut c)
+            .await
+            .map_err(backend)?;
+        if alive {
+            return Ok(Some(record));
+        }
+        tracing::warn!(task = %record.task_id, node = %worker, "the node running a task stopped");
+        let id = record.task_id.clone();
+        self.update(
+            &id,
+            Box::new(|r| {
+                if r.status.is_terminal() {
+                    return;
+                }
+                r.status = TaskStatus::Failed;
+                r.status_message = Some(WORKER_GONE.to_owned());
+                r.error = Some(ErrorObject::internal_error(WORKER_GONE));
+                r.input_requests.clear();
+                r.input_responses.clear();
+                r.last_updated_at = ferromcp_types::mcp::task_timestamp(SystemTime::now());
+            }),
+        )
+        .await
     }
 
     fn task_key(&self, id: &str) -> String {
@@ -156,6 +279,8 @@ impl TaskStore for RedisTaskStore {
         caps: OwnerCaps,
     ) -> BoxFuture<'_, Result<(), TaskStoreError>> {
         Box::pin(async move {
+            let mut record = record;
+            record.worker = Some(self.node.id.clone());
             let json = serde_json::to_string(&record).map_err(backend)?;
             let now = now_ms();
             let ttl = record.ttl_ms.max(1);
@@ -189,7 +314,12 @@ impl TaskStore for RedisTaskStore {
         &'a self,
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
-        Box::pin(async move { Ok(self.read(task_id).await?.map(|(_, r)| r)) })
+        Box::pin(async move {
+            match self.read(task_id).await? {
+                Some((_, r)) => self.checked(r).await,
+                None => Ok(None),
+            }
+        })
     }
 
     fn update<'a>(
@@ -263,12 +393,15 @@ impl TaskStore for RedisTaskStore {
                 .query_async(&mut c)
                 .await
                 .map_err(backend)?;
-            let mut tasks: Vec<TaskRecord> = raw
+            let mut tasks = Vec::new();
+            for r in raw
                 .into_iter()
                 .flatten()
                 .filter_map(|r| serde_json::from_str::<TaskRecord>(&r).ok())
                 .filter(|r| r.owner == owner)
-                .collect();
+            {
+                tasks.extend(self.checked(r).await?);
+            }
             tasks.sort_by(|a, b| {
                 a.created_at
                     .cmp(&b.created_at)

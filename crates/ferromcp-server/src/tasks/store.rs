@@ -46,6 +46,11 @@ pub struct TaskRecord {
     /// `failed`: the JSON-RPC error the request failed with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorObject>,
+    /// The node whose process runs the task, set by a store shared by several nodes (the
+    /// `redis` feature's `RedisTaskStore`) so that another node can tell when that process
+    /// is gone; never shown to clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
 }
 
 impl TaskRecord {
@@ -71,6 +76,7 @@ impl TaskRecord {
             input_responses: BTreeMap::new(),
             result: None,
             error: None,
+            worker: None,
         }
     }
 }

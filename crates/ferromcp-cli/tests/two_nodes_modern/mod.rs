@@ -1,0 +1,364 @@
+//! Issue 23 point 4 at 2026-07-28: two `ferromcp serve --http --redis URL` nodes (and two
+//! gateway nodes) share the tasks of the `io.modelcontextprotocol/tasks` extension through
+//! Redis. There is no session at 2026-07-28, so each request may reach either node: a task
+//! created through node A is polled, answered (`tasks/update`), cancelled and read through
+//! node B; another principal never reaches it; and a task whose node dies ends `failed`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferromcp_auth_server::{AuthServerConfig, AuthorizationServer, ClientRecord};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::process::{Child, Command};
+
+use super::{answer, exchange_until, redis_url, start_gateway};
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+/// A 2026-07-28 request (id 1) to `addr` declaring the tasks extension and elicitation, with
+/// `token` as its bearer if any: the JSON-RPC answer.
+async fn modern(addr: &str, token: Option<&str>, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+        },
+    });
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("mcp-name", name.as_str()),
+    ];
+    if let Some(b) = &bearer {
+        headers.push(("authorization", b.as_str()));
+    }
+    // An error answer comes with a 4xx/5xx status at 2026-07-28: the body is what counts.
+    answer(
+        &exchange_until(addr, "POST", &headers, &body, |_| false).await,
+        1,
+    )
+}
+
+/// `tool` called with `args` as a task through `addr`: the task's id.
+async fn create(addr: &str, token: Option<&str>, tool: &str, args: Value) -> String {
+    let v = modern(
+        addr,
+        token,
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+    )
+    .await;
+    assert_eq!(v["result"]["resultType"], "task", "{v}");
+    v["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+/// `tasks/get` of `id` through `addr`.
+async fn get(addr: &str, token: Option<&str>, id: &str) -> Value {
+    modern(addr, token, "tasks/get", json!({"taskId": id})).await
+}
+
+/// Polls `id` through `addr` until its status is `status` (any other status than `working`
+/// on the way fails): the last `tasks/get` result.
+async fn until(addr: &str, token: Option<&str>, id: &str, status: &str) -> Value {
+    loop {
+        let v = get(addr, token, id).await;
+        let now = v["result"]["status"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{v}"));
+        if now == status {
+            return v["result"].clone();
+        }
+        assert_eq!(now, "working", "waiting for {status}: {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// S110: a 2026-07-28 task created through node A (no principal: the task id is the only
+/// secret) is polled to its inlined result, has its input request answered, and is
+/// cancelled, each through node B.
+#[tokio::test]
+async fn s110_modern_task_created_on_a_is_served_by_b() {
+    let Some(url) = redis_url("s110_modern_task_created_on_a_is_served_by_b") else {
+        return;
+    };
+    tokio::time::timeout(LIMIT, async {
+        let ((_a, a), (_b, b)) = (node(0, &url, &[]).await, node(0, &url, &[]).await);
+        // Polled to its result on B.
+        let args = json!({"seconds": 0.5, "label": "two-nodes"});
+        let id = create(&a, None, "slow_compute", args).await;
+        let done = until(&b, None, &id, "completed").await;
+        assert_eq!(
+            done["result"]["content"][0]["text"],
+            "Computed two-nodes in 0.5s"
+        );
+
+        // Its input request answered on B.
+        let id = create(&a, None, "confirm_delete", json!({"filename": "a.txt"})).await;
+        let asked = until(&b, None, &id, "input_required").await;
+        let requests = asked["inputRequests"].as_object().unwrap();
+        assert_eq!(requests.len(), 1, "{asked}");
+        let key = requests.keys().next().unwrap().clone();
+        let answers = json!({key: {"action": "accept", "content": {"confirm": true}}});
+        let ack = modern(
+            &b,
+            None,
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": answers}),
+        )
+        .await;
+        assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+        let done = until(&b, None, &id, "completed").await;
+        assert_eq!(done["result"]["content"][0]["text"], "Deleted a.txt");
+
+        // Cancelled on B: A shows it cancelled.
+        let args = json!({"seconds": 60, "label": "long"});
+        let id = create(&a, None, "slow_compute", args).await;
+        let ack = modern(&b, None, "tasks/cancel", json!({"taskId": id})).await;
+        assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+        assert_eq!(get(&a, None, &id).await["result"]["status"], "cancelled");
+    })
+    .await
+    .unwrap();
+}
+
+/// S112: node A dies while its 2026-07-28 task runs: once A's heartbeat lapses (three missed,
+/// 1 s each), node B answers the task `failed` with an error, instead of `working` forever.
+#[tokio::test]
+async fn s112_modern_task_of_a_dead_node_fails_on_b() {
+    let Some(url) = redis_url("s112_modern_task_of_a_dead_node_fails_on_b") else {
+        return;
+    };
+    tokio::time::timeout(LIMIT, async {
+        let ((mut a_child, a), (_b, b)) = (node(0, &url, &[]).await, node(0, &url, &[]).await);
+        let args = json!({"seconds": 60, "label": "orphan"});
+        let id = create(&a, None, "slow_compute", args).await;
+        assert_eq!(get(&b, None, &id).await["result"]["status"], "working");
+        a_child.kill().await.unwrap();
+        let started = Instant::now();
+        let failed = loop {
+            let v = get(&b, None, &id).await;
+            if v["result"]["status"] != "working" {
+                break v["result"].clone();
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "still {v}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert_eq!(failed["status"], "failed", "{failed}");
+        assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    })
+    .await
+    .unwrap();
+}
+
+/// An authorization server on its own address for `resource`, with two operator clients
+/// (`alice`, `bob`) allowed the `client_credentials` grant: its issuer URL.
+async fn issuer(resource: &str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut config = AuthServerConfig::default()
+        .issuer(format!("http://{addr}"))
+        .scopes_supported(["mcp"])
+        .default_scopes(["mcp"])
+        .resource(resource);
+    for who in ["alice", "bob"] {
+        config = config.client(
+            ClientRecord::confidential(who, &format!("{who}-secret"), vec![])
+                .grant_types(["client_credentials"])
+                .scope(["mcp"]),
+        );
+    }
+    let server = Arc::new(AuthorizationServer::new(config).unwrap());
+    let issuer = server.issuer().to_owned();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, peer)) = listener.accept().await else {
+                return;
+            };
+            let server = server.clone();
+            tokio::spawn(async move {
+                let svc = service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+                    let server = server.clone();
+                    req.extensions_mut().insert::<std::net::SocketAddr>(peer);
+                    async move { Ok::<_, std::convert::Infallible>(server.handle(req).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    issuer
+}
+
+/// A `client_credentials` token of `issuer` for `resource`, for the client whose
+/// `client_secret_basic` credentials are `basic`.
+async fn token(issuer: &str, basic: &str, resource: &str) -> String {
+    let addr = issuer.strip_prefix("http://").unwrap();
+    let body = format!(
+        "grant_type=client_credentials&scope=mcp&resource={}",
+        resource.replace(':', "%3A").replace('/', "%2F")
+    );
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!(
+        "POST /token HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\nauthorization: Basic \
+         {basic}\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut s, req.as_bytes())
+        .await
+        .unwrap();
+    let mut out = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut s, &mut out)
+        .await
+        .unwrap();
+    let json = out.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let v: Value = serde_json::from_str(json).unwrap_or_else(|_| panic!("{out}"));
+    v["access_token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{out}"))
+        .to_owned()
+}
+
+/// `ferromcp serve --http 127.0.0.1:PORT --redis URL EXTRA…` (port 0: any) as a child, once
+/// it serves, and the address it serves; its stderr is drained (a node whose stderr is
+/// closed cannot log).
+async fn node(port: u16, url: &str, extra: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
+        .args([
+            "serve",
+            "--http",
+            &format!("127.0.0.1:{port}"),
+            "--redis",
+            url,
+        ])
+        .args(extra)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the address on stderr");
+        if let Some(rest) = line.split("at http://").nth(1) {
+            break rest.split("/mcp").next().unwrap().to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, addr)
+}
+
+/// [`node`] as a resource server of `issuer` for `resource`.
+async fn protected_node(port: u16, url: &str, issuer: &str, resource: &str) -> Child {
+    let jwks = format!("{issuer}/jwks");
+    let auth = [
+        "--auth-issuer",
+        issuer,
+        "--auth-jwks",
+        &jwks,
+        "--auth-resource",
+        resource,
+        "--auth-scope",
+        "mcp",
+    ];
+    node(port, url, &auth).await.0
+}
+
+async fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// S111 (SEP-2663 task isolation across nodes): alice's 2026-07-28 task created through node
+/// A is alice's on node B (polled, cancelled there), and bob gets the unknown-task error
+/// (-32602) for it on both nodes, for tasks/get, tasks/update and tasks/cancel.
+#[tokio::test]
+async fn s111_another_principal_never_reaches_a_task_on_any_node() {
+    let Some(url) = redis_url("s111_another_principal_never_reaches_a_task_on_any_node") else {
+        return;
+    };
+    tokio::time::timeout(LIMIT, async {
+        let (port_a, port_b) = (free_port().await, free_port().await);
+        // The address clients know (a load balancer's); both nodes serve that resource.
+        let resource = format!("http://127.0.0.1:{port_a}/mcp");
+        let iss = issuer(&resource).await;
+        let _a = protected_node(port_a, &url, &iss, &resource).await;
+        let _b = protected_node(port_b, &url, &iss, &resource).await;
+        let (a, b) = (format!("127.0.0.1:{port_a}"), format!("127.0.0.1:{port_b}"));
+        let alice = token(&iss, "YWxpY2U6YWxpY2Utc2VjcmV0", &resource).await;
+        let bob = token(&iss, "Ym9iOmJvYi1zZWNyZXQ=", &resource).await;
+
+        let args = json!({"seconds": 60, "label": "alice's"});
+        let id = create(&a, Some(&alice), "slow_compute", args).await;
+        assert_eq!(
+            get(&b, Some(&alice), &id).await["result"]["status"],
+            "working"
+        );
+        for node in [&a, &b] {
+            for (method, params) in [
+                ("tasks/get", json!({"taskId": id})),
+                ("tasks/update", json!({"taskId": id, "inputResponses": {}})),
+                ("tasks/cancel", json!({"taskId": id})),
+            ] {
+                let v = modern(node, Some(&bob), method, params).await;
+                assert_eq!(v["error"]["code"], -32602, "bob's {method} on {node}: {v}");
+            }
+        }
+        // No token: no task either (401 before any task is looked up).
+        let out = exchange_until(&b, "POST", &[], "{}", |_| false).await;
+        assert!(out.starts_with("HTTP/1.1 401"), "{out}");
+        assert_eq!(
+            get(&a, Some(&alice), &id).await["result"]["status"],
+            "working"
+        );
+        let ack = modern(&b, Some(&alice), "tasks/cancel", json!({"taskId": id})).await;
+        assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+        assert_eq!(
+            get(&a, Some(&alice), &id).await["result"]["status"],
+            "cancelled"
+        );
+    })
+    .await
+    .unwrap();
+}
+
+/// S113: the gateway's front serves 2026-07-28 tasks too: a front task created through
+/// gateway A (following its backend's task on A) is polled to its result through gateway B.
+#[tokio::test]
+async fn s113_gateway_modern_task_created_on_a_completes_on_b() {
+    let Some(url) = redis_url("s113_gateway_modern_task_created_on_a_completes_on_b") else {
+        return;
+    };
+    tokio::time::timeout(LIMIT, async {
+        let config = super::gateway_config("s113");
+        let (_a, a) = start_gateway(&config, &url).await;
+        let (_b, b) = start_gateway(&config, &url).await;
+        let args = json!({"seconds": 0.5, "label": "front"});
+        let id = create(&a, None, "demo_slow_compute", args).await;
+        let done = until(&b, None, &id, "completed").await;
+        assert_eq!(
+            done["result"]["content"][0]["text"],
+            "Computed front in 0.5s"
+        );
+    })
+    .await
+    .unwrap();
+}
