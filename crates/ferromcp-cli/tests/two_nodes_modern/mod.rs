@@ -142,25 +142,48 @@ async fn s112_modern_task_of_a_dead_node_fails_on_b() {
         return;
     };
     tokio::time::timeout(LIMIT, async {
-        let ((mut a_child, a), (_b, b)) = (node(0, &url, &[]).await, node(0, &url, &[]).await);
-        let args = json!({"seconds": 60, "label": "orphan"});
-        let id = create(&a, None, "slow_compute", args).await;
-        assert_eq!(get(&b, None, &id).await["result"]["status"], "working");
-        a_child.kill().await.unwrap();
-        let started = Instant::now();
-        let failed = loop {
-            let v = get(&b, None, &id).await;
-            if v["result"]["status"] != "working" {
-                break v["result"].clone();
-            }
-            assert!(started.elapsed() < Duration::from_secs(20), "still {v}");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
-        assert_eq!(failed["status"], "failed", "{failed}");
-        assert_eq!(failed["error"]["code"], -32603, "{failed}");
+        let (a, b) = (node(0, &url, &[]).await, node(0, &url, &[]).await);
+        orphaned_task_fails(a, &b.1, "slow_compute").await;
     })
     .await
     .unwrap();
+}
+
+/// S112 for the gateway: gateway A dies while its front task (following its backend's task)
+/// runs; gateway B answers the task `failed` once A's heartbeat lapses.
+#[tokio::test]
+async fn s112_gateway_modern_task_of_a_dead_node_fails_on_b() {
+    let Some(url) = redis_url("s112_gateway_modern_task_of_a_dead_node_fails_on_b") else {
+        return;
+    };
+    tokio::time::timeout(LIMIT, async {
+        let config = super::gateway_config("s112");
+        let a = start_gateway(&config, &url).await;
+        let (_b, b) = start_gateway(&config, &url).await;
+        orphaned_task_fails(a, &b, "demo_slow_compute").await;
+    })
+    .await
+    .unwrap();
+}
+
+/// Creates a long `tool` task through node `a`, kills `a`, and polls the task through `b`
+/// until it is no longer `working`: it must end `failed` (-32603) within 20 s.
+async fn orphaned_task_fails((mut a_child, a): (Child, String), b: &str, tool: &str) {
+    let args = json!({"seconds": 60, "label": "orphan"});
+    let id = create(&a, None, tool, args).await;
+    assert_eq!(get(b, None, &id).await["result"]["status"], "working");
+    a_child.kill().await.unwrap();
+    let started = Instant::now();
+    let failed = loop {
+        let v = get(b, None, &id).await;
+        if v["result"]["status"] != "working" {
+            break v["result"].clone();
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "still {v}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
 }
 
 /// An authorization server on its own address for `resource`, with two operator clients
