@@ -33,7 +33,10 @@
 //! [`TaskSettings::max_retained_per_owner`] tasks in the store, finished ones included (its
 //! oldest finished task is dropped to make room); anonymous callers share these caps.
 //! Finished tasks are otherwise kept until their TTL (from creation) runs out. Tasks live in a [`TaskStore`]: in memory by default,
-//! or in Redis (feature `redis`) so that any node can serve a task's polls.
+//! or in Redis (feature `redis`) so that any node can serve a task's polls, updates and
+//! cancellations (at 2026-07-28, where no session routes requests to one node, that is what
+//! lets a task be served behind a load balancer); a task whose node stopped ends `failed`
+//! once that node's heartbeat lapses.
 //!
 //! The other direction of 2025-11-25 tasks, a *client* running the server's elicitation or
 //! sampling request as a task, is [`RequestContext::elicit_as_task`] /
