@@ -106,6 +106,10 @@ fn init_logging() {
         .with_writer(std::io::stderr)
         .with_max_level(level)
         .with_ansi(false)
+        // A log line that cannot be written (stderr closed by the parent) is dropped. Left
+        // on, the subscriber reports the failure with `eprintln!`, which panics on the same
+        // closed stderr: inside a handler that panic turned the request into -32603.
+        .log_internal_errors(false)
         .init();
 }
 

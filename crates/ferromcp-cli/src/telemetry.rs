@@ -154,6 +154,8 @@ fn install() -> Result<Installed, String> {
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
+        // As in `main::init_logging`: an unwritable stderr drops the line, never panics.
+        .log_internal_errors(false)
         .with_filter(level);
     let otel = tracing_opentelemetry::layer().with_tracer(tracer.tracer("ferromcp"));
     let subscriber = tracing_subscriber::registry().with(otel).with(logs);

@@ -20,11 +20,17 @@ struct Peer {
 
 impl Peer {
     fn spawn() -> Self {
+        Self::spawn_logging(Stdio::null(), "warn")
+    }
+
+    /// `ferromcp serve` with its log lines (at `level`, `FERROMCP_LOG`) going to `stderr`.
+    fn spawn_logging(stderr: Stdio, level: &str) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
             .arg("serve")
+            .env("FERROMCP_LOG", level)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
             .unwrap();
@@ -126,6 +132,40 @@ async fn run(test: impl std::future::Future<Output = ()>) {
     tokio::time::timeout(TIMEOUT, test)
         .await
         .expect("test timed out");
+}
+
+/// F35: a server whose stderr was closed by its parent (a client that stopped reading it)
+/// keeps serving: a log line it cannot write is dropped. Before, the log subscriber reported
+/// the failed write with `eprintln!`, which panics on the same closed stderr, so every
+/// request that logged (all of them at `debug`) was answered -32603.
+#[tokio::test]
+async fn f35_closed_stderr_drops_log_lines_and_keeps_serving() {
+    run(async {
+        let mut p = Peer::spawn_logging(Stdio::piped(), "debug");
+        // The read end is closed: every write to the child's stderr now fails (EPIPE).
+        drop(p.child.stderr.take());
+        let init = p.handshake("2025-11-25").await;
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        // An invalid notification is dropped with a warning, which cannot be written.
+        p.send(json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}))
+            .await;
+        for id in 2..5 {
+            let r = p
+                .request(
+                    id,
+                    "tools/call",
+                    json!({"name": "add", "arguments": {"a": id, "b": 1}}),
+                )
+                .await;
+            assert_eq!(
+                r["result"]["content"][0]["text"],
+                (id + 1).to_string(),
+                "{r}"
+            );
+        }
+        p.finish().await;
+    })
+    .await;
 }
 
 #[tokio::test]
