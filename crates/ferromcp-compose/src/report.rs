@@ -1,6 +1,8 @@
 //! What a forwarded request tells its front request while it runs: the backend request's
 //! progress and log records, and the status messages of a backend task it follows.
 
+use std::sync::Arc;
+
 use ferromcp_client::RequestOptions;
 use ferromcp_dispatch::Progress;
 use ferromcp_server::RequestContext;
@@ -34,9 +36,9 @@ pub(crate) fn front_logger(mount: &str, log: &LoggingMessageNotificationParams) 
 pub(crate) fn reporting(
     opts: RequestOptions,
     reports: &mpsc::Sender<Report>,
-    mount: &str,
+    mount: &Arc<str>,
 ) -> RequestOptions {
-    let (progress, logs, mount) = (reports.clone(), reports.clone(), mount.to_owned());
+    let (progress, logs, mount) = (reports.clone(), reports.clone(), mount.clone());
     opts.on_progress(move |p| {
         // A full queue drops a report.
         let _ = progress.try_send(Report::Progress(p));
