@@ -59,7 +59,7 @@ impl Client {
     /// Sends a typed request once and returns its result or the server's
     /// [`InputRequiredResult`](ferromcp_types::mcp::InputRequiredResult) as it came, for
     /// callers that drive the rounds themselves. A task handle is waited for, as with
-    /// [`Client::request`].
+    /// [`Client::request`]; [`Client::request_once_or_task`] hands it back instead.
     pub async fn request_once<R: Request>(
         &self,
         params: R::Params,

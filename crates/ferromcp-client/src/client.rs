@@ -205,7 +205,7 @@ impl Inner {
         method: &str,
         mut params: JsonObject,
         opts: &RequestOptions,
-        #[cfg_attr(not(feature = "otel"), allow(unused_mut))] mut call: CallOptions,
+        mut call: CallOptions,
         modern: bool,
     ) -> Result<Value, ClientError> {
         if let Some(extra) = &opts.meta {
@@ -230,7 +230,20 @@ impl Inner {
             call.on_id = Some(on_id);
         }
         let payload = Payload::from(params);
-        let send = self.dispatcher.send_request(method, Some(payload), call);
+        let send = match &opts.on_log {
+            None => self.dispatcher.send_request(method, Some(payload), call),
+            // Log records related to this request go to its own callback while it runs: the
+            // route lives in the request's boxed future (the common path's does not grow).
+            Some(cb) => {
+                let route = crate::handlers::LogRoute::new(&self.handlers, cb.clone());
+                call.on_id = Some(route.on_id(call.on_id.take()));
+                let send = self.dispatcher.send_request(method, Some(payload), call);
+                Box::pin(async move {
+                    let _route = route;
+                    send.await
+                })
+            }
+        };
         // (Boxed again: the instrumented future and the call stay out of every caller's future.)
         #[cfg(feature = "otel")]
         let send: ferromcp_dispatch::BoxFuture<'static, _> =

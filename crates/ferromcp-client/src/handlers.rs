@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::ops::ControlFlow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use ferromcp_dispatch::{BoxFuture, DispatchContext, Handler, HandlerError};
-use ferromcp_types::jsonrpc::{ErrorObject, Payload};
+use ferromcp_dispatch::{BoxFuture, DispatchContext, Handler, HandlerError, IdCallback};
+use ferromcp_types::jsonrpc::{ErrorObject, Payload, RequestId};
 use ferromcp_types::mcp::methods;
 use ferromcp_types::mcp::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
@@ -25,6 +25,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::cache::ResponseCache;
+use crate::client::lock;
+use crate::options::LogCallback;
 
 /// Answers `sampling/createMessage`.
 pub trait SamplingHandler: Send + Sync + 'static {
@@ -142,6 +144,49 @@ pub(crate) struct Handlers {
     pub(crate) tasks: Arc<crate::tasks::TaskRuntime>,
     /// The open change subscriptions (`crate::listen`), routed from the notifications.
     pub(crate) listeners: Arc<crate::listen::Registry>,
+}
+
+/// Routes the log records related to one outbound request to its
+/// [`RequestOptions::on_log`](crate::RequestOptions::on_log) callback, from the moment the
+/// request has its id until this is dropped (the call ended).
+pub(crate) struct LogRoute {
+    handlers: Arc<Handlers>,
+    callback: LogCallback,
+    id: Arc<Mutex<Option<RequestId>>>,
+}
+
+impl LogRoute {
+    pub(crate) fn new(handlers: &Arc<Handlers>, callback: LogCallback) -> Self {
+        Self {
+            handlers: handlers.clone(),
+            callback,
+            id: Arc::default(),
+        }
+    }
+
+    /// The dispatcher's id callback that registers the route (then calls `then`, if any).
+    pub(crate) fn on_id(&self, then: Option<IdCallback>) -> IdCallback {
+        let (handlers, callback, slot) = (
+            self.handlers.clone(),
+            self.callback.clone(),
+            self.id.clone(),
+        );
+        Arc::new(move |id: &RequestId| {
+            lock(&handlers.listeners.request_logs).insert(id.clone(), callback.clone());
+            *lock(&slot) = Some(id.clone());
+            if let Some(then) = &then {
+                then(id);
+            }
+        })
+    }
+}
+
+impl Drop for LogRoute {
+    fn drop(&mut self) {
+        if let Some(id) = lock(&self.id).take() {
+            lock(&self.handlers.listeners.request_logs).remove(&id);
+        }
+    }
 }
 
 impl Handlers {
@@ -329,6 +374,24 @@ impl Handler for ClientHandler {
                 handler.on_notification(notification.clone()).await;
             }
         })
+    }
+
+    /// A log record related to a request with an `on_log` callback goes to that callback.
+    fn intercept_related_notification(
+        &self,
+        method: &str,
+        params: Option<&Payload>,
+        related: Option<&RequestId>,
+    ) -> ControlFlow<()> {
+        if let (methods::NOTIFICATION_MESSAGE, Some(id)) = (method, related) {
+            let route = lock(&self.handlers.listeners.request_logs).get(id).cloned();
+            let log = route.as_ref().and_then(|_| params?.parse().ok());
+            if let (Some(route), Some(log)) = (route, log) {
+                route(log);
+                return ControlFlow::Break(());
+            }
+        }
+        self.intercept_notification(method, params)
     }
 
     fn intercept_notification(&self, method: &str, params: Option<&Payload>) -> ControlFlow<()> {

@@ -76,9 +76,9 @@ pub use hosted_tasks::HostedTaskConfig;
 pub use lifecycle::Lifecycle;
 pub use listen::{ListenEnd, ListenEvent, ListenOptions, Subscription};
 pub use multiround::DEFAULT_MAX_ROUNDS;
-pub use options::RequestOptions;
+pub use options::{LogCallback, RequestOptions};
 pub use pagination::DEFAULT_MAX_PAGES;
-pub use tasks::{TaskConfig, TaskHandle, TaskInfo, TaskState, ToolCall};
+pub use tasks::{OnceOrTask, TaskConfig, TaskHandle, TaskInfo, TaskState, ToolCall};
 #[cfg(feature = "http")]
 pub use transport::HttpTransport;
 pub use transport::{

@@ -5,9 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferromcp_dispatch::{Progress, ProgressCallback};
-use ferromcp_types::mcp::Meta;
+use ferromcp_types::mcp::{LoggingMessageNotificationParams, Meta};
 
 use crate::cache::CacheMode;
+
+/// Receives the log records (`notifications/message`) the server sends in relation to one
+/// request (see [`RequestOptions::on_log`]).
+pub type LogCallback = Arc<dyn Fn(LoggingMessageNotificationParams) + Send + Sync>;
 
 /// Options for one call.
 ///
@@ -36,6 +40,9 @@ pub struct RequestOptions {
     /// Receives the server's progress reports for this call (every round of a multi-round
     /// call).
     pub on_progress: Option<ProgressCallback>,
+    /// Receives the log records the server sends in relation to this call (see
+    /// [`RequestOptions::on_log`]).
+    pub on_log: Option<LogCallback>,
     /// How the call uses the response cache.
     pub cache: CacheMode,
     /// Extra `_meta` keys for the request (a call with extra `_meta` refreshes the cache
@@ -71,6 +78,22 @@ impl RequestOptions {
         self
     }
 
+    /// Receives the log records (`notifications/message`) the server sends in relation to this
+    /// call (every round of a multi-round call), instead of the client's notification
+    /// handlers: the records that come on the request's own Streamable HTTP response stream
+    /// (at 2026-07-28 every record of a request does), or that an in-process server sends
+    /// while handling it. Records whose request the transport cannot tell (stdio) reach the
+    /// notification handlers as before. Runs on the dispatcher's read loop: it must be quick
+    /// and must not block.
+    #[must_use]
+    pub fn on_log(
+        mut self,
+        f: impl Fn(LoggingMessageNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_log = Some(Arc::new(f));
+        self
+    }
+
     /// Sets the cache mode.
     #[must_use]
     pub fn cache(mut self, mode: CacheMode) -> Self {
@@ -100,6 +123,7 @@ impl fmt::Debug for RequestOptions {
             .field("timeout", &self.timeout)
             .field("max_total_timeout", &self.max_total_timeout)
             .field("on_progress", &self.on_progress.is_some())
+            .field("on_log", &self.on_log.is_some())
             .field("cache", &self.cache)
             .field("meta", &self.meta)
             .finish()

@@ -32,7 +32,7 @@ fn opts(mode: CacheMode) -> RequestOptions {
 /// writes.
 #[tokio::test]
 async fn hits_refresh_and_bypass() {
-    within(async {
+    within(Box::pin(async {
         let lists = Counter::default();
         let server = counting_tools(base("cache"), lists.clone())
             .cache_hint("tools/list", CacheHint::new(60_000, CacheScope::Public))
@@ -71,7 +71,7 @@ async fn hits_refresh_and_bypass() {
         client.clear_cache();
         client.list_tools(None).await.unwrap();
         assert_eq!(lists.get(), 6);
-    })
+    }))
     .await;
 }
 

@@ -355,7 +355,7 @@ async fn still_serves(client: &Client) {
 /// the call with an error (no unbounded buffering, no hang); the client keeps working.
 #[tokio::test]
 async fn c01_huge_and_endless_json_bodies_fail_clearly() {
-    within(async {
+    within(Box::pin(async {
         let evil = evil_server().await;
         let client = client(&evil).await;
         for tool in ["huge_json", "endless_json"] {
@@ -368,7 +368,7 @@ async fn c01_huge_and_endless_json_bodies_fail_clearly() {
             eprintln!("{tool}: {e} after {:?}", started.elapsed());
             still_serves(&client).await;
         }
-    })
+    }))
     .await;
 }
 
@@ -496,7 +496,7 @@ async fn c25_hostile_urls_are_refused() {
 /// (`max_reconnect_attempts`) and in delay (`max_retry`), and the call fails with an error.
 #[tokio::test]
 async fn c02_hostile_retry_values_are_bounded() {
-    within(async {
+    within(Box::pin(async {
         let evil = evil_server().await;
         let config = HttpConfig::default()
             .standalone_stream(false)
@@ -522,7 +522,7 @@ async fn c02_hostile_retry_values_are_bounded() {
             assert!(took < Duration::from_secs(10), "{tool}: {took:?}");
             still_serves(&client).await;
         }
-    })
+    }))
     .await;
 }
 

@@ -407,3 +407,74 @@ async fn real_polls_follow_the_servers_hint() {
     })
     .await;
 }
+
+/// SEP-2663 › Task Creation: `request_once_or_task` hands back the task a 2026-07-28 server
+/// makes of a `tools/call` (where `request_once` waits for it inside the call): its status
+/// can be polled, it can be cancelled, and it can be waited for; a plain answer is
+/// `Complete`. At 2025-11-25 (no task asked for) the call is answered plainly.
+#[tokio::test]
+async fn real_request_once_or_task_hands_back_the_task() {
+    use ferromcp_client::OnceOrTask;
+    use ferromcp_types::mcp::CallToolRequestParams;
+    use ferromcp_types::mcp::methods::CallTool;
+    let call = |ms: u64| {
+        let mut args = serde_json::Map::new();
+        args.insert("ms".into(), json!(ms));
+        CallToolRequestParams::new("slow").with_arguments(args)
+    };
+    within(async {
+        let s = server();
+        for via in VIAS {
+            let client = connect(&s, Era::Modern, via).await;
+            let opts = ferromcp_client::RequestOptions::new;
+            let answer = client
+                .request_once_or_task::<CallTool>(call(60_000), opts())
+                .await
+                .unwrap();
+            let OnceOrTask::Task(task) = answer else {
+                panic!("{via:?}: expected a task, got {answer:?}");
+            };
+            let status = task.status().await.unwrap();
+            assert_eq!(status.info.status, TaskStatus::Working, "{via:?}");
+            task.cancel().await.unwrap();
+            let err = task.wait().await.unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ClientError::TaskEnded {
+                        status: Some(TaskStatus::Cancelled),
+                        ..
+                    }
+                ),
+                "{via:?}: {err:?}"
+            );
+            let answer = client
+                .request_once_or_task::<CallTool>(call(20), opts())
+                .await
+                .unwrap();
+            let OnceOrTask::Task(task) = answer else {
+                panic!("{via:?}: expected a task, got {answer:?}");
+            };
+            assert_eq!(first_text(&task.wait().await.unwrap()), "slept 20");
+            let plain = CallToolRequestParams::new("plain");
+            match client
+                .request_once_or_task::<CallTool>(plain, opts())
+                .await
+                .unwrap()
+            {
+                OnceOrTask::Complete(r) => assert_eq!(first_text(&r), "plain", "{via:?}"),
+                other => panic!("{via:?}: expected the result, got {other:?}"),
+            }
+        }
+        let client = connect(&s, Era::Handshake, Via::InProcess).await;
+        match client
+            .request_once_or_task::<CallTool>(call(1), ferromcp_client::RequestOptions::new())
+            .await
+            .unwrap()
+        {
+            OnceOrTask::Complete(r) => assert_eq!(first_text(&r), "slept 1"),
+            other => panic!("expected the result, got {other:?}"),
+        }
+    })
+    .await;
+}

@@ -180,8 +180,10 @@ impl Backend {
 
     /// How many backend tasks the front's tasks may follow at a time on this backend, all
     /// clients together (default [`DEFAULT_MAX_TASKS_PER_BACKEND`]): a call of a task-capable
-    /// backend tool run as a front task (or of a task-required one, however called) takes
-    /// one until the backend task ends; one more is refused with -32603 naming the backend.
+    /// backend tool run as a front task (or of a task-required one, however called), and a
+    /// plain call a 2026-07-28 backend turns into a task, takes one until the backend task
+    /// ends; one more is refused with -32603 naming the backend (a backend task already made
+    /// is cancelled).
     #[must_use]
     pub fn max_tasks(mut self, n: usize) -> Self {
         self.max_tasks = n;

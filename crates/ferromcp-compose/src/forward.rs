@@ -10,18 +10,39 @@ use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorCode, ErrorObject};
 use ferromcp_types::mcp::methods::{CallTool, GetPrompt, ReadResource, Request};
 use ferromcp_types::mcp::{
-    CallToolRequestParams, GetPromptRequestParams, InputResponses, LoggingLevel,
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, InputResponses, LoggingLevel,
     MaybeInputRequired, Meta, ReadResourceRequestParams,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::bridge::{Inflight, ask_front};
+use crate::report::{REPORT_QUEUE, Report, report, reporting};
 
 /// A request that may answer `input_required` at 2026-07-28, and how its retry carries the
 /// answers.
-pub(crate) trait Resumable: Request<Params: Clone + Send + Sync, Result: Send> {
+pub(crate) trait Resumable:
+    Request<Params: Clone + Send + Sync, Result: Send> + Sized
+{
     /// Puts this round's answers and the backend's state into the retry's params.
     fn resume(params: &mut Self::Params, responses: InputResponses, state: Option<String>);
+
+    /// Sends one round to the backend for the front request `ctx`.
+    fn once(
+        route: &Route,
+        ctx: &RequestContext,
+        params: Self::Params,
+        opts: RequestOptions,
+        reports: &mpsc::Sender<Report>,
+    ) -> impl Future<Output = Result<MaybeInputRequired<Self::Result>, ErrorObject>> + Send {
+        let _ = (ctx, reports);
+        async move {
+            route
+                .client
+                .request_once::<Self>(params, opts)
+                .await
+                .map_err(|e| route.client_error(Self::METHOD, e))
+        }
+    }
 }
 
 impl Resumable for CallTool {
@@ -32,6 +53,17 @@ impl Resumable for CallTool {
     ) {
         params.input_responses = Some(responses);
         params.request_state = state;
+    }
+
+    /// A task a 2026-07-28 backend makes of the call is followed (crate::task).
+    async fn once(
+        route: &Route,
+        ctx: &RequestContext,
+        params: CallToolRequestParams,
+        opts: RequestOptions,
+        reports: &mpsc::Sender<Report>,
+    ) -> Result<MaybeInputRequired<CallToolResult>, ErrorObject> {
+        route.call_once(ctx, params, opts, reports).await
     }
 }
 
@@ -105,13 +137,11 @@ impl Route {
     ) -> Result<R::Result, ErrorObject> {
         let _permits = self.admit()?;
         let _inflight = self.inflight.enter(ctx.clone());
-        let (tx, mut rx) = mpsc::channel(32);
-        let opts = self.options(ctx).on_progress(move |p| {
-            // A full queue drops a report: progress is advisory.
-            let _ = tx.try_send(p);
-        });
-        let work = self.rounds::<R>(ctx, params, opts);
+        let (tx, mut rx) = mpsc::channel(REPORT_QUEUE);
+        let opts = reporting(self.options(ctx), &tx, &self.mount);
+        let work = self.rounds::<R>(ctx, params, opts, &tx);
         tokio::pin!(work);
+        let mut last = 0.0;
         loop {
             tokio::select! {
                 biased;
@@ -119,10 +149,14 @@ impl Route {
                     // Dropping `work` sends `notifications/cancelled` to the backend.
                     return Err(ErrorObject::internal_error("composed server: the request was cancelled"));
                 }
-                done = &mut work => return done,
-                Some(p) = rx.recv() => {
-                    ctx.progress(p.progress, p.total, p.message.as_deref()).await;
+                done = &mut work => {
+                    // What came before the answer goes before it.
+                    while let Ok(r) = rx.try_recv() {
+                        report(ctx, r, &mut last).await;
+                    }
+                    return done;
                 }
+                Some(r) = rx.recv() => report(ctx, r, &mut last).await,
             }
         }
     }
@@ -146,14 +180,11 @@ impl Route {
         ctx: &RequestContext,
         mut params: R::Params,
         opts: RequestOptions,
+        reports: &mpsc::Sender<Report>,
     ) -> Result<R::Result, ErrorObject> {
         let mut rounds = 0u32;
         loop {
-            let answer = self
-                .client
-                .request_once::<R>(params.clone(), opts.clone())
-                .await
-                .map_err(|e| self.client_error(R::METHOD, e))?;
+            let answer = R::once(self, ctx, params.clone(), opts.clone(), reports).await?;
             let input = match answer {
                 MaybeInputRequired::Complete(result) => return Ok(result),
                 MaybeInputRequired::InputRequired(input) => input,

@@ -55,11 +55,20 @@
 //!   (the front, a 2026-07-28 server too, decides before the backend has). Such a front task
 //!   follows the backend's task as above, or ends with the backend's plain answer. A backend
 //!   without the extension makes no tasks: its tools are listed without task support. A plain
-//!   front call that a 2026-07-28 backend makes a task is waited for as one plain call: its
-//!   status messages are not seen, and cancelling the front call stops the wait but does not
-//!   cancel the backend task (it takes no [`Backend::max_tasks`] place).
+//!   front call that a 2026-07-28 backend makes a task follows that task too: its status
+//!   messages reach the front call as progress notifications (with the message; the call's
+//!   client must have asked for progress), cancelling the front call (or the front giving up
+//!   on it: a timeout, a closed connection) cancels the backend task (`tasks/cancel`), and it
+//!   takes a [`Backend::max_tasks`] place while it runs (with none left, the backend task is
+//!   cancelled and the call fails with -32603 naming the limit).
 //! - Logging: each front session gets the backends' log records at the level it set, as from
-//!   any [`McpServer`]. A backend is shared by every front session, so a handshake-era backend
+//!   any [`McpServer`]. A record goes to the front request it belongs to, with any number in
+//!   flight, when the backend's transport relates it to the forwarded request (in process;
+//!   Streamable HTTP, by the response stream it came on, in both eras). A record that names no
+//!   request (stdio) goes to the one request in flight on that backend; with none or several,
+//!   to every live handshake-era front session as a session-level record, at that session's
+//!   level (the backend's session is shared by all of them; a 2026-07-28 front has no
+//!   session-level records). A backend is shared by every front session, so a handshake-era backend
 //!   that declares `logging` is sent (`logging/setLevel`) the most verbose level the live
 //!   front sessions set (sessions that set none do not count; when the last that did ends,
 //!   `debug` again), a backend mounted later too. A 2026-07-28 backend has no
@@ -96,6 +105,7 @@ mod logging;
 mod mount;
 mod naming;
 mod notify;
+mod report;
 mod subscribe;
 mod task;
 mod template;
@@ -203,7 +213,7 @@ impl Composer {
             mount.client().shutdown().await;
             return Err(e);
         }
-        mount.attach(&self.front);
+        mount.attach(&self.front, &self.log_levels);
         mount.register_live(&self.front, &catalog);
         self.mounts
             .write()
@@ -342,7 +352,7 @@ impl ComposerBuilder {
         match result {
             Ok(front) => {
                 for mount in &mounts {
-                    mount.attach(&front);
+                    mount.attach(&front, &log_levels);
                 }
                 *shared.write().unwrap_or_else(PoisonError::into_inner) = mounts;
                 Ok(Composer {

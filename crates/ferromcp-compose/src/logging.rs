@@ -8,6 +8,11 @@
 //! any level was set). 2026-07-28 backends have no `logging/setLevel`: each forwarded request
 //! carries the level its front request allows in `_meta["io.modelcontextprotocol/logLevel"]`
 //! ([`crate::forward`]).
+//!
+//! A backend log record that belongs to no request the front can name (a stdio backend's
+//! records carry no relation, and several requests are in flight on it, or none) goes to every
+//! live handshake-era front session as a session-level record, each at its own level
+//! ([`LogLevels::broadcast`]): the backend's session is shared by all of them.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +22,7 @@ use ferromcp_dispatch::BoxFuture;
 use ferromcp_server::Connection;
 use ferromcp_server::middleware::{McpRequest, McpResult, Middleware, Next};
 use ferromcp_types::Era;
+use ferromcp_types::jsonrpc::Payload;
 use ferromcp_types::mcp::{LoggingLevel, methods};
 use serde_json::Value;
 
@@ -27,6 +33,8 @@ use crate::subscribe::Mounts;
 pub(crate) struct LogLevels {
     next: AtomicU64,
     sessions: Mutex<HashMap<u64, LoggingLevel>>,
+    /// The live handshake-era front sessions (registered at `initialize`), by key.
+    live: Mutex<HashMap<u64, Connection>>,
     /// The level the handshake-era backends were last sent; the lock also keeps two changes
     /// from reaching the backends out of order.
     forwarded: tokio::sync::Mutex<Option<LoggingLevel>>,
@@ -41,6 +49,7 @@ impl LogLevels {
         Arc::new(Self {
             next: AtomicU64::new(0),
             sessions: Mutex::new(HashMap::new()),
+            live: Mutex::new(HashMap::new()),
             forwarded: tokio::sync::Mutex::new(None),
             mounts,
         })
@@ -50,9 +59,13 @@ impl LogLevels {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records that the front session `connection` set `level`, and forwards the most
-    /// verbose level if it changed.
-    async fn set(self: &Arc<Self>, connection: &Connection, level: LoggingLevel) {
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Connection>> {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The key of the front session `connection`; on first sight it joins the live sessions
+    /// until it closes.
+    fn key(self: &Arc<Self>, connection: &Connection) -> u64 {
         let mut fresh = false;
         let key = connection.state_or_insert_with(|| {
             fresh = true;
@@ -60,15 +73,47 @@ impl LogLevels {
         });
         if fresh {
             let (this, id) = (Arc::downgrade(self), key.0);
+            self.live().insert(id, connection.clone());
             connection.on_close(move || async move {
                 if let Some(this) = this.upgrade() {
-                    this.sessions().remove(&id);
-                    this.apply().await;
+                    this.live().remove(&id);
+                    let had_level = this.sessions().remove(&id).is_some();
+                    if had_level {
+                        this.apply().await;
+                    }
                 }
             });
         }
-        self.sessions().insert(key.0, level);
+        key.0
+    }
+
+    /// Records that the front session `connection` set `level`, and forwards the most
+    /// verbose level if it changed.
+    async fn set(self: &Arc<Self>, connection: &Connection, level: LoggingLevel) {
+        let key = self.key(connection);
+        self.sessions().insert(key, level);
         self.apply().await;
+    }
+
+    /// Sends a backend log record that belongs to no known front request to every live
+    /// handshake-era front session, as a session-level record at that session's level.
+    pub(crate) async fn broadcast(&self, level: LoggingLevel, logger: &str, data: &Value) {
+        let live: Vec<Connection> = self.live().values().cloned().collect();
+        for connection in live {
+            if connection.log_level().is_some_and(|min| level < min) {
+                continue;
+            }
+            let mut params = serde_json::Map::new();
+            params.insert(
+                "level".into(),
+                serde_json::to_value(level).unwrap_or(Value::Null),
+            );
+            params.insert("logger".into(), logger.into());
+            params.insert("data".into(), data.clone());
+            connection
+                .notify(methods::NOTIFICATION_MESSAGE, Some(Payload::from(params)))
+                .await;
+        }
     }
 
     /// Sends the backends the level the live sessions want, if it is not what they have.
@@ -118,13 +163,23 @@ async fn send_level(mount: &Mount, level: LoggingLevel) {
     }
 }
 
-/// The front's layer that forwards `logging/setLevel` (after the front recorded it).
+/// The front's layer that forwards `logging/setLevel` (after the front recorded it), and
+/// records each handshake-era front session at its `initialize`.
 pub(crate) struct ForwardLogLevel {
     pub(crate) levels: Arc<LogLevels>,
 }
 
 impl Middleware for ForwardLogLevel {
     fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult> {
+        if request.method == methods::INITIALIZE {
+            let connection = request.ctx.connection().clone();
+            let levels = self.levels.clone();
+            return Box::pin(async move {
+                let answer = next.run(request).await?;
+                levels.key(&connection);
+                Ok(answer)
+            });
+        }
         if request.method != methods::LOGGING_SET_LEVEL {
             return next.run(request);
         }

@@ -92,6 +92,9 @@ pub(crate) struct Mount {
     subscribed: tokio::sync::Mutex<BTreeSet<String>>,
     max_subscriptions: usize,
     pub(crate) tool_filter: Option<Arc<ToolFilter>>,
+    /// The front's log levels and sessions, which unrelated log records go to (set with the
+    /// front).
+    pub(crate) log_levels: OnceLock<Weak<crate::logging::LogLevels>>,
     /// Set once unmounted: list changes no longer touch the front.
     gone: std::sync::atomic::AtomicBool,
 }
@@ -170,6 +173,7 @@ pub(crate) async fn connect(
         subscribed: tokio::sync::Mutex::new(BTreeSet::new()),
         max_subscriptions: backend.max_subscriptions,
         tool_filter: backend.tool_filter.clone(),
+        log_levels: OnceLock::new(),
         gone: std::sync::atomic::AtomicBool::new(false),
     });
     let _ = cell.set(Arc::downgrade(&mount));
@@ -416,9 +420,11 @@ impl Mount {
         }
     }
 
-    /// Sets the front server (once built), which list changes and updates go to.
-    pub(crate) fn attach(&self, front: &McpServer) {
+    /// Sets the front server (once built), which list changes and updates go to, and its log
+    /// levels and sessions.
+    pub(crate) fn attach(&self, front: &McpServer, levels: &Arc<crate::logging::LogLevels>) {
         let _ = self.front.set(front.clone());
+        let _ = self.log_levels.set(Arc::downgrade(levels));
     }
 
     pub(crate) fn tool(

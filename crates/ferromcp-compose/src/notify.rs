@@ -1,14 +1,16 @@
 //! A mount in step with its backend: list changes relisted and applied to the front, resource
-//! updates forwarded under the front URI, log records to the request they belong to.
+//! updates forwarded under the front URI, log records with no relation to a request to the
+//! one request in flight, or else to the front sessions.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use ferromcp_client::ServerNotification;
 use ferromcp_server::McpServer;
 
 use crate::mount::{Kind, Mount, lock};
 use crate::naming::{front_name, front_uri};
+use crate::report::front_logger;
 
 impl Mount {
     pub(crate) async fn on_notification(self: Arc<Self>, n: ServerNotification) {
@@ -31,13 +33,17 @@ impl Mount {
                 front.notify_resource_updated(&front_uri(self.name(), &uri));
             }
             ServerNotification::Logging(log) => {
-                // Only to the one request it can belong to (a log record can carry anything).
-                if let Ok(ctx) = self.route.inflight.sole(self.name(), "a log record") {
-                    let logger = log.logger.as_deref().map_or_else(
-                        || self.name().to_string(),
-                        |l| format!("{}/{l}", self.name()),
-                    );
-                    ctx.log(log.level, Some(&logger), log.data).await;
+                // A record related to a forwarded request went to it (crate::report); this one
+                // came with no relation: to the one request in flight, else (none, or several
+                // whose records cannot be told apart) to the front sessions.
+                let logger = front_logger(self.name(), &log);
+                match self.route.inflight.sole(self.name(), "a log record") {
+                    Ok(ctx) => ctx.log(log.level, Some(&logger), log.data).await,
+                    Err(_) => {
+                        if let Some(levels) = self.log_levels.get().and_then(Weak::upgrade) {
+                            levels.broadcast(log.level, &logger, &log.data).await;
+                        }
+                    }
                 }
             }
             _ => {}

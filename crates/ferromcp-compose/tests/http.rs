@@ -1,12 +1,15 @@
 //! Remote backends over HTTP (feature `http`): a ferromcp server over Streamable HTTP and
-//! over the 2024-11-05 HTTP+SSE transport, mounted side by side.
+//! over the 2024-11-05 HTTP+SSE transport, mounted side by side; log records per request
+//! (C60).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
 use common::{DEADLINE, ERAS, backend, front_client, text};
+use ferromcp_client::Lifecycle;
 use ferromcp_compose::{Backend, Composer};
 use ferromcp_http_server::{HttpConfig, HttpServer};
+use ferromcp_types::mcp::LoggingLevel;
 use serde_json::json;
 use tokio::time::timeout;
 
@@ -58,4 +61,64 @@ async fn streamable_http_and_http_sse_backends_are_mounted() {
     })
     .await
     .expect("within the deadline");
+}
+
+/// C60: a Streamable HTTP backend's log records come on the forwarded request's own response
+/// stream, so with two calls in flight on it each front request (both front eras) gets its
+/// own records and only those, whichever era the backend speaks.
+#[tokio::test]
+async fn c60_an_http_backends_records_reach_the_request_they_came_with() {
+    timeout(DEADLINE, async {
+        let server = backend::logging_server("remote");
+        let http = HttpServer::bind(
+            "127.0.0.1:0",
+            server.server().clone(),
+            HttpConfig::default(),
+        )
+        .await
+        .unwrap();
+        let url = format!("http://{}/mcp", http.local_addr());
+        tokio::spawn(http.run());
+        let composed = Composer::builder("hub", "1")
+            .mount("m", Backend::http(&url).unwrap())
+            .mount(
+                "h",
+                Backend::http(&url).unwrap().lifecycle(Lifecycle::Handshake),
+            )
+            .build()
+            .await
+            .unwrap();
+        for era in ERAS {
+            let client = front_client(composed.server(), era).await;
+            // At 2026-07-28 a request gets records only when it opts in.
+            client.set_logging_level(LoggingLevel::Debug).await.unwrap();
+            for mount in ["m", "h"] {
+                let tool = format!("{mount}_say");
+                let (a, b) = tokio::join!(say(&client, &tool, "a"), say(&client, &tool, "b"));
+                let what = format!("backend {mount}, {era:?} front");
+                assert_eq!(a, vec!["a-1".to_owned(), "a-2".to_owned()], "{what}");
+                assert_eq!(b, vec!["b-1".to_owned(), "b-2".to_owned()], "{what}");
+            }
+            client.shutdown().await;
+        }
+        composed.shutdown().await;
+    })
+    .await
+    .expect("within the deadline");
+}
+
+/// Calls `tool` with `label`; the log records that reached this front request.
+async fn say(client: &ferromcp_client::Client, tool: &str, label: &str) -> Vec<String> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let opts = ferromcp_client::RequestOptions::new().on_log(move |log| {
+        let data = log.data.as_str().unwrap_or_default().to_owned();
+        sink.lock().unwrap().push(data);
+    });
+    let r = client
+        .call_tool_with(tool, json!({"label": label}), opts)
+        .await
+        .unwrap();
+    assert_eq!(text(&r), label);
+    seen.lock().unwrap().clone()
 }

@@ -1,6 +1,8 @@
 //! `logging/setLevel` through the front (C58): a handshake-era backend is sent the most
 //! verbose level the live front sessions set, each front session still gets only the records
 //! at its own level, and a 2026-07-28 backend gets the front request's level per request.
+//! With several calls in flight, each backend record reaches the front request it belongs to,
+//! or, when the backend names none (stdio), the front sessions (C60).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -8,8 +10,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{DEADLINE, text};
-use ferromcp_client::{Client, Connected, Lifecycle};
+use common::{DEADLINE, backend, text};
+use ferromcp_client::{Client, Connected, Lifecycle, RequestOptions};
 use ferromcp_compose::{Backend, Composer};
 use ferromcp_server::{McpServer, RequestContext};
 use ferromcp_types::Era;
@@ -17,6 +19,8 @@ use ferromcp_types::mcp::LoggingLevel;
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::time::timeout;
+
+const BACKEND_BIN: &str = env!("CARGO_BIN_EXE_ferromcp-compose-backend");
 
 /// A backend whose `log` tool logs `d` (debug), `i` (info) and `e` (error), in that order,
 /// and answers with the level it lets through: its session's (`logging/setLevel`, handshake
@@ -152,6 +156,99 @@ async fn c58_a_modern_backend_gets_the_front_requests_level() {
         assert_eq!(text(&r), "true:true");
         a.shutdown().await;
         m.shutdown().await;
+        composed.shutdown().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// Calls `tool` with `label`, collecting the log records that reach this front request
+/// (`RequestOptions::on_log`), and returns its answer and those records.
+async fn say(client: &Client, tool: &str, label: &str) -> (String, Vec<String>) {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let opts = RequestOptions::new().on_log(move |log| {
+        let data = log.data.as_str().unwrap_or_default().to_owned();
+        sink.lock().unwrap().push(data);
+    });
+    let r = client
+        .call_tool_with(tool, json!({"label": label}), opts)
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    (text(&r), seen)
+}
+
+/// C60: with two calls in flight on one backend, each logging, the backend's records go to
+/// the front request they belong to (an in-process backend in either era relates each record
+/// to its request; so does a Streamable HTTP one, by the response stream it comes on): each
+/// front request (both front eras) sees its own records and only those, none is lost.
+#[tokio::test]
+async fn c60_concurrent_calls_each_get_their_own_backend_log_records() {
+    timeout(DEADLINE, async {
+        for backend_era in common::ERAS {
+            let server = backend::logging_server("l");
+            let composed = Composer::builder("hub", "1")
+                .mount("l", Backend::in_process_era(&server, backend_era))
+                .build()
+                .await
+                .unwrap();
+            for era in common::ERAS {
+                let (client, _logs) = logged_client(composed.server(), era).await;
+                // At 2026-07-28 a request gets records only when it opts in.
+                client.set_logging_level(LoggingLevel::Debug).await.unwrap();
+                let (a, b) = tokio::join!(say(&client, "l_say", "a"), say(&client, "l_say", "b"));
+                let what = format!("{backend_era:?} backend, {era:?} front");
+                assert_eq!(a, ("a".into(), vec!["a-1".into(), "a-2".into()]), "{what}");
+                assert_eq!(b, ("b".into(), vec!["b-1".into(), "b-2".into()]), "{what}");
+                client.shutdown().await;
+            }
+            composed.shutdown().await;
+        }
+    })
+    .await
+    .unwrap();
+}
+
+/// C60: a stdio backend's records name no request: with two calls in flight, a record goes to
+/// the front sessions as a session-level record (each at its own level), never dropped; a
+/// session whose level is above the record's does not get it.
+#[tokio::test]
+async fn c60_unrelated_backend_log_records_reach_the_front_sessions() {
+    timeout(DEADLINE, async {
+        let composed = Composer::builder("hub", "1")
+            .mount(
+                "s",
+                Backend::command(BACKEND_BIN, ["--logging"]).lifecycle(Lifecycle::Handshake),
+            )
+            .build()
+            .await
+            .unwrap();
+        let (client, mut logs) = logged_client(composed.server(), Era::Handshake).await;
+        client.set_logging_level(LoggingLevel::Info).await.unwrap();
+        let (quiet, mut quiet_logs) = logged_client(composed.server(), Era::Handshake).await;
+        quiet.set_logging_level(LoggingLevel::Error).await.unwrap();
+        let (a, b) = tokio::join!(
+            client.call_tool("s_say", json!({"label": "a"})),
+            client.call_tool("s_say", json!({"label": "b"}))
+        );
+        assert_eq!(
+            (text(&a.unwrap()), text(&b.unwrap())),
+            ("a".into(), "b".into())
+        );
+        let mut seen = Vec::new();
+        while seen.len() < 4 {
+            seen.push(logs.recv().await.unwrap());
+        }
+        seen.sort();
+        assert_eq!(seen, ["a-1", "a-2", "b-1", "b-2"]);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            quiet_logs.try_recv().is_err(),
+            "info records stay below error"
+        );
+        client.shutdown().await;
+        quiet.shutdown().await;
         composed.shutdown().await;
     })
     .await

@@ -1,7 +1,8 @@
 //! Tasks through the front (F22): a backend's task-required tool shows its task support on
 //! the front and completes as a front task in both eras; cancelling the front task cancels
 //! the backend's; a backend that dies mid-task fails the front task naming it; the forwarded
-//! tasks per backend are bounded (`Backend::max_tasks`).
+//! tasks per backend are bounded (`Backend::max_tasks`); a plain front call a 2026-07-28
+//! backend turns into a task is followed as one (C59).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use common::{DEADLINE, ERAS, backend, text};
 use ferromcp_client::{
-    Client, ClientError, Connected, Lifecycle, TaskConfig, TaskHandle, ToolCall,
+    Client, ClientError, Connected, Lifecycle, RequestOptions, TaskConfig, TaskHandle, ToolCall,
 };
 use ferromcp_compose::{Backend, Composer, DEFAULT_MAX_TASKS_PER_BACKEND};
 use ferromcp_server::McpServer;
@@ -303,6 +304,118 @@ async fn f27_a_task_backend_mounted_at_run_time_serves_front_tasks() {
             assert_eq!(text(&handle.wait().await.unwrap()), "done: late", "{era:?}");
             client.shutdown().await;
         }
+        composed.shutdown().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// C59: a plain front call (both front eras) that a 2026-07-28 backend turns into a task is
+/// followed as the backend task it is: its status messages reach the front call as progress
+/// notifications, and cancelling the front call cancels the backend task (`tasks/cancel`).
+#[tokio::test]
+async fn c59_a_plain_call_a_modern_backend_makes_a_task_shows_its_status_and_cancels_it() {
+    timeout(DEADLINE, async {
+        for era in ERAS {
+            let cancelled = Arc::new(AtomicBool::new(false));
+            let server = backend::task_server("t", cancelled.clone());
+            let composed = Composer::builder("hub", "1")
+                .mount("t", Backend::in_process_era(&server, Era::Modern))
+                .build()
+                .await
+                .unwrap();
+            let client = common::front_client(composed.server(), era).await;
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let opts = RequestOptions::new().on_progress(move |p| {
+                let _ = tx.send(p.message.unwrap_or_default());
+            });
+            let r = client
+                .call_tool_with("t_job", json!({"ms": 800, "text": "x"}), opts)
+                .await
+                .unwrap();
+            assert_eq!(text(&r), "done: x", "{era:?} in front");
+            let mut seen = Vec::new();
+            while let Ok(m) = rx.try_recv() {
+                seen.push(m);
+            }
+            assert!(
+                seen.iter().any(|m| m == "working on x"),
+                "the backend task's status reaches the plain front call ({era:?}): {seen:?}"
+            );
+            // The front call given up (its future dropped: the front request is cancelled).
+            let gave_up = timeout(
+                Duration::from_millis(400),
+                client.call_tool("t_job", json!({"ms": 60_000, "text": "long"})),
+            )
+            .await;
+            assert!(gave_up.is_err(), "{era:?}: {gave_up:?}");
+            while !cancelled.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            client.shutdown().await;
+            composed.shutdown().await;
+        }
+    })
+    .await
+    .unwrap();
+}
+
+/// C59: the task a 2026-07-28 backend makes of a plain front call takes a
+/// `Backend::max_tasks` place while it runs: with none left the call fails naming the limit
+/// (and the backend task is cancelled); once the running one ends the place is free again.
+#[tokio::test]
+async fn c59_a_plain_call_a_modern_backend_makes_a_task_counts_against_max_tasks() {
+    timeout(DEADLINE, async {
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let server = backend::task_server("t", cancelled.clone());
+        let composed = Composer::builder("hub", "1")
+            .mount(
+                "t",
+                Backend::in_process_era(&server, Era::Modern).max_tasks(1),
+            )
+            .build()
+            .await
+            .unwrap();
+        let client = common::front_client(composed.server(), Era::Modern).await;
+        let long = {
+            let client = client.clone();
+            tokio::spawn(async move {
+                client
+                    .call_tool("t_job", json!({"ms": 60_000, "text": "long"}))
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let e = client
+            .call_tool("t_job", json!({"ms": 0, "text": "two"}))
+            .await
+            .unwrap_err();
+        let m = message(e);
+        assert!(m.contains("Backend::max_tasks"), "{m}");
+        // Ending the first call (its front request cancelled) frees the place.
+        long.abort();
+        while !cancelled.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut done = None;
+        for _ in 0..50 {
+            match client
+                .call_tool("t_job", json!({"ms": 0, "text": "three"}))
+                .await
+            {
+                Ok(r) => {
+                    done = Some(r);
+                    break;
+                }
+                Err(e) => {
+                    let m = message(e);
+                    assert!(m.contains("Backend::max_tasks"), "{m}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+        assert_eq!(text(&done.expect("the place is freed")), "done: three");
+        client.shutdown().await;
         composed.shutdown().await;
     })
     .await

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ferromcp_jsonrpc::{ErrorObject, Payload};
+use ferromcp_jsonrpc::{ErrorObject, Payload, RequestId};
 
 use crate::context::DispatchContext;
 use crate::handler::Handler;
@@ -121,9 +121,14 @@ pub(crate) async fn call_notify(
 }
 
 /// Offers a notification to the intercept, containing a panic; `true` when it was consumed.
-pub(crate) fn intercept(handler: &dyn Handler, method: &str, params: Option<&Payload>) -> bool {
+pub(crate) fn intercept(
+    handler: &dyn Handler,
+    method: &str,
+    params: Option<&Payload>,
+    related: Option<&RequestId>,
+) -> bool {
     match catch_unwind(AssertUnwindSafe(|| {
-        handler.intercept_notification(method, params)
+        handler.intercept_related_notification(method, params, related)
     })) {
         Ok(flow) => flow.is_break(),
         Err(panic) => {

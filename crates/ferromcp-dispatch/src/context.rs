@@ -263,8 +263,9 @@ impl DispatchContext {
         }
     }
 
-    /// The request a connection context's messages relate to (always set by
-    /// [`for_connection_request`](Self::for_connection_request)).
+    /// The request a connection or in-process context's messages relate to (always set by
+    /// [`for_connection_request`](Self::for_connection_request) and
+    /// [`for_direct_request`](Self::for_direct_request)).
     fn related(&self) -> Option<RequestId> {
         self.inner.request_id.clone()
     }
@@ -406,7 +407,10 @@ impl Outbound for DispatchContext {
     fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
         match &self.inner.via {
             Via::Outbound(outbound) => outbound.notify(method, params),
-            Via::Direct(peer) => peer.notify(method, params),
+            Via::Direct(peer) => {
+                let related = (!self.is_answered()).then(|| self.related()).flatten();
+                peer.notify_related(related, method, params)
+            }
             // After the answer, no longer related to the finished request: the connection's
             // standalone channel.
             Via::Connection(shared) => {

@@ -185,6 +185,20 @@ impl DirectDispatcher {
         }
     }
 
+    /// Sends a notification related to the peer's request `related` (a handler's context
+    /// sending while it handles that request).
+    pub(crate) fn notify_related(
+        &self,
+        related: Option<RequestId>,
+        method: &str,
+        params: Option<Payload>,
+    ) -> BoxFuture<'static, ()> {
+        Box::pin(
+            self.clone()
+                .notification(method.to_owned(), params, related),
+        )
+    }
+
     /// The peer's handler: at once when it runs, else once it does; `None` when the pair
     /// closes first.
     async fn peer_handler(&self) -> Option<Arc<dyn Handler>> {
@@ -307,7 +321,14 @@ impl DirectDispatcher {
         }
     }
 
-    async fn notification(self, method: String, params: Option<Payload>) {
+    /// Delivers a notification to the peer's handler; `related` is the peer's request it was
+    /// sent while handling (see [`Handler::intercept_related_notification`]).
+    async fn notification(
+        self,
+        method: String,
+        params: Option<Payload>,
+        related: Option<RequestId>,
+    ) {
         if method == CANCELLED {
             if let Some(id) = parse_cancelled(params.as_ref()) {
                 if let Some(state) = lock(&self.this().outgoing).get(&id) {
@@ -319,7 +340,7 @@ impl DirectDispatcher {
             tracing::debug!(method, "notification dropped: connection closed");
             return;
         };
-        if boundary::intercept(&*handler, &method, params.as_ref()) {
+        if boundary::intercept(&*handler, &method, params.as_ref(), related.as_ref()) {
             return;
         }
         let ctx = DispatchContext::builder_direct(self.reversed(), self.pair.transport.clone())
@@ -340,7 +361,7 @@ impl Outbound for DirectDispatcher {
     }
 
     fn notify(&self, method: &str, params: Option<Payload>) -> BoxFuture<'static, ()> {
-        Box::pin(self.clone().notification(method.to_owned(), params))
+        Box::pin(self.clone().notification(method.to_owned(), params, None))
     }
 }
 

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use ferromcp_jsonrpc::Payload;
+use ferromcp_jsonrpc::{Payload, RequestId};
 
 use crate::BoxFuture;
 use crate::context::DispatchContext;
@@ -43,6 +43,22 @@ pub trait Handler: Send + Sync + 'static {
     fn intercept_notification(&self, method: &str, params: Option<&Payload>) -> ControlFlow<()> {
         let _ = (method, params);
         ControlFlow::Continue(())
+    }
+
+    /// [`Handler::intercept_notification`], told which of this side's requests the
+    /// notification relates to when the transport knows: the in-process peer sent it while
+    /// handling that request, or it came on that request's HTTP response stream (see
+    /// [`MessageMeta::related_request_id`](crate::MessageMeta::related_request_id)); `None`
+    /// when the transport cannot tell (stdio) or it relates to none. The dispatchers call
+    /// this one; by default it is `intercept_notification`.
+    fn intercept_related_notification(
+        &self,
+        method: &str,
+        params: Option<&Payload>,
+        related: Option<&RequestId>,
+    ) -> ControlFlow<()> {
+        let _ = related;
+        self.intercept_notification(method, params)
     }
 
     /// Whether requests for `method` run on the read loop, finishing before the next message

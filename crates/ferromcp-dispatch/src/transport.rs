@@ -47,6 +47,9 @@ impl From<Message> for TransportMessage {
 pub struct MessageMeta {
     /// Outbound: the inbound request this message belongs to (its response, or a request or
     /// notification sent while handling it), so HTTP can put it on that request's stream.
+    /// Inbound: the request of this side whose response stream the message came on (an HTTP
+    /// client reading a POST's SSE stream), offered to
+    /// [`Handler::intercept_related_notification`](crate::Handler::intercept_related_notification).
     pub related_request_id: Option<RequestId>,
     /// Inbound: the parts of the HTTP request the message came in.
     pub http: Option<Arc<http::request::Parts>>,

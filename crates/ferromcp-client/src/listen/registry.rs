@@ -49,6 +49,10 @@ pub(super) fn covers(filter: &SubscriptionFilter, event: &ListenEvent) -> bool {
 #[derive(Default)]
 pub(crate) struct Registry {
     pub(super) state: Mutex<RegistryState>,
+    /// The other notification routes: the requests in flight whose related log records go to
+    /// a callback of their own ([`RequestOptions::on_log`](crate::RequestOptions::on_log)), by
+    /// JSON-RPC id (see `crate::handlers::LogRoute`).
+    pub(crate) request_logs: Mutex<HashMap<RequestId, crate::options::LogCallback>>,
     next_id: AtomicU64,
 }
 

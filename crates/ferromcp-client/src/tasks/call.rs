@@ -1,4 +1,5 @@
-//! Calling a tool as a task, and the client's other task methods: [`Client::task`],
+//! Calling a tool as a task, a request whose task comes back as a handle
+//! ([`Client::request_once_or_task`]), and the client's other task methods: [`Client::task`],
 //! `tasks/list`, and the task-support checks of 2025-11-25.
 
 use std::sync::Arc;
@@ -6,14 +7,15 @@ use std::time::Duration;
 
 use ferromcp_dispatch::KeepProgress;
 use ferromcp_types::Era;
+use ferromcp_types::mcp::methods::Request;
 use ferromcp_types::mcp::tasks_ext;
 use ferromcp_types::mcp::{
-    CallToolRequestParams, Cursor, JsonObject, ListTasksResult, PaginatedRequestParams, Task,
-    TaskMetadata, TaskSupport, methods,
+    CallToolRequestParams, Cursor, JsonObject, ListTasksResult, MaybeInputRequired,
+    PaginatedRequestParams, Task, TaskMetadata, TaskSupport, methods,
 };
 use serde_json::Value;
 
-use super::handle::{HandleState, TaskHandle, ToolCall};
+use super::handle::{HandleState, OnceOrTask, TaskHandle, ToolCall};
 use super::wait::created_2026;
 use super::{TaskInfo, decode_result, not_enabled, server_declares};
 use crate::client::{Client, result_type};
@@ -111,6 +113,40 @@ impl Client {
             // The server ran it plainly (it may ignore the task request).
             _ => decode_result(value).map(ToolCall::Complete),
         }
+    }
+
+    /// Sends a typed request once, as [`Client::request_once`] does, but hands back the task
+    /// a 2026-07-28 server makes of a `tools/call` (the `io.modelcontextprotocol/tasks`
+    /// extension; the client must have tasks enabled, [`ClientBuilder::tasks`], to declare it)
+    /// instead of waiting for it: the caller can then show its status
+    /// ([`TaskHandle::status`], [`TaskHandle::wait_with`]), cancel it ([`TaskHandle::cancel`])
+    /// and wait for its result, where [`Client::request_once`] waits inside the call and
+    /// dropping that wait leaves the task running at the server.
+    ///
+    /// An `input_required` answer comes back as it came, for callers that drive the rounds
+    /// themselves. At 2025-11-25 a server makes a task only of a call that asks for one (see
+    /// [`Client::call_tool_as_task`]), so the answer is never [`OnceOrTask::Task`] there.
+    ///
+    /// [`ClientBuilder::tasks`]: crate::ClientBuilder::tasks
+    pub async fn request_once_or_task<R: Request>(
+        &self,
+        params: R::Params,
+        opts: RequestOptions,
+    ) -> Result<OnceOrTask<R::Result>, ClientError> {
+        let params = crate::calls::to_object(R::METHOD, &params)?;
+        let value = self.inner.execute(R::METHOD, params, &opts, false).await?;
+        if R::METHOD == methods::TOOLS_CALL
+            && result_type(&value) == Some(tasks_ext::RESULT_TYPE_TASK)
+        {
+            let (state, _) = created_2026(value)?;
+            return Ok(OnceOrTask::Task(self.handle(state)));
+        }
+        let answer: MaybeInputRequired<R::Result> =
+            serde_json::from_value(value).map_err(|e| ClientError::decode(R::METHOD, e))?;
+        Ok(match answer {
+            MaybeInputRequired::Complete(r) => OnceOrTask::Complete(r),
+            MaybeInputRequired::InputRequired(i) => OnceOrTask::InputRequired(i),
+        })
     }
 
     /// A handle on a task by id, for example one persisted before a restart or created on

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ferromcp_dispatch::KeepProgress;
 use ferromcp_types::Era;
-use ferromcp_types::mcp::{CallToolResult, Task, methods};
+use ferromcp_types::mcp::{CallToolResult, InputRequiredResult, Task, methods};
 
 use super::wait::{get, payload, wait_value};
 use super::{TaskInfo, TaskState, decode_result, server_declares, task_params};
@@ -44,6 +44,24 @@ impl ToolCall {
             Self::Task(t) => t.wait().await,
         }
     }
+}
+
+/// What one request sent by [`Client::request_once_or_task`] came back with: its result, the
+/// server's [`InputRequiredResult`] (2026-07-28 multi-round; answer it and send again), or,
+/// for a `tools/call` a 2026-07-28 server decided to run as a task (the
+/// `io.modelcontextprotocol/tasks` extension), the task's handle: poll its status, cancel it
+/// or wait for its result ([`TaskHandle`]), as the caller sees fit.
+///
+/// [`Client::request_once_or_task`]: crate::Client::request_once_or_task
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum OnceOrTask<T> {
+    /// The request completed.
+    Complete(T),
+    /// The server needs input first.
+    InputRequired(InputRequiredResult),
+    /// The server runs the call as a task (only `tools/call` becomes one).
+    Task(TaskHandle),
 }
 
 /// What the client knows about one task.

@@ -18,8 +18,9 @@
 //!   when the server declares them.
 //! - **2026-07-28 extension** (SEP-2663): the *server* decides. Any `tools/call` may come
 //!   back as a task handle (`resultType: "task"`); the plain [`Client::call_tool`] then waits
-//!   for the result transparently, while [`Client::call_tool_as_task`] hands back the
-//!   [`TaskHandle`]. Waiting polls `tasks/get`, which inlines the result or error; when the
+//!   for the result transparently, while [`Client::call_tool_as_task`] (and
+//!   [`Client::request_once_or_task`], for callers that drive `input_required` rounds
+//!   themselves) hands back the [`TaskHandle`]. Waiting polls `tasks/get`, which inlines the result or error; when the
 //!   task reports `input_required`, the client answers every new `inputRequests` entry with
 //!   its handlers and sends the answers with `tasks/update` (keys already answered are not
 //!   answered twice). There is no `tasks/list` and no `tasks/result`.
@@ -59,6 +60,7 @@
 //! [`Client::call_tool_as_task`]: crate::Client::call_tool_as_task
 //! [`Client::list_all_tasks`]: crate::Client::list_all_tasks
 //! [`Client::list_tasks`]: crate::Client::list_tasks
+//! [`Client::request_once_or_task`]: crate::Client::request_once_or_task
 //! [`Client::task`]: crate::Client::task
 
 use ferromcp_types::mcp::{
@@ -81,7 +83,7 @@ mod wait;
 pub use config::{
     DEFAULT_INITIAL_POLL_INTERVAL, DEFAULT_MAX_POLL_INTERVAL, DEFAULT_MIN_POLL_INTERVAL, TaskConfig,
 };
-pub use handle::{TaskHandle, ToolCall};
+pub use handle::{OnceOrTask, TaskHandle, ToolCall};
 pub use info::{TaskInfo, TaskState};
 pub(crate) use runtime::TaskRuntime;
 pub(crate) use wait::settle;

@@ -12,6 +12,10 @@ fn main() -> std::io::Result<()> {
         // `--tasks`: the backend with a task-required tool (tests/tasks.rs).
         let server = if std::env::args().any(|a| a == "--tasks") {
             backend::task_server("stdio-backend", std::sync::Arc::default())
+        } else if std::env::args().any(|a| a == "--logging") {
+            // `--logging`: the backend whose calls log while two are in flight
+            // (tests/logging.rs).
+            backend::logging_server("stdio-backend")
         } else {
             backend::server("stdio-backend")
         };

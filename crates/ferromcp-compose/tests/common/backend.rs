@@ -152,3 +152,24 @@ pub fn task_server(
         .build()
         .expect("the task backend builds")
 }
+
+/// A backend whose `say {label}` logs `{label}-1` (info), waits until another `say` has
+/// logged its first record too (two calls meet), logs `{label}-2` and answers `label`: two
+/// concurrent calls are both in flight while each logs.
+pub fn logging_server(name: &str) -> McpServer {
+    let meet = std::sync::Arc::new(tokio::sync::Barrier::new(2));
+    McpServer::builder(name, "1.0.0")
+        .tool("say", move |ctx: RequestContext, RawArgs(a): RawArgs| {
+            let meet = meet.clone();
+            async move {
+                let label = arg(&a, "label");
+                let info = ferromcp_types::mcp::LoggingLevel::Info;
+                ctx.log(info, None, format!("{label}-1").into()).await;
+                meet.wait().await;
+                ctx.log(info, None, format!("{label}-2").into()).await;
+                label
+            }
+        })
+        .build()
+        .expect("the logging backend builds")
+}

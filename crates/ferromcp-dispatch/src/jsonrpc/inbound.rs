@@ -331,7 +331,8 @@ impl Loop {
                         self.shared.deliver_progress(&token, progress);
                     }
                 }
-                if boundary::intercept(&*self.handler, &n.method, n.params.as_ref()) {
+                let related = meta.related_request_id.as_ref();
+                if boundary::intercept(&*self.handler, &n.method, n.params.as_ref(), related) {
                     return None;
                 }
                 match self.slots.clone().try_acquire_owned() {

@@ -583,9 +583,17 @@ impl Engine {
     }
 
     pub(super) async fn deliver(&self, msg: Message) {
+        self.deliver_related(msg, None).await;
+    }
+
+    /// Hands `msg` to the dispatcher as related to this side's request `related` (it came on
+    /// that request's POST response).
+    pub(super) async fn deliver_related(&self, msg: Message, related: Option<&RequestId>) {
+        let mut meta = MessageMeta::default();
+        meta.related_request_id = related.cloned();
         let _ = self
             .inbound
-            .send(Ok(TransportMessage::new(msg, MessageMeta::default())))
+            .send(Ok(TransportMessage::new(msg, meta)))
             .await;
     }
 
@@ -671,7 +679,7 @@ impl Engine {
             if answer.is_none() && answers(&m, id) {
                 answer = Some(with_id(m, id));
             } else {
-                self.deliver(m).await;
+                self.deliver_related(m, Some(id)).await;
             }
         }
         answer.unwrap_or_else(|| transport_error(id, "the JSON body held no answer"))

@@ -63,7 +63,8 @@ impl Engine {
                 match Message::from_slice(event.data.as_bytes()) {
                     Ok(msg) => match target {
                         Some(id) if answers(&msg, id) => return Ok(with_id(msg, id)),
-                        _ => self.deliver(msg).await,
+                        // Whatever else comes on a request's stream relates to it.
+                        _ => self.deliver_related(msg, target).await,
                     },
                     Err(e) => tracing::debug!(error = %e, "undecodable SSE message dropped"),
                 }
