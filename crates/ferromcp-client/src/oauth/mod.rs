@@ -632,6 +632,8 @@ pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tok
         .as_deref()
         .map(discovery::parse_challenge)
         .unwrap_or_default();
-    let got = flow::flow(&http, &server, &challenge, cfg, None).await?;
+    // Boxed: the flow's future is some 3 KB, which would otherwise sit inside this one (and
+    // in every caller's).
+    let got = Box::pin(flow::flow(&http, &server, &challenge, cfg, None)).await?;
     Ok(Some(got.tokens))
 }
