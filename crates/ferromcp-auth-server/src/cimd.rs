@@ -149,10 +149,10 @@ impl CimdFetcher {
     pub(crate) async fn client(&self, id: &str) -> Result<ClientRecord, String> {
         {
             let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((c, at)) = cache.get(id) {
-                if at.elapsed() < DEFAULT_CIMD_CACHE_TTL {
-                    return Ok(c.clone());
-                }
+            if let Some((c, at)) = cache.get(id)
+                && at.elapsed() < DEFAULT_CIMD_CACHE_TTL
+            {
+                return Ok(c.clone());
             }
         }
         let url = self.check_url(id)?;

@@ -95,12 +95,12 @@ impl Route {
         let (tx, mut rx) = mpsc::channel::<String>(8);
         let mut last: Option<String> = None;
         let wait = handle.wait_with(move |state: &TaskState| {
-            if let Some(message) = &state.info.status_message {
-                if last.as_ref() != Some(message) {
-                    last = Some(message.clone());
-                    // A full queue drops a message: the next one supersedes it.
-                    let _ = tx.try_send(message.clone());
-                }
+            if let Some(message) = &state.info.status_message
+                && last.as_ref() != Some(message)
+            {
+                last = Some(message.clone());
+                // A full queue drops a message: the next one supersedes it.
+                let _ = tx.try_send(message.clone());
             }
         });
         tokio::pin!(wait);

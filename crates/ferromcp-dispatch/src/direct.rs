@@ -308,12 +308,11 @@ impl DirectDispatcher {
     }
 
     async fn notification(self, method: String, params: Option<Payload>) {
-        if method == CANCELLED {
-            if let Some(id) = parse_cancelled(params.as_ref()) {
-                if let Some(state) = lock(&self.this().outgoing).get(&id) {
-                    state.cancel();
-                }
-            }
+        if method == CANCELLED
+            && let Some(id) = parse_cancelled(params.as_ref())
+            && let Some(state) = lock(&self.this().outgoing).get(&id)
+        {
+            state.cancel();
         }
         let Some(handler) = self.peer_handler().await else {
             tracing::debug!(method, "notification dropped: connection closed");
