@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use ferromcp_dispatch::BoxFuture;
+use ferromcp_types::net::{is_loopback, is_public};
 use http::header::ACCEPT;
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Empty, Limited};
@@ -40,44 +41,10 @@ use super::{AuthServerConfig, DEFAULT_CIMD_CACHE_TTL};
 /// The most documents cached.
 const MAX_CACHED: usize = 1000;
 
-/// Whether `ip` may be connected to: a global unicast address (and loopback when allowed).
-pub(crate) fn ip_allowed(ip: IpAddr, allow_loopback: bool) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            if v4.is_loopback() {
-                return allow_loopback;
-            }
-            !(v4.is_unspecified()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || v4.is_multicast()
-                || o[0] == 0
-                || (o[0] == 100 && (o[1] & 0xc0) == 64) // 100.64.0.0/10 shared
-                || (o[0] == 192 && o[1] == 0 && o[2] == 0) // 192.0.0.0/24
-                || (o[0] == 198 && (o[1] & 0xfe) == 18) // 198.18.0.0/15 benchmarking
-                || o[0] >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if v6.is_loopback() {
-                return allow_loopback;
-            }
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return ip_allowed(IpAddr::V4(v4), allow_loopback);
-            }
-            let s = v6.segments();
-            !(v6.is_unspecified()
-                || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00 // unique local
-                || (s[0] & 0xffc0) == 0xfe80 // link-local
-                || (s[0] & 0xffc0) == 0xfec0 // site-local
-                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
-                || (s[0] == 0x64 && s[1] == 0xff9b) // NAT64 (may reach private IPv4)
-                || s[..6] == [0; 6]) // IPv4-compatible and other reserved low addresses
-        }
-    }
+/// Whether `ip` may be connected to: a public address
+/// ([`ferromcp_types::net::is_public`]), or a loopback one when allowed.
+fn ip_allowed(ip: IpAddr, allow_loopback: bool) -> bool {
+    is_public(ip) || (allow_loopback && is_loopback(ip))
 }
 
 /// A resolver that refuses names resolving to addresses [`ip_allowed`] refuses.
@@ -182,10 +149,10 @@ impl CimdFetcher {
     pub(crate) async fn client(&self, id: &str) -> Result<ClientRecord, String> {
         {
             let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((c, at)) = cache.get(id) {
-                if at.elapsed() < DEFAULT_CIMD_CACHE_TTL {
-                    return Ok(c.clone());
-                }
+            if let Some((c, at)) = cache.get(id)
+                && at.elapsed() < DEFAULT_CIMD_CACHE_TTL
+            {
+                return Ok(c.clone());
             }
         }
         let url = self.check_url(id)?;
@@ -264,26 +231,14 @@ mod tests {
     use super::ip_allowed;
 
     #[test]
-    fn non_public_addresses_are_refused() {
-        for ip in [
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "224.0.0.1",
-            "::",
-            "fc00::1",
-            "fe80::1",
-            "::ffff:10.0.0.1",
-            "64:ff9b::a00:1",
-        ] {
+    fn loopback_only_when_allowed() {
+        for ip in ["127.0.0.1", "::1", "::ffff:127.0.0.1"] {
+            assert!(!ip_allowed(ip.parse().unwrap(), false), "{ip}");
+            assert!(ip_allowed(ip.parse().unwrap(), true), "{ip}");
+        }
+        for ip in ["10.1.2.3", "169.254.169.254", "::ffff:10.0.0.1", "fe80::1"] {
             assert!(!ip_allowed(ip.parse().unwrap(), true), "{ip}");
         }
-        assert!(!ip_allowed("127.0.0.1".parse().unwrap(), false));
-        assert!(ip_allowed("127.0.0.1".parse().unwrap(), true));
-        assert!(!ip_allowed("::1".parse().unwrap(), false));
         assert!(ip_allowed("93.184.216.34".parse().unwrap(), false));
         assert!(ip_allowed("2606:2800:220:1::1".parse().unwrap(), false));
     }

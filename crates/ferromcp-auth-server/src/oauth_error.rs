@@ -63,10 +63,10 @@ impl OAuthError {
                 HeaderValue::from_static("Basic realm=\"token\""),
             );
         }
-        if let Some(s) = self.retry_after {
-            if let Ok(v) = HeaderValue::from_str(&s.to_string()) {
-                r.headers_mut().insert(RETRY_AFTER, v);
-            }
+        if let Some(s) = self.retry_after
+            && let Ok(v) = HeaderValue::from_str(&s.to_string())
+        {
+            r.headers_mut().insert(RETRY_AFTER, v);
         }
         r
     }

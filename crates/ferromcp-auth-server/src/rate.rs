@@ -65,10 +65,10 @@ impl Limiter {
             b.retain(|_, (tokens, at)| {
                 *tokens + now.duration_since(*at).as_secs_f64() * rate < burst
             });
-            if b.len() >= MAX_KEYS {
-                if let Some(oldest) = b.iter().min_by_key(|(_, (_, at))| *at).map(|(k, _)| *k) {
-                    b.remove(&oldest);
-                }
+            if b.len() >= MAX_KEYS
+                && let Some(oldest) = b.iter().min_by_key(|(_, (_, at))| *at).map(|(k, _)| *k)
+            {
+                b.remove(&oldest);
             }
         }
         let (tokens, at) = b.entry(key).or_insert((burst, now));

@@ -72,10 +72,11 @@ impl Target {
 /// not on `PATH` is this very binary (so `ferromcp inspect "ferromcp serve"` works when the
 /// binary is run by its full path).
 pub(crate) fn program(name: &str) -> PathBuf {
-    if name == "ferromcp" && find_on_path(name).is_none() {
-        if let Ok(me) = std::env::current_exe() {
-            return me;
-        }
+    if name == "ferromcp"
+        && find_on_path(name).is_none()
+        && let Ok(me) = std::env::current_exe()
+    {
+        return me;
     }
     PathBuf::from(name)
 }

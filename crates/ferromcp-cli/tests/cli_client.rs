@@ -592,10 +592,10 @@ fn bridge_relays_server_requests() {
             .next()
             .unwrap_or_else(|| panic!("the stream ended before the elicitation"))
             .unwrap();
-        if let Some(data) = line.strip_prefix("data: ") {
-            if data.contains("elicitation/create") {
-                break serde_json::from_str(data).unwrap();
-            }
+        if let Some(data) = line.strip_prefix("data: ")
+            && data.contains("elicitation/create")
+        {
+            break serde_json::from_str(data).unwrap();
         }
     };
     assert_eq!(ask["params"]["message"], "Sign up", "{ask}");

@@ -96,10 +96,10 @@ fn answer(out: &str, id: u64) -> Value {
         .join("\r\n\r\n");
     for line in body.lines() {
         let text = line.strip_prefix("data:").unwrap_or(line).trim();
-        if let Ok(v) = serde_json::from_str::<Value>(text) {
-            if v["id"] == id {
-                return v;
-            }
+        if let Ok(v) = serde_json::from_str::<Value>(text)
+            && v["id"] == id
+        {
+            return v;
         }
     }
     panic!("no answer to {id} in {out}")

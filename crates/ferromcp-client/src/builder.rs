@@ -366,7 +366,9 @@ impl ClientBuilder {
             log_level: Mutex::new(None),
             output_schemas: Mutex::new(HashMap::new()),
         };
-        if let Err(e) = lifecycle::start(&inner, self.lifecycle).await {
+        // The handshake and the log level are awaited once per connection: boxed, so their
+        // futures (some 3 KB each) do not sit in `connect`'s, nor in every caller's.
+        if let Err(e) = Box::pin(lifecycle::start(&inner, self.lifecycle)).await {
             inner.shutdown().await;
             return Err(e);
         }
@@ -377,7 +379,7 @@ impl ClientBuilder {
             let handshake = client.session().era == ferromcp_types::Era::Handshake;
             if handshake && client.session().capabilities.logging.is_none() {
                 tracing::debug!("the server declares no logging capability: level not set");
-            } else if let Err(e) = client.set_logging_level(level).await {
+            } else if let Err(e) = Box::pin(client.set_logging_level(level)).await {
                 tracing::warn!(error = %e, "setting the log level failed");
             }
         }

@@ -124,10 +124,10 @@ impl Drop for Inner {
         self.dispatcher.close();
         // A client dropped without `shutdown` still ends its transport gracefully when a
         // runtime is at hand (a stdio child is otherwise killed by `kill_on_drop`).
-        if let Some(hook) = self.shutdown.get_mut().take() {
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn(async move { hook.shutdown().await });
-            }
+        if let Some(hook) = self.shutdown.get_mut().take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(async move { hook.shutdown().await });
         }
     }
 }
@@ -180,10 +180,10 @@ impl Inner {
         if let Ok(info) = serde_json::to_value(&s.client_info) {
             meta.insert(META_CLIENT_INFO.into(), info);
         }
-        if let Some(level) = *lock(&self.log_level) {
-            if let Ok(level) = serde_json::to_value(level) {
-                meta.entry(META_LOG_LEVEL).or_insert(level);
-            }
+        if let Some(level) = *lock(&self.log_level)
+            && let Ok(level) = serde_json::to_value(level)
+        {
+            meta.entry(META_LOG_LEVEL).or_insert(level);
         }
     }
 
@@ -260,11 +260,10 @@ impl Inner {
         // is an empty one (rmcp rejected these until 3.11, #1434).
         if method == methods::TOOLS_CALL
             && !matches!(result_type(&value), Some("input_required" | "task"))
+            && let Value::Object(map) = &mut value
         {
-            if let Value::Object(map) = &mut value {
-                map.entry("content")
-                    .or_insert_with(|| Value::Array(Vec::new()));
-            }
+            map.entry("content")
+                .or_insert_with(|| Value::Array(Vec::new()));
         }
         match result_type(&value) {
             None | Some("complete") => Ok(value),
@@ -299,12 +298,12 @@ impl Inner {
             CacheMode::Bypass => None,
             _ => slot_of(method, &params),
         };
-        if let (Some(slot), CacheMode::Use) = (&slot, mode) {
-            if let Some(hit) = self.cache.get(slot) {
-                tracing::trace!(method, "answered from the response cache");
-                self.observe(method, &hit);
-                return Ok(hit);
-            }
+        if let (Some(slot), CacheMode::Use) = (&slot, mode)
+            && let Some(hit) = self.cache.get(slot)
+        {
+            tracing::trace!(method, "answered from the response cache");
+            self.observe(method, &hit);
+            return Ok(hit);
         }
         let ticket = slot.map(|s| self.cache.ticket(s));
         let value = if drive && modern && INPUT_REQUIRED_METHODS.contains(&method) {
@@ -313,10 +312,10 @@ impl Inner {
             let call = self.call_options(method, opts);
             self.send_once(method, params, opts, call, modern).await?
         };
-        if let Some(ticket) = ticket {
-            if result_type(&value) != Some("input_required") {
-                self.cache.put(ticket, &value, modern);
-            }
+        if let Some(ticket) = ticket
+            && result_type(&value) != Some("input_required")
+        {
+            self.cache.put(ticket, &value, modern);
         }
         self.observe(method, &value);
         Ok(value)
@@ -349,13 +348,12 @@ impl Inner {
             hook.shutdown().await;
         }
         let task = lock(&self.run_task).take();
-        if let Some(task) = task {
-            if tokio::time::timeout(Duration::from_secs(1), task)
+        if let Some(task) = task
+            && tokio::time::timeout(Duration::from_secs(1), task)
                 .await
                 .is_err()
-            {
-                tracing::debug!("the client's run loop did not end after close");
-            }
+        {
+            tracing::debug!("the client's run loop did not end after close");
         }
     }
 }

@@ -180,10 +180,8 @@ impl OutgoingCall {
             "gen_ai.tool.call.result" = tracing::field::Empty,
         );
         let record_result = otel.options.record_sensitive && tool.is_some();
-        if record_result {
-            if let Some(args) = params.get("arguments") {
-                span.record("gen_ai.tool.call.arguments", args.to_string().as_str());
-            }
+        if record_result && let Some(args) = params.get("arguments") {
+            span.record("gen_ai.tool.call.arguments", args.to_string().as_str());
         }
         let mut attributes = otel.common(version);
         attributes.push(KeyValue::new(attr::MCP_METHOD_NAME, method.to_owned()));

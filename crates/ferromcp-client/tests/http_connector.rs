@@ -2,7 +2,8 @@
 //! and HTTP+SSE transports over a Unix socket, keep-alive reuse of the connector's
 //! connections, TLS over the connector's stream (or none when it says it is secure), its
 //! errors and the connect timeout around it (CL-H15, CL-H16), and the OAuth client's
-//! discovery through it (CL-H17).
+//! discovery (CL-H17) and `RedirectReadingHandler`'s authorization request (CL-H18) through
+//! it.
 
 #![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, clippy::panic)]
@@ -351,7 +352,8 @@ mod oauth_mock {
 
     /// An in-memory connector: each connection is a pipe to a fresh HTTP/1.1 server playing
     /// the MCP server `mcp.test` (401 with `resource_metadata`, its protected-resource
-    /// metadata) and the authorization server `auth.test` (metadata, token endpoint).
+    /// metadata) and the authorization server `auth.test` (metadata, an authorization endpoint
+    /// that redirects at once, token endpoint).
     /// Records `Host path` of every request. The pipe is trusted as it is: the connector
     /// handles TLS (none), so the https URLs the OAuth client insists on work over it.
     #[derive(Clone, Default)]
@@ -400,6 +402,10 @@ mod oauth_mock {
             .unwrap_or_default()
             .to_owned();
         let (method, path) = (req.method().clone(), req.uri().path().to_owned());
+        let state = url::form_urlencoded::parse(req.uri().query().unwrap_or_default().as_bytes())
+            .find(|(k, _)| k == "state")
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default();
         let _ = req.into_body().collect().await;
         seen.lock().unwrap().push(format!("{method} {host}{path}"));
         match (method, host.as_str(), path.as_str()) {
@@ -429,6 +435,12 @@ mod oauth_mock {
                     "token_endpoint_auth_methods_supported": ["client_secret_post"],
                 }),
             ),
+            // Redirects at once, as a pre-approved client's authorization endpoint does.
+            (Method::GET, "auth.test", "/authorize") => Response::builder()
+                .status(StatusCode::FOUND)
+                .header("location", format!("https://app.test/cb?code=c1&state={state}"))
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
             (Method::POST, "auth.test", "/token") => json(
                 StatusCode::OK,
                 &json!({"access_token": "tok", "token_type": "Bearer", "expires_in": 3600}),
@@ -476,6 +488,34 @@ async fn clh17_oauth_discovery_goes_through_the_connector() {
             .unwrap_err();
         assert!(err.to_string().contains("non-public address"), "{err}");
         assert_eq!(pipe.made.load(Ordering::SeqCst), before);
+    })
+    .await;
+}
+
+/// CL-H18: in the authorization-code flow, `RedirectReadingHandler` GETs the authorization
+/// URL through the flow's own HTTP client (the connector set with
+/// `OAuthConfig::with_http_client`), not through a client of the default settings, which
+/// cannot reach `auth.test` (it resolves nowhere).
+#[cfg(feature = "oauth")]
+#[tokio::test]
+async fn clh18_the_redirect_reading_handler_goes_through_the_connector() {
+    use ferromcp_client::oauth::{
+        ClientCredentials, OAuthConfig, RedirectReadingHandler, authorize,
+    };
+    within(async {
+        let pipe = oauth_mock::Pipe::default();
+        let cfg = OAuthConfig::new("https://app.test/cb", RedirectReadingHandler)
+            .with_credentials(ClientCredentials::new("app").with_secret("s3cret"))
+            .with_http_client(HttpClientConfig::default().connector(pipe.clone()));
+        let tokens = authorize("https://mcp.test/mcp", &cfg)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(tokens.access_token, "tok");
+        let seen = pipe.seen.lock().unwrap().clone();
+        for step in ["GET auth.test/authorize", "POST auth.test/token"] {
+            assert!(seen.iter().any(|s| s == step), "{step} not in {seen:?}");
+        }
     })
     .await;
 }

@@ -329,12 +329,11 @@ impl DirectDispatcher {
         params: Option<Payload>,
         related: Option<RequestId>,
     ) {
-        if method == CANCELLED {
-            if let Some(id) = parse_cancelled(params.as_ref()) {
-                if let Some(state) = lock(&self.this().outgoing).get(&id) {
-                    state.cancel();
-                }
-            }
+        if method == CANCELLED
+            && let Some(id) = parse_cancelled(params.as_ref())
+            && let Some(state) = lock(&self.this().outgoing).get(&id)
+        {
+            state.cancel();
         }
         let Some(handler) = self.peer_handler().await else {
             tracing::debug!(method, "notification dropped: connection closed");

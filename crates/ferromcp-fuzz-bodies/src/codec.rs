@@ -26,7 +26,7 @@ impl Chunks {
             self.state ^= self.state << 13;
             self.state ^= self.state >> 17;
             self.state ^= self.state << 5;
-            if self.state % 8 == 0 {
+            if self.state.is_multiple_of(8) {
                 out.push(&input[..0]); // Empty reads must change nothing.
             }
             let n = (self.state as usize % self.max + 1).min(input.len());

@@ -118,16 +118,16 @@ pub fn header_codec_with(data: &[u8], encode: &dyn Fn(&str) -> String) {
         );
     }
     // The raw input as the header: accepted only when it stands for the argument.
-    if let Some(headers) = with_header(text) {
-        if check_param_headers(&annotations, &headers, Some(&args)).is_ok() {
-            assert_eq!(decode_header_value(text.trim()).as_deref(), Some(text));
-        }
+    if let Some(headers) = with_header(text)
+        && check_param_headers(&annotations, &headers, Some(&args)).is_ok()
+    {
+        assert_eq!(decode_header_value(text.trim()).as_deref(), Some(text));
     }
-    if let Ok(n) = text.parse::<i64>() {
-        if let Some(headers) = with_header(&n.to_string()) {
-            let args = serde_json::json!({ "p": n });
-            assert!(check_param_headers(&annotations, &headers, Some(&args)).is_ok());
-        }
+    if let Ok(n) = text.parse::<i64>()
+        && let Some(headers) = with_header(&n.to_string())
+    {
+        let args = serde_json::json!({ "p": n });
+        assert!(check_param_headers(&annotations, &headers, Some(&args)).is_ok());
     }
     for b in [true, false] {
         if let Some(headers) = with_header(if b { "true" } else { "false" }) {
@@ -401,12 +401,12 @@ pub fn elicit_answer(data: &[u8]) {
             if let Ok(r) = serde_json::from_value::<ElicitResult>(value.clone()) {
                 out.push(r);
             }
-            if let Ok(content) = serde_json::from_value::<BTreeMap<String, ElicitValue>>(value) {
-                if let Ok(r) = serde_json::from_value::<ElicitResult>(
+            if let Ok(content) = serde_json::from_value::<BTreeMap<String, ElicitValue>>(value)
+                && let Ok(r) = serde_json::from_value::<ElicitResult>(
                     serde_json::json!({"action": "accept", "content": content}),
-                ) {
-                    out.push(r);
-                }
+                )
+            {
+                out.push(r);
             }
             out
         }

@@ -111,10 +111,11 @@ pub(crate) async fn post(
     if let Err(e) = ladder(h, &method, params.as_ref()) {
         return reject(e, id);
     }
-    if method == methods::TOOLS_CALL && config.check_param_headers {
-        if let Err(e) = check_tool_params(&shared.server, h, params.as_ref()) {
-            return reject(e, id);
-        }
+    if method == methods::TOOLS_CALL
+        && config.check_param_headers
+        && let Err(e) = check_tool_params(&shared.server, h, params.as_ref())
+    {
+        return reject(e, id);
     }
     let opts = ExchangeOptions {
         json_only: config.json_response && !listen,

@@ -75,14 +75,14 @@ pub(crate) fn check(
         }
     }
     let origins = config.allowed_origins.as_ref();
-    if origins.is_some() || config.host_checks {
-        if let Some(origin) = headers.get(ORIGIN) {
-            let ok = origin
-                .to_str()
-                .is_ok_and(|o| allowed(origins, &LOOPBACK_ORIGINS, o));
-            if !ok {
-                return Err(Rejection::Origin);
-            }
+    if (origins.is_some() || config.host_checks)
+        && let Some(origin) = headers.get(ORIGIN)
+    {
+        let ok = origin
+            .to_str()
+            .is_ok_and(|o| allowed(origins, &LOOPBACK_ORIGINS, o));
+        if !ok {
+            return Err(Rejection::Origin);
         }
     }
     Ok(())

@@ -184,27 +184,27 @@ where
         Ok(()) => {}
     }
     #[cfg(feature = "auth")]
-    if let Some(auth) = &shared.config.auth {
-        if let Err(r) = crate::auth::check::authenticate(auth, &mut parts).await {
-            // Read the body (within its limit) before answering: a 401 sent while the request
-            // body is still unread makes hyper close the connection, and a client that reuses
-            // it for its authorized retry then sees a disconnect instead of an answer.
-            let declared = parts
-                .headers
-                .get(CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.parse::<u64>().ok());
-            // Bounded far below the body limit: an unauthenticated caller gets no large reads.
-            let drain = shared.config.max_body_size.min(UNAUTHENTICATED_DRAIN_LIMIT);
-            let mut r = r;
-            if let Err(BodyError::TimedOut) =
-                read_body(body, declared, drain, shared.config.body_timeout).await
-            {
-                r.headers_mut()
-                    .insert(CONNECTION, HeaderValue::from_static("close"));
-            }
-            return r;
+    if let Some(auth) = &shared.config.auth
+        && let Err(r) = crate::auth::check::authenticate(auth, &mut parts).await
+    {
+        // Read the body (within its limit) before answering: a 401 sent while the request
+        // body is still unread makes hyper close the connection, and a client that reuses
+        // it for its authorized retry then sees a disconnect instead of an answer.
+        let declared = parts
+            .headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        // Bounded far below the body limit: an unauthenticated caller gets no large reads.
+        let drain = shared.config.max_body_size.min(UNAUTHENTICATED_DRAIN_LIMIT);
+        let mut r = r;
+        if let Err(BodyError::TimedOut) =
+            read_body(body, declared, drain, shared.config.body_timeout).await
+        {
+            r.headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
         }
+        return r;
     }
     // The 2024-11-05 HTTP+SSE paths, when served: GET opens a stream, POST sends a message.
     let legacy_sse = shared.config.is_legacy_sse_path(parts.uri.path());
@@ -285,10 +285,10 @@ where
         .max_depth(shared.config.max_json_depth)
         .decode_message(&bytes);
     #[cfg(feature = "auth")]
-    if let Some(auth) = &shared.config.auth {
-        if let Err(r) = crate::auth::check::check_scopes(auth, &parts, decoded.as_ref().ok()) {
-            return r;
-        }
+    if let Some(auth) = &shared.config.auth
+        && let Err(r) = crate::auth::check::check_scopes(auth, &parts, decoded.as_ref().ok())
+    {
+        return r;
     }
     let parts = Arc::new(parts);
     if legacy_sse {

@@ -91,15 +91,16 @@ pub fn inject_current(params: Option<Payload>) -> Option<Payload> {
 pub(crate) fn on_server_span(span: &tracing::Span, request: &McpRequest) {
     let otel = &request.ctx.server().inner.otel;
     let meta = request.ctx.meta().map(|m| &m.0);
-    if let Some(cx) = meta.and_then(|m| otel.options.propagator().extract_meta(m)) {
-        if let Err(e) = span.set_parent(cx) {
-            tracing::trace!(error = %e, "mcp.request: trace context from _meta not applied");
-        }
+    if let Some(cx) = meta.and_then(|m| otel.options.propagator().extract_meta(m))
+        && let Err(e) = span.set_parent(cx)
+    {
+        tracing::trace!(error = %e, "mcp.request: trace context from _meta not applied");
     }
-    if otel.options.record_sensitive && request.method == "tools/call" {
-        if let Some(args) = request.params.as_ref().and_then(|p| p.get("arguments")) {
-            span.record("gen_ai.tool.call.arguments", args.to_string().as_str());
-        }
+    if otel.options.record_sensitive
+        && request.method == "tools/call"
+        && let Some(args) = request.params.as_ref().and_then(|p| p.get("arguments"))
+    {
+        span.record("gen_ai.tool.call.arguments", args.to_string().as_str());
     }
 }
 
@@ -110,10 +111,10 @@ pub(crate) fn records_results(request: &McpRequest) -> bool {
 
 /// Hook for the request span's outcome: the tool result, when opted in.
 pub(crate) fn on_result(span: &tracing::Span, record_result: bool, result: &McpResult) {
-    if let (true, Ok(obj)) = (record_result, result) {
-        if let Ok(text) = serde_json::to_string(obj) {
-            span.record("gen_ai.tool.call.result", text.as_str());
-        }
+    if let (true, Ok(obj)) = (record_result, result)
+        && let Ok(text) = serde_json::to_string(obj)
+    {
+        span.record("gen_ai.tool.call.result", text.as_str());
     }
 }
 

@@ -569,10 +569,10 @@ impl CloseOnDrop {
 
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
-        if let Some(connection) = self.0.take() {
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(async move { connection.close().await });
-            }
+        if let Some(connection) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move { connection.close().await });
         }
     }
 }

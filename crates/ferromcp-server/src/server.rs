@@ -271,11 +271,11 @@ impl Server {
     /// for it to finish, so no handler runs without the value.
     pub async fn enter_lifespan(&self) -> Result<(), BoxError> {
         let mut users = self.inner.lifespan.users.lock().await;
-        if *users == 0 {
-            if let Some(setup) = &self.inner.setup {
-                let value = setup().await?;
-                *self.lock_lifespan_value() = Some(value);
-            }
+        if *users == 0
+            && let Some(setup) = &self.inner.setup
+        {
+            let value = setup().await?;
+            *self.lock_lifespan_value() = Some(value);
         }
         *users += 1;
         Ok(())

@@ -1086,10 +1086,10 @@ async fn middleware_rewritten_initialize_is_what_the_connection_records() {
             let server = Server::builder("mw", "0")
                 .middleware(middleware_fn(
                     |mut req: McpRequest, next: Next| async move {
-                        if req.method == "initialize" {
-                            if let Some(p) = req.params.as_mut() {
-                                p["protocolVersion"] = json!("2024-11-05");
-                            }
+                        if req.method == "initialize"
+                            && let Some(p) = req.params.as_mut()
+                        {
+                            p["protocolVersion"] = json!("2024-11-05");
                         }
                         next.run(req).await
                     },

@@ -105,6 +105,11 @@ const TYPES: CrateLayers = CrateLayers {
             may_name: &["version"],
         },
         Layer {
+            name: "net",
+            modules: &["net"],
+            may_name: &[],
+        },
+        Layer {
             name: "tables",
             modules: &["tables"],
             may_name: &["mcp", "version"],
@@ -117,7 +122,7 @@ const TYPES: CrateLayers = CrateLayers {
         Layer {
             name: "top",
             modules: &["crate"],
-            may_name: &["otel", "tables", "mcp", "version"],
+            may_name: &["otel", "tables", "net", "mcp", "version"],
         },
     ],
 };

@@ -203,7 +203,7 @@ pub(super) async fn probe(
 
 /// An error and its sources (hyper's connect errors say why only in their sources, e.g. the
 /// address guard's refusal).
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

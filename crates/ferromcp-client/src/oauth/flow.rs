@@ -12,6 +12,7 @@ use super::discovery::{
     resource_matches, send, strings,
 };
 use super::guard::HttpClient;
+use super::headless::FlowHttp;
 use super::jwt::{DpopKey, random_token};
 use super::token::{AuthMethod, TokenGrant, choose_method};
 use super::{EnterpriseGrant, Grant, OAuthConfig, OAuthError, Tokens};
@@ -321,7 +322,8 @@ async fn authorization_code(
             q.append_pair("scope", s);
         }
     }
-    let answer = cfg.handler.authorize(auth_url.as_str()).await?;
+    let lent = FlowHttp::new(http.clone(), Limits::of(cfg));
+    let answer = cfg.handler.authorize_with(auth_url.as_str(), &lent).await?;
     if answer.state.as_deref() != Some(state.as_str()) {
         return Err(OAuthError::Authorization(
             "the redirect's state does not match".into(),

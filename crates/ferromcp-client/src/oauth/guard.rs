@@ -6,8 +6,9 @@
 //! private (RFC 1918), link-local (169.254/16, including the cloud metadata address
 //! 169.254.169.254, and fe80::/10), unique-local (fc00::/7), shared (100.64/10), unspecified,
 //! broadcast, multicast, documentation and reserved ranges, and IPv4-mapped or NAT64 IPv6
-//! forms of them, are refused. When the MCP server's host is itself loopback, private or
-//! link-local (local development), any address is allowed.
+//! forms of them, are refused ([`ferromcp_types::net::is_public`], the classification the
+//! embedded authorization server shares). When the MCP server's host is itself loopback,
+//! private or link-local (local development), any address is allowed.
 //!
 //! The check is made at connect time on the addresses actually connected to: names are
 //! resolved by the connector's own resolver, which refuses a name if any of its addresses is
@@ -34,6 +35,8 @@ use hyper_util::client::legacy::connect::dns::Name;
 use tokio::net::TcpStream;
 use url::Url;
 
+use ferromcp_types::net::is_public;
+
 use crate::transport::http::client::{BoxError, Dial, build_with, configure_tcp, dial_with};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -52,42 +55,6 @@ pub enum AddressPolicy {
     PublicOnly,
     /// No address check (the application vouches for every server it talks to).
     Any,
-}
-
-/// Whether `ip` is a public (global unicast) address.
-pub(super) fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            !(v4.is_unspecified()
-                || v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || v4.is_multicast()
-                || o[0] == 0
-                || (o[0] == 100 && (o[1] & 0xc0) == 64) // 100.64.0.0/10 shared (CGNAT)
-                || (o[0] == 192 && o[1] == 0 && o[2] == 0) // 192.0.0.0/24
-                || (o[0] == 198 && (o[1] & 0xfe) == 18) // 198.18.0.0/15 benchmarking
-                || o[0] >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let s = v6.segments();
-            !(v6.is_unspecified()
-                || v6.is_loopback()
-                || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00 // unique local
-                || (s[0] & 0xffc0) == 0xfe80 // link-local
-                || (s[0] & 0xffc0) == 0xfec0 // site-local
-                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
-                || (s[0] == 0x64 && s[1] == 0xff9b) // NAT64 (may reach private IPv4)
-                || s[..6] == [0; 6]) // IPv4-compatible and other reserved low addresses
-        }
-    }
 }
 
 /// A URL host as the connector sees it: IPv6 without brackets, names in lower case.
@@ -243,45 +210,6 @@ pub(super) fn client(server: &Url, cfg: &super::OAuthConfig) -> io::Result<HttpC
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn public_and_non_public_addresses() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "255.255.255.255",
-            "224.0.0.1",
-            "::1",
-            "::",
-            "fe80::1",
-            "fd00::1",
-            "ff02::1",
-            "::ffff:127.0.0.1",
-            "::ffff:169.254.169.254",
-            "64:ff9b::a00:1",
-        ] {
-            assert!(
-                !is_public(ip.parse().unwrap_or(IpAddr::from([0, 0, 0, 0]))),
-                "{ip}"
-            );
-        }
-        for ip in [
-            "93.184.216.34",
-            "8.8.8.8",
-            "2606:4700::1111",
-            "::ffff:8.8.8.8",
-        ] {
-            assert!(
-                is_public(ip.parse().unwrap_or(IpAddr::from([0, 0, 0, 0]))),
-                "{ip}"
-            );
-        }
-    }
 
     #[tokio::test]
     async fn the_server_address_decides_in_auto_mode() {

@@ -49,6 +49,7 @@
 mod discovery;
 mod flow;
 mod guard;
+mod headless;
 mod jwt;
 mod loopback;
 mod provider;
@@ -59,14 +60,10 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
-use http::{Method, Request, header};
-use http_body_util::Full;
-
 use crate::transport::http::HttpClientConfig;
-use crate::transport::http::client::build;
 
 pub use guard::AddressPolicy;
+pub use headless::{FlowHttp, RedirectReadingHandler};
 pub use jwt::{ClientKey, SigningAlgorithm};
 pub use loopback::{DEFAULT_LOOPBACK_MAX_HEAD, DEFAULT_LOOPBACK_TIMEOUT, LoopbackHandler};
 pub use provider::OAuthProvider;
@@ -173,48 +170,17 @@ pub trait AuthorizationHandler: Send + Sync {
         &'a self,
         url: &'a str,
     ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>>;
-}
 
-/// A headless [`AuthorizationHandler`] for authorization servers that redirect at once
-/// (test servers, pre-approved clients): GETs the authorization URL without following the
-/// redirect and reads `code`, `state` and `iss` from its `Location`.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct RedirectReadingHandler;
-
-impl AuthorizationHandler for RedirectReadingHandler {
-    fn authorize<'a>(
+    /// Runs the user-facing step with the flow's own HTTP client at hand (its connection
+    /// settings and address guard), for a handler that fetches the authorization URL itself:
+    /// what the flow calls. By default [`authorize`](Self::authorize), which does not use it.
+    fn authorize_with<'a>(
         &'a self,
         url: &'a str,
+        http: &'a FlowHttp,
     ) -> BoxFuture<'a, Result<AuthorizationResponse, OAuthError>> {
-        Box::pin(async move {
-            let url = discovery::parse_url(url)?;
-            let http = build(&HttpClientConfig::default(), 1)
-                .map_err(|e| OAuthError::Http(e.to_string()))?;
-            let req = Request::builder()
-                .method(Method::GET)
-                .uri(url.as_str())
-                .body(Full::new(Bytes::new()))
-                .map_err(|e| OAuthError::Http(e.to_string()))?;
-            let resp = tokio::time::timeout(DEFAULT_EXCHANGE_TIMEOUT, http.request(req))
-                .await
-                .map_err(|_| OAuthError::Http("authorization request timed out".into()))?
-                .map_err(|e| OAuthError::Http(e.to_string()))?;
-            if !resp.status().is_redirection() {
-                return Err(OAuthError::Authorization(format!(
-                    "the authorization endpoint answered {} instead of a redirect",
-                    resp.status()
-                )));
-            }
-            let location = resp
-                .headers()
-                .get(header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .ok_or_else(|| OAuthError::Authorization("redirect without Location".into()))?;
-            let target = url
-                .join(location)
-                .map_err(|e| OAuthError::Authorization(format!("redirect Location: {e}")))?;
-            AuthorizationResponse::from_redirect(target.as_str())
-        })
+        let _ = http;
+        self.authorize(url)
     }
 }
 
@@ -452,7 +418,8 @@ pub struct OAuthConfig {
     /// Hosts (names or IP literals, compared case-insensitively) let through whatever they
     /// resolve to: e.g. an internal authorization server of a public MCP server.
     pub trusted_hosts: Vec<String>,
-    /// How the flow's own requests connect: proxies, TLS roots and client certificate,
+    /// How the flow's own requests connect (and those of a handler that uses [`FlowHttp`],
+    /// such as [`RedirectReadingHandler`]): proxies, TLS roots and client certificate,
     /// timeouts, default headers. Give it the MCP transport's
     /// [`HttpConfig::client`](crate::transport::http::HttpConfig::client). Directly, the
     /// address policy checks every address connected to; through a proxy (which resolves
@@ -632,6 +599,8 @@ pub async fn authorize(server_url: &str, cfg: &OAuthConfig) -> Result<Option<Tok
         .as_deref()
         .map(discovery::parse_challenge)
         .unwrap_or_default();
-    let got = flow::flow(&http, &server, &challenge, cfg, None).await?;
+    // Boxed: the flow's future is some 3 KB, which would otherwise sit inside this one (and
+    // in every caller's).
+    let got = Box::pin(flow::flow(&http, &server, &challenge, cfg, None)).await?;
     Ok(Some(got.tokens))
 }

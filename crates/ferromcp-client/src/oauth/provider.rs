@@ -138,13 +138,15 @@ impl OAuthProvider {
                 "the authorization server refused this grant before; not trying again".into(),
             ));
         }
-        let got = match flow(
+        // Boxed (a cold path): the flow's future is some 3 KB, which would otherwise sit in
+        // the challenge handling's future and in every request future that awaits it.
+        let got = match Box::pin(flow(
             &self.http,
             &self.server,
             challenge,
             &self.cfg,
             self.dpop.as_ref(),
-        )
+        ))
         .await
         {
             Ok(got) => got,

@@ -238,10 +238,10 @@ async fn terminate(child: &Child, _grace: Duration) {
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .and_then(Pid::from_raw);
-    if let Some(pid) = pid {
-        if let Err(e) = kill_process(pid, Signal::TERM) {
-            tracing::debug!(error = %e, "SIGTERM to the stdio server failed");
-        }
+    if let Some(pid) = pid
+        && let Err(e) = kill_process(pid, Signal::TERM)
+    {
+        tracing::debug!(error = %e, "SIGTERM to the stdio server failed");
     }
 }
 

@@ -326,10 +326,10 @@ impl Loop {
                         self.cancel_inbound(&id);
                         queue.remove_requests(&id, &self.shared);
                     }
-                } else if n.method == PROGRESS {
-                    if let Some((token, progress)) = parse_progress(n.params.as_ref()) {
-                        self.shared.deliver_progress(&token, progress);
-                    }
+                } else if n.method == PROGRESS
+                    && let Some((token, progress)) = parse_progress(n.params.as_ref())
+                {
+                    self.shared.deliver_progress(&token, progress);
                 }
                 let related = meta.related_request_id.as_ref();
                 if boundary::intercept(&*self.handler, &n.method, n.params.as_ref(), related) {
@@ -354,12 +354,12 @@ impl Loop {
     /// Accepts a request (below the bound): starts it, or queues it while every slot is busy;
     /// refuses it when the queue is full.
     fn accept(&self, req: Request, meta: MessageMeta, queue: &mut Queue) -> Option<Deferred> {
-        if queue.is_empty() {
-            if let Ok(slot) = self.slots.clone().try_acquire_owned() {
-                let held = Held::new(&self.shared, Kind::Request);
-                self.start_request(req, meta, Some(held), slot);
-                return None;
-            }
+        if queue.is_empty()
+            && let Ok(slot) = self.slots.clone().try_acquire_owned()
+        {
+            let held = Held::new(&self.shared, Kind::Request);
+            self.start_request(req, meta, Some(held), slot);
+            return None;
         }
         if queue.requests >= self.queue_cap {
             return Some(self.refuse(req.id));

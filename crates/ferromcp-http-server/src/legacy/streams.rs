@@ -321,11 +321,10 @@ impl Streams {
                     tx: slot,
                     ..
                 } = r
+                    && st == stream
                 {
-                    if st == stream {
-                        *slot = Some(tx);
-                        break;
-                    }
+                    *slot = Some(tx);
+                    break;
                 }
             }
         }
@@ -433,10 +432,10 @@ impl Streams {
         }
         if !sent {
             let mut s = self.lock();
-            if let (Some(cur), Some(tx)) = (&s.standalone, &tx) {
-                if cur.same_channel(tx) {
-                    s.standalone = None;
-                }
+            if let (Some(cur), Some(tx)) = (&s.standalone, &tx)
+                && cur.same_channel(tx)
+            {
+                s.standalone = None;
             }
         }
     }
@@ -498,12 +497,11 @@ impl Streams {
 
     fn detach(&self, id: &RequestId, tx: Option<&FrameTx>) {
         let mut s = self.lock();
-        if let Some(ReqStream::Sse { tx: slot, .. }) = s.requests.get_mut(id) {
-            if let (Some(cur), Some(tx)) = (slot.as_ref(), tx) {
-                if cur.same_channel(tx) {
-                    *slot = None;
-                }
-            }
+        if let Some(ReqStream::Sse { tx: slot, .. }) = s.requests.get_mut(id)
+            && let (Some(cur), Some(tx)) = (slot.as_ref(), tx)
+            && cur.same_channel(tx)
+        {
+            *slot = None;
         }
     }
 

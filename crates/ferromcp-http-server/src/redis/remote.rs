@@ -182,14 +182,13 @@ async fn forward(
         };
     }
     let (tx, rx) = mpsc::channel(c.stream_queue.max(2));
-    if priming(record) {
-        if let Ok(frame) = SseEvent::new("")
+    if priming(record)
+        && let Ok(frame) = SseEvent::new("")
             .with_id(first)
             .with_retry(c.retry_ms)
             .to_bytes()
-        {
-            let _ = tx.try_send(Bytes::from(frame));
-        }
+    {
+        let _ = tx.try_send(Bytes::from(frame));
     }
     tokio::spawn(tail.pipe(tx));
     sse_response(
@@ -273,14 +272,13 @@ async fn standalone(
     };
     let c = &shared.config;
     let (tx, rx) = mpsc::channel(c.stream_queue.max(2));
-    if priming(record) {
-        if let Ok(f) = SseEvent::new("")
+    if priming(record)
+        && let Ok(f) = SseEvent::new("")
             .with_id(first.as_str())
             .with_retry(c.retry_ms)
             .to_bytes()
-        {
-            let _ = tx.try_send(Bytes::from(f));
-        }
+    {
+        let _ = tx.try_send(Bytes::from(f));
     }
     let tail = Tail::new(node.clone(), sid, STANDALONE, entry, &record.node);
     tokio::spawn(tail.pipe(tx));
@@ -414,10 +412,10 @@ impl Tail {
             }
             for (id, data) in events {
                 let done = is_final(&self.stream, &data);
-                if let Some(f) = frame(&id, &data) {
-                    if tx.send(f).await.is_err() {
-                        return;
-                    }
+                if let Some(f) = frame(&id, &data)
+                    && tx.send(f).await.is_err()
+                {
+                    return;
                 }
                 if done {
                     return;

@@ -253,18 +253,16 @@ impl RedisSessionStore {
             }
             Message::Request(_) => {}
             other => {
-                if let Message::Notification(n) = &other {
-                    if n.method == ferromcp_dispatch::utility::CANCELLED {
-                        if let Some(id) = n
-                            .params
-                            .as_ref()
-                            .and_then(|p| p.parse::<serde_json::Value>().ok())
-                            .and_then(|p| p.get("requestId").cloned())
-                            .and_then(|id| serde_json::from_value(id).ok())
-                        {
-                            session.streams.cancel(&id).await;
-                        }
-                    }
+                if let Message::Notification(n) = &other
+                    && n.method == ferromcp_dispatch::utility::CANCELLED
+                    && let Some(id) = n
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.parse::<serde_json::Value>().ok())
+                        .and_then(|p| p.get("requestId").cloned())
+                        .and_then(|id| serde_json::from_value(id).ok())
+                {
+                    session.streams.cancel(&id).await;
                 }
                 let _ = session.inbox.push(TransportMessage::new(other, meta));
             }
@@ -277,10 +275,10 @@ impl RedisSessionStore {
 fn forwarded_parts(session: &Session, version: &str) -> http::request::Parts {
     let (mut parts, ()) = http::Request::new(()).into_parts();
     parts.method = http::Method::POST;
-    if let Ok(v) = HeaderValue::from_str(version) {
-        if !version.is_empty() {
-            parts.headers.insert(MCP_PROTOCOL_VERSION, v);
-        }
+    if let Ok(v) = HeaderValue::from_str(version)
+        && !version.is_empty()
+    {
+        parts.headers.insert(MCP_PROTOCOL_VERSION, v);
     }
     if let Some(p) = &session.principal {
         parts.extensions.insert::<CallerId>(p.clone());
@@ -390,14 +388,14 @@ impl SessionStore for RedisSessionStore {
 
     fn remove(&self, id: &str) -> Option<Arc<Session>> {
         let removed = self.local.remove(id);
-        if removed.is_some() {
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                let mut c = self.node.conn.clone();
-                let key = self.node.record_key(id);
-                rt.spawn(async move {
-                    let _: redis::RedisResult<()> = c.del(key).await;
-                });
-            }
+        if removed.is_some()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            let mut c = self.node.conn.clone();
+            let key = self.node.record_key(id);
+            rt.spawn(async move {
+                let _: redis::RedisResult<()> = c.del(key).await;
+            });
         }
         removed
     }

@@ -574,10 +574,10 @@ impl Engine {
         let Message::Response(mut r) = answer else {
             return answer;
         };
-        if let Ok(mut value) = r.result.parse::<Value>() {
-            if lock(&self.tools).observe_list(&mut value) {
-                r.result = Payload::from_value(value);
-            }
+        if let Ok(mut value) = r.result.parse::<Value>()
+            && lock(&self.tools).observe_list(&mut value)
+        {
+            r.result = Payload::from_value(value);
         }
         Message::Response(r)
     }
@@ -614,12 +614,12 @@ impl Engine {
                 Limited::new(resp.into_body(), MAX_ERROR_BODY).collect(),
             )
             .await;
-            if let Ok(Ok(body)) = body {
-                if let Ok(msg) = Message::from_slice(&body.to_bytes()) {
-                    if matches!(msg, Message::Error(_)) && answers(&msg, id) {
-                        return with_http_status(with_id(msg, id), status);
-                    }
-                }
+            if let Ok(Ok(body)) = body
+                && let Ok(msg) = Message::from_slice(&body.to_bytes())
+                && matches!(msg, Message::Error(_))
+                && answers(&msg, id)
+            {
+                return with_http_status(with_id(msg, id), status);
             }
             return status_error(id, status);
         }

@@ -345,10 +345,10 @@ impl Engine {
         let body = Bytes::from(message.to_vec());
         if let Err(e) = self.post_legacy(link, body, meta.headers.as_ref()).await {
             tracing::debug!(error = %e, "an HTTP+SSE POST failed");
-            if let Some(id) = id {
-                if lock(&link.pending).remove(&id) {
-                    self.deliver(transport_error(&id, e)).await;
-                }
+            if let Some(id) = id
+                && lock(&link.pending).remove(&id)
+            {
+                self.deliver(transport_error(&id, e)).await;
             }
         }
         true
