@@ -151,12 +151,12 @@ impl Route {
         let tx = reports.clone();
         let mut last: Option<String> = None;
         let wait = handle.wait_with(move |state: &TaskState| {
-            if let Some(message) = &state.info.status_message {
-                if last.as_ref() != Some(message) {
-                    last = Some(message.clone());
-                    // A full queue drops a message: the next one supersedes it.
-                    let _ = tx.try_send(Report::Status(message.clone()));
-                }
+            if let Some(message) = &state.info.status_message
+                && last.as_ref() != Some(message)
+            {
+                last = Some(message.clone());
+                // A full queue drops a message: the next one supersedes it.
+                let _ = tx.try_send(Report::Status(message.clone()));
             }
         });
         let done = tokio::select! {
