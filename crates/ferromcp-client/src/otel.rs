@@ -13,7 +13,11 @@
 //!
 //! Tool arguments and results are recorded only with
 //! [`OtelOptions::record_sensitive`]. The histograms use [`OtelOptions::meter`], by default the
-//! global meter provider's meter `ferromcp`, taken when the client connects.
+//! global meter provider's meter `ferromcp`, taken when the client connects. Install the meter
+//! provider before connecting: when none is installed then (and no meter is given), nothing
+//! would record the measurements, so the client does not time calls or build their metric
+//! attributes at all ([`OtelOptions::recorded_metrics`]); a provider installed later is not
+//! used by that client.
 //!
 //! ```no_run
 //! use ferromcp_client::Client;
@@ -55,7 +59,9 @@ impl ClientBuilder {
 /// What a connected client keeps for its instrumentation.
 pub(crate) struct ClientOtel {
     options: OtelOptions,
-    metrics: McpMetrics,
+    /// `None` when nothing would record the measurements (decided once, when the client
+    /// connects: [`OtelOptions::recorded_metrics`]).
+    metrics: Option<McpMetrics>,
     network: NetworkPeer,
     /// The transport's session id, when it has sessions (Streamable HTTP).
     session_id: Option<SessionIdSource>,
@@ -68,7 +74,7 @@ impl ClientOtel {
         network: NetworkPeer,
         session_id: Option<SessionIdSource>,
     ) -> Self {
-        let metrics = options.metrics();
+        let metrics = options.recorded_metrics();
         Self {
             options,
             metrics,
@@ -111,9 +117,11 @@ impl ClientOtel {
     /// Records `mcp.client.session.duration` (the client is going away).
     /// Nothing when the lifecycle never completed (no session to measure).
     pub(crate) fn session_ended(&self, session: Option<&SessionInfo>) {
-        let Some(session) = session else { return };
+        let (Some(session), Some(metrics)) = (session, &self.metrics) else {
+            return;
+        };
         let attributes = self.common(Some(session.protocol_version));
-        self.metrics
+        metrics
             .client_session
             .record(self.started.elapsed().as_secs_f64(), &attributes);
     }
@@ -122,9 +130,8 @@ impl ClientOtel {
 /// One outgoing request: its span and its clock.
 pub(crate) struct OutgoingCall {
     span: tracing::Span,
-    started: Instant,
-    attributes: Vec<KeyValue>,
-    histogram: opentelemetry::metrics::Histogram<f64>,
+    /// The call's timing for `mcp.client.operation.duration`, when the client records metrics.
+    timing: Option<Timing>,
     record_result: bool,
     /// Reads the session id once the request is answered, when it was unknown at the start
     /// (`initialize` learns it); `None` when recorded already or the span is disabled.
@@ -183,18 +190,25 @@ impl OutgoingCall {
         if record_result && let Some(args) = params.get("arguments") {
             span.record("gen_ai.tool.call.arguments", args.to_string().as_str());
         }
-        let mut attributes = otel.common(version);
-        attributes.push(KeyValue::new(attr::MCP_METHOD_NAME, method.to_owned()));
-        if let Some(tool) = tool {
-            attributes.push(KeyValue::new(attr::GEN_AI_TOOL_NAME, tool.to_owned()));
-            attributes.push(KeyValue::new(
-                attr::GEN_AI_OPERATION_NAME,
-                attr::EXECUTE_TOOL,
-            ));
-        }
-        if let Some(prompt) = prompt {
-            attributes.push(KeyValue::new(attr::GEN_AI_PROMPT_NAME, prompt.to_owned()));
-        }
+        let timing = otel.metrics.as_ref().map(|metrics| {
+            let mut attributes = otel.common(version);
+            attributes.push(KeyValue::new(attr::MCP_METHOD_NAME, method.to_owned()));
+            if let Some(tool) = tool {
+                attributes.push(KeyValue::new(attr::GEN_AI_TOOL_NAME, tool.to_owned()));
+                attributes.push(KeyValue::new(
+                    attr::GEN_AI_OPERATION_NAME,
+                    attr::EXECUTE_TOOL,
+                ));
+            }
+            if let Some(prompt) = prompt {
+                attributes.push(KeyValue::new(attr::GEN_AI_PROMPT_NAME, prompt.to_owned()));
+            }
+            Timing {
+                started: Instant::now(),
+                attributes,
+                histogram: metrics.client_operation.clone(),
+            }
+        });
         let mut session_later = None;
         if !span.is_disabled() {
             match otel.session_id() {
@@ -215,9 +229,7 @@ impl OutgoingCall {
         }
         Box::new(Self {
             span,
-            started: Instant::now(),
-            attributes,
-            histogram: otel.metrics.client_operation.clone(),
+            timing,
             record_result,
             session_id: session_later,
         })
@@ -242,6 +254,10 @@ impl OutgoingCall {
 
     /// Records the outcome on the span and the duration histogram.
     pub(crate) fn finish(&mut self, result: &Result<Value, ClientError>) {
+        // Nothing records the outcome: no span to write it to, no histogram.
+        if self.timing.is_none() && self.span.is_disabled() {
+            return;
+        }
         if let Some(id) = self.session_id.take().and_then(|read| read()) {
             self.span.record("mcp.session.id", id.as_str());
         }
@@ -267,17 +283,33 @@ impl OutgoingCall {
                 self.span
                     .record("otel.status_description", message.as_str());
             }
-            if let Some(code) = status_code {
+            if let Some(code) = &status_code {
                 self.span.record("rpc.response.status_code", code.as_str());
-                self.attributes
-                    .push(KeyValue::new(attr::RPC_RESPONSE_STATUS_CODE, code));
             }
-            self.attributes
-                .push(KeyValue::new(attr::ERROR_TYPE, error_type));
+            if let Some(timing) = &mut self.timing {
+                if let Some(code) = status_code {
+                    timing
+                        .attributes
+                        .push(KeyValue::new(attr::RPC_RESPONSE_STATUS_CODE, code));
+                }
+                timing
+                    .attributes
+                    .push(KeyValue::new(attr::ERROR_TYPE, error_type));
+            }
         }
-        self.histogram
-            .record(self.started.elapsed().as_secs_f64(), &self.attributes);
+        if let Some(timing) = &self.timing {
+            timing
+                .histogram
+                .record(timing.started.elapsed().as_secs_f64(), &timing.attributes);
+        }
     }
+}
+
+/// A call being timed: when it started, its metric attributes and the histogram.
+struct Timing {
+    started: Instant,
+    attributes: Vec<KeyValue>,
+    histogram: opentelemetry::metrics::Histogram<f64>,
 }
 
 /// A span name as the conventions give it: the method, then the target if there is one.

@@ -17,7 +17,11 @@
 //! - every request and notification records `mcp.server.operation.duration`, and every
 //!   handshake-era connection `mcp.server.session.duration` when it closes, through the meter
 //!   of [`OtelOptions::meter`] (by default the global meter provider's, taken when the server
-//!   is built);
+//!   is built). Install the meter provider before building the server: when none is installed
+//!   then (and no meter is given), nothing would record the measurements, so the server does
+//!   not time requests or build their attributes at all
+//!   ([`OtelOptions::recorded_metrics`]); a provider installed later is not used by that
+//!   server;
 //! - tool arguments and results are recorded only with
 //!   [`OtelOptions::record_sensitive`](ferromcp_types::otel::OtelOptions::record_sensitive).
 //!
@@ -61,12 +65,14 @@ use crate::server::ServerBuilder;
 /// What a built server keeps of its [`OtelOptions`].
 pub(crate) struct ServerOtel {
     pub(crate) options: OtelOptions,
-    pub(crate) metrics: McpMetrics,
+    /// `None` when nothing would record the measurements (decided once, when the server is
+    /// built: [`OtelOptions::recorded_metrics`]).
+    pub(crate) metrics: Option<McpMetrics>,
 }
 
 impl ServerOtel {
     pub(crate) fn new(options: OtelOptions) -> Self {
-        let metrics = options.metrics();
+        let metrics = options.recorded_metrics();
         Self { options, metrics }
     }
 }
@@ -82,7 +88,12 @@ impl ServerBuilder {
 
 /// [`inject_context`] with the OpenTelemetry context of the current `tracing` span.
 pub fn inject_current(params: Option<Payload>) -> Option<Payload> {
-    inject_context(&tracing::Span::current().context(), params)
+    let span = tracing::Span::current();
+    // A disabled span (no subscriber, or filtered out) has no OpenTelemetry context.
+    if span.is_disabled() {
+        return params;
+    }
+    inject_context(&span.context(), params)
 }
 
 /// Hook for the request span: parents it on the trace context in the request's `_meta` (if
@@ -118,17 +129,23 @@ pub(crate) fn on_result(span: &tracing::Span, record_result: bool, result: &McpR
     }
 }
 
-/// A request or notification being timed for `mcp.server.operation.duration`.
-pub(crate) struct Measure {
+/// A request or notification being timed for `mcp.server.operation.duration`; nothing at all
+/// when the server records no metrics.
+pub(crate) struct Measure(Option<Timing>);
+
+struct Timing {
     started: Instant,
     attributes: Vec<KeyValue>,
     histogram: opentelemetry::metrics::Histogram<f64>,
 }
 
 impl Measure {
-    /// Starts timing `request`.
+    /// Starts timing `request`, if the server records metrics.
     pub(crate) fn start(request: &McpRequest) -> Self {
         let ctx = &request.ctx;
+        let Some(metrics) = &ctx.server().inner.otel.metrics else {
+            return Self(None);
+        };
         let method = request.method.as_str();
         let mut attributes = vec![
             KeyValue::new(attr::MCP_METHOD_NAME, method.to_owned()),
@@ -162,30 +179,36 @@ impl Measure {
                 attributes.push(KeyValue::new(key, value));
             }
         }
-        Self {
+        Self(Some(Timing {
             started: Instant::now(),
             attributes,
-            histogram: ctx.server().inner.otel.metrics.server_operation.clone(),
-        }
+            histogram: metrics.server_operation.clone(),
+        }))
     }
 
     /// Records the duration with the outcome's error attributes.
-    pub(crate) fn finish(mut self, result: &McpResult) {
+    pub(crate) fn finish(self, result: &McpResult) {
+        let Some(mut timing) = self.0 else { return };
         if let Some((error_type, status_code, _)) = error_of(result) {
-            self.attributes
+            timing
+                .attributes
                 .push(KeyValue::new(attr::ERROR_TYPE, error_type));
             if let Some(code) = status_code {
-                self.attributes
+                timing
+                    .attributes
                     .push(KeyValue::new(attr::RPC_RESPONSE_STATUS_CODE, code));
             }
         }
-        self.histogram
-            .record(self.started.elapsed().as_secs_f64(), &self.attributes);
+        timing
+            .histogram
+            .record(timing.started.elapsed().as_secs_f64(), &timing.attributes);
     }
 }
 
-/// Records `mcp.server.session.duration` when the handshake-era `connection` closes.
-pub(crate) fn time_session(connection: &Connection, metrics: &McpMetrics) {
+/// Records `mcp.server.session.duration` when the handshake-era `connection` closes (nothing
+/// when the server records no metrics).
+pub(crate) fn time_session(connection: &Connection, metrics: &Option<McpMetrics>) {
+    let Some(metrics) = metrics else { return };
     let started = Instant::now();
     let histogram = metrics.server_session.clone();
     let version = connection.version_probe();

@@ -188,6 +188,31 @@ impl OtelOptions {
             None => McpMetrics::new(&opentelemetry::global::meter("ferromcp")),
         }
     }
+
+    /// The duration histograms when something would record them, else `None`: with no
+    /// [`OtelOptions::meter`] set and no meter provider installed globally (see
+    /// [`global_meter_provider_is_noop`]), every measurement would be dropped, so the server
+    /// and the client ask this once, when they are built, and skip timing and attributes
+    /// altogether. A provider installed after that is not used by them, exactly as the
+    /// global meter they would have taken then would not have used it.
+    pub fn recorded_metrics(&self) -> Option<McpMetrics> {
+        if self.meter.is_none() && global_meter_provider_is_noop() {
+            return None;
+        }
+        Some(self.metrics())
+    }
+}
+
+/// Whether the global meter provider is still OpenTelemetry's no-op default (nothing was
+/// installed with `opentelemetry::global::set_meter_provider`), whose meters drop every
+/// measurement.
+///
+/// The OpenTelemetry API has no way to ask this, so it is read from the provider's size: the
+/// no-op provider is the only provider of the API or its SDK that has no fields (the SDK's
+/// holds its state). An application's own provider of size zero is taken for the no-op one
+/// too; give its meter with [`OtelOptions::meter`], which is always recorded.
+pub fn global_meter_provider_is_noop() -> bool {
+    std::mem::size_of_val(&*opentelemetry::global::meter_provider()) == 0
 }
 
 /// The four duration histograms of the conventions (seconds, the recommended buckets).

@@ -674,3 +674,70 @@ fn elicitation_answers_may_be_fractional_numbers() {
     params["inputResponses"]["ask"]["content"]["score"] = json!([1.5]);
     assert!(validate_params("tools/call", V2026_07_28, Some(&params)).is_err());
 }
+
+/// 2026-07-28 "Result Type" (`basic/index`): `tools/call`, `prompts/get` and `resources/read`
+/// answer their own result (`resultType: "complete"`) or an `InputRequiredResult`
+/// (`resultType: "input_required"`), and `resultType` says which. The schema alone types
+/// `resultType` as any string and lets an `InputRequiredResult` carry any property, so without
+/// the tag `{"content": 5}` passed as an `InputRequiredResult`; it is refused as at 2025-11-25,
+/// shaped (the kernel's path, `resultType` added) or not, and so is an unknown `resultType`.
+#[test]
+fn results_2026_are_told_apart_by_result_type() {
+    let with = |value: &Value, result_type: &str| {
+        let mut map = obj(value.clone());
+        map.insert("resultType".into(), json!(result_type));
+        Value::Object(map)
+    };
+    let cache = json!({"ttlMs": 0, "cacheScope": "private"});
+    for (method, bad, good) in [
+        ("tools/call", json!({"content": 5}), json!({"content": []})),
+        (
+            "prompts/get",
+            json!({"messages": 5}),
+            json!({"messages": []}),
+        ),
+        (
+            "resources/read",
+            json!({"contents": 5}),
+            json!({"contents": []}),
+        ),
+    ] {
+        let (bad, good) = if method == "resources/read" {
+            let mut b = obj(bad);
+            let mut g = obj(good);
+            b.extend(obj(cache.clone()));
+            g.extend(obj(cache.clone()));
+            (Value::Object(b), Value::Object(g))
+        } else {
+            (bad, good)
+        };
+        assert!(
+            validate_result(method, V2025_11_25, &bad).is_err(),
+            "{method}"
+        );
+        let complete = with(&bad, "complete");
+        let err = validate_result(method, V2026_07_28, &complete).unwrap_err();
+        assert!(
+            matches!(err.kind(), ParamsErrorKind::WrongType { .. }),
+            "{method}: {err}"
+        );
+        let mut shaped = obj(bad.clone());
+        let handle = tables::method(method).unwrap();
+        assert!(
+            handle
+                .shape_and_validate_result(V2026_07_28, &mut shaped)
+                .is_err(),
+            "{method}"
+        );
+        assert!(validate_result(method, V2026_07_28, &with(&good, "complete")).is_ok());
+        assert!(validate_result(method, V2026_07_28, &with(&good, "bogus")).is_err());
+        // An InputRequiredResult: only `resultType` is required, and it names the shape.
+        let input = json!({"resultType": "input_required", "requestState": "s"});
+        assert!(
+            validate_result(method, V2026_07_28, &input).is_ok(),
+            "{method}"
+        );
+        let not_input = json!({"resultType": "complete", "requestState": "s"});
+        assert!(validate_result(method, V2026_07_28, &not_input).is_err());
+    }
+}

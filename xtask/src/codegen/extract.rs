@@ -214,7 +214,43 @@ fn result_schema(
         result = json!({ "anyOf": [result, spec.reference("CreateTaskResult")] });
         note.push_str(" | CreateTaskResult (task-augmented)");
     }
+    if let Some(tagged) = tag_result_types(spec, &result)? {
+        result = tagged;
+        note.push_str(" (told apart by resultType)");
+    }
     Ok((result, note))
+}
+
+/// The `InputRequiredResult` definition (2026-07-28 onwards) and its `resultType`.
+const INPUT_REQUIRED: (&str, &str) = ("InputRequiredResult", "input_required");
+/// The `resultType` of a finished request's own result.
+const COMPLETE: &str = "complete";
+
+/// A result union with an `InputRequiredResult` branch, each branch pinned to its
+/// `resultType`: `"input_required"` for that one, `"complete"` for the method's own result.
+/// The schema types `resultType` as any string and `InputRequiredResult` allows any other
+/// property, so without the tag any object with a `resultType` (`{"content": 5, ...}` for
+/// `tools/call`) would pass as an `InputRequiredResult`; the specification's "Result Type"
+/// section says which `resultType` each shape carries. `None` when `result` has no such
+/// branch (nothing to tell apart).
+fn tag_result_types(spec: &Spec<'_>, result: &Value) -> Result<Option<Value>, String> {
+    let Some(branches) = result.get("anyOf").and_then(Value::as_array) else {
+        return Ok(None);
+    };
+    let mut input_required = false;
+    let mut tagged = Vec::with_capacity(branches.len());
+    for branch in branches {
+        let tag = if spec.ref_name(branch)? == Some(INPUT_REQUIRED.0) {
+            input_required = true;
+            INPUT_REQUIRED.1
+        } else {
+            COMPLETE
+        };
+        tagged.push(json!({
+            "allOf": [branch, {"properties": {"resultType": {"const": tag}}}]
+        }));
+    }
+    Ok(input_required.then(|| json!({ "anyOf": tagged })))
 }
 
 /// Whether a schema (through `$ref`, `anyOf`, `oneOf`, `allOf`) declares property `name`.

@@ -90,7 +90,7 @@ pub(crate) struct PromptEntry {
     pub(crate) prompt: Prompt,
     get: Arc<GetFn>,
     resolvers: Vec<ResolverRef>,
-    /// `prompt` as `prompts/list` lists it, per version, encoded once here.
+    /// `prompt` as `prompts/list` lists it, per version, encoded on its first listing.
     listed: Encoded,
 }
 
@@ -101,8 +101,9 @@ impl super::registry::Named for PromptEntry {
 }
 
 impl Listed for PromptEntry {
-    fn encoded(&self) -> &Encoded {
-        &self.listed
+    type Item = Prompt;
+    fn listed(&self) -> (&Prompt, &Encoded) {
+        (&self.prompt, &self.listed)
     }
 }
 
@@ -145,7 +146,7 @@ pub(crate) fn entry<M, H: PromptHandler<M>>(spec: PromptSpec, handler: H) -> Pro
         .filter(|a| !a.is_empty());
     prompt.arguments = arguments;
     PromptEntry {
-        listed: Encoded::new(&prompt, methods::PROMPTS_LIST, "prompts"),
+        listed: Encoded::new(methods::PROMPTS_LIST, "prompts"),
         prompt,
         resolvers: handler.resolvers(),
         get: Arc::new(move |call| handler.call(call)),

@@ -100,28 +100,30 @@ pub(crate) struct ResourceEntry {
     pub(crate) resource: Resource,
     read: Arc<ReadFn>,
     resolvers: Vec<ResolverRef>,
-    /// `resource` as `resources/list` lists it, per version, encoded once here.
+    /// `resource` as `resources/list` lists it, per version, encoded on its first listing.
     listed: Encoded,
 }
 
 impl ResourceEntry {
-    /// The entry with `meta` as its resource's `_meta` (encoded anew).
+    /// The entry with `meta` as its resource's `_meta` (its listing encoded anew).
     pub(crate) fn with_meta(mut self, meta: ferromcp_types::mcp::Meta) -> Self {
         self.resource.meta = Some(meta);
-        self.listed = Encoded::new(&self.resource, methods::RESOURCES_LIST, "resources");
+        self.listed = Encoded::new(methods::RESOURCES_LIST, "resources");
         self
     }
 }
 
 impl Listed for ResourceEntry {
-    fn encoded(&self) -> &Encoded {
-        &self.listed
+    type Item = Resource;
+    fn listed(&self) -> (&Resource, &Encoded) {
+        (&self.resource, &self.listed)
     }
 }
 
 impl Listed for TemplateEntry {
-    fn encoded(&self) -> &Encoded {
-        &self.listed
+    type Item = ResourceTemplate;
+    fn listed(&self) -> (&ResourceTemplate, &Encoded) {
+        (&self.template, &self.listed)
     }
 }
 
@@ -137,7 +139,8 @@ pub(crate) struct TemplateEntry {
     pub(crate) matcher: UriTemplate,
     read: Arc<ReadFn>,
     resolvers: Vec<ResolverRef>,
-    /// `template` as `resources/templates/list` lists it, per version, encoded once here.
+    /// `template` as `resources/templates/list` lists it, per version, encoded on its first
+    /// listing.
     listed: Encoded,
 }
 
@@ -163,7 +166,7 @@ pub(crate) fn resource_entry<M, H: ResourceHandler<M>>(
     resource.icons = spec.icons;
     resource.size = spec.size;
     ResourceEntry {
-        listed: Encoded::new(&resource, methods::RESOURCES_LIST, "resources"),
+        listed: Encoded::new(methods::RESOURCES_LIST, "resources"),
         resource,
         resolvers: handler.resolvers(),
         read: reader(handler, spec.mime_type),
@@ -185,11 +188,7 @@ pub(crate) fn template_entry<M, H: ResourceHandler<M>>(
     template.annotations = spec.annotations;
     template.icons = spec.icons;
     Ok(TemplateEntry {
-        listed: Encoded::new(
-            &template,
-            methods::RESOURCES_TEMPLATES_LIST,
-            "resourceTemplates",
-        ),
+        listed: Encoded::new(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates"),
         template,
         matcher,
         resolvers: handler.resolvers(),

@@ -178,7 +178,7 @@ pub(crate) struct ToolEntry {
     resolvers: Vec<ResolverRef>,
     /// The input schema's `x-mcp-header` annotations, read once here.
     pub(crate) param_headers: Arc<[crate::tool_headers::ParamHeader]>,
-    /// `tool` as `tools/list` lists it, per version, encoded once here.
+    /// `tool` as `tools/list` lists it, per version, encoded on its first listing.
     listed: Encoded,
 }
 
@@ -229,7 +229,7 @@ pub(crate) fn entry<M, H: ToolHandler<M>>(
     if let Some(support) = spec.task_support {
         tool.execution = Some(ToolExecution::new().with_task_support(support));
     }
-    let listed = Encoded::new(&tool, methods::TOOLS_LIST, FIELD);
+    let listed = Encoded::new(methods::TOOLS_LIST, FIELD);
     Ok(ToolEntry {
         tool,
         listed,
@@ -258,8 +258,9 @@ impl super::registry::Named for ToolEntry {
 }
 
 impl Listed for ToolEntry {
-    fn encoded(&self) -> &Encoded {
-        &self.listed
+    type Item = Tool;
+    fn listed(&self) -> (&Tool, &Encoded) {
+        (&self.tool, &self.listed)
     }
 }
 

@@ -3050,14 +3050,14 @@ static V2025_11_25_LITS: [Lit; 35] = [
 // notifications/resources/updated: ServerNotification ResourceUpdatedNotification
 // notifications/subscriptions/acknowledged: ServerNotification SubscriptionsAcknowledgedNotification
 // notifications/tools/list_changed: ServerNotification ToolListChangedNotification
-// prompts/get: ClientRequest GetPromptRequest -> GetPromptResultResponse.result
+// prompts/get: ClientRequest GetPromptRequest -> GetPromptResultResponse.result (told apart by resultType)
 // prompts/list: ClientRequest ListPromptsRequest -> ListPromptsResultResponse.result
 // resources/list: ClientRequest ListResourcesRequest -> ListResourcesResultResponse.result
-// resources/read: ClientRequest ReadResourceRequest -> ReadResourceResultResponse.result
+// resources/read: ClientRequest ReadResourceRequest -> ReadResourceResultResponse.result (told apart by resultType)
 // resources/templates/list: ClientRequest ListResourceTemplatesRequest -> ListResourceTemplatesResultResponse.result
 // server/discover: ClientRequest DiscoverRequest -> DiscoverResultResponse.result
 // subscriptions/listen: ClientRequest SubscriptionsListenRequest -> SubscriptionsListenResultResponse.result
-// tools/call: ClientRequest CallToolRequest -> CallToolResultResponse.result
+// tools/call: ClientRequest CallToolRequest -> CallToolResultResponse.result (told apart by resultType)
 // tools/list: ClientRequest ListToolsRequest -> ListToolsResultResponse.result
 static V2026_07_28: VersionData = VersionData {
     version: "2026-07-28",
@@ -3119,29 +3119,29 @@ static V2026_07_28_METHODS: [MethodEntry; 34] = [
     MethodEntry::ABSENT, // notifications/tasks/status
     MethodEntry { kinds: 0b1000, params: Some(234), result: None }, // notifications/tools/list_changed
     MethodEntry::ABSENT, // ping
-    MethodEntry { kinds: 0b0001, params: Some(237), result: Some(246) }, // prompts/get
-    MethodEntry { kinds: 0b0001, params: Some(238), result: Some(247) }, // prompts/list
-    MethodEntry { kinds: 0b0001, params: Some(238), result: Some(248) }, // resources/list
-    MethodEntry { kinds: 0b0001, params: Some(239), result: Some(250) }, // resources/read
+    MethodEntry { kinds: 0b0001, params: Some(237), result: Some(252) }, // prompts/get
+    MethodEntry { kinds: 0b0001, params: Some(238), result: Some(253) }, // prompts/list
+    MethodEntry { kinds: 0b0001, params: Some(238), result: Some(254) }, // resources/list
+    MethodEntry { kinds: 0b0001, params: Some(239), result: Some(257) }, // resources/read
     MethodEntry::ABSENT, // resources/subscribe
-    MethodEntry { kinds: 0b0001, params: Some(238), result: Some(251) }, // resources/templates/list
+    MethodEntry { kinds: 0b0001, params: Some(238), result: Some(258) }, // resources/templates/list
     MethodEntry::ABSENT, // resources/unsubscribe
     MethodEntry::ABSENT, // roots/list
     MethodEntry::ABSENT, // sampling/createMessage
-    MethodEntry { kinds: 0b0001, params: Some(240), result: Some(252) }, // server/discover
-    MethodEntry { kinds: 0b0001, params: Some(241), result: Some(253) }, // subscriptions/listen
+    MethodEntry { kinds: 0b0001, params: Some(240), result: Some(259) }, // server/discover
+    MethodEntry { kinds: 0b0001, params: Some(241), result: Some(260) }, // subscriptions/listen
     MethodEntry::ABSENT, // tasks/cancel
     MethodEntry::ABSENT, // tasks/get
     MethodEntry::ABSENT, // tasks/list
     MethodEntry::ABSENT, // tasks/result
-    MethodEntry { kinds: 0b0001, params: Some(242), result: Some(255) }, // tools/call
-    MethodEntry { kinds: 0b0001, params: Some(238), result: Some(256) }, // tools/list
+    MethodEntry { kinds: 0b0001, params: Some(242), result: Some(263) }, // tools/call
+    MethodEntry { kinds: 0b0001, params: Some(238), result: Some(264) }, // tools/list
 ];
 
 /// The schema nodes of `2026-07-28`: the definitions first, in name order, then the nodes
 /// they and the method schemas are made of (equal ones shared).
 #[rustfmt::skip]
-static V2026_07_28_NODES: [Node; 257] = [
+static V2026_07_28_NODES: [Node; 265] = [
     /* 0 Annotations */ Node { types: T_OBJECT, always_plausible: true, has_properties: true, properties: Span::new(0, 3), ..Node::ANY },
     /* 1 AudioContent */ Node { types: T_OBJECT, has_properties: true, properties: Span::new(3, 5), required: Span::new(0, 3), discriminators: Span::new(0, 1), ..Node::ANY },
     /* 2 BlobResourceContents */ Node { types: T_OBJECT, always_plausible: true, has_properties: true, properties: Span::new(8, 4), required: Span::new(3, 2), ..Node::ANY },
@@ -3387,27 +3387,35 @@ static V2026_07_28_NODES: [Node; 257] = [
     /* 242 */ Node { reference: Some(4), pure_ref: true, always_plausible: true, view: Some(73), ..Node::ANY },
     /* 243 */ Node { reference: Some(9), pure_ref: true, always_plausible: true, view: Some(74), ..Node::ANY },
     /* 244 */ Node { reference: Some(28), pure_ref: true, always_plausible: true, view: Some(75), ..Node::ANY },
-    /* 245 */ Node { reference: Some(22), pure_ref: true, always_plausible: true, view: Some(76), ..Node::ANY },
-    /* 246 */ Node { always_plausible: true, any_of: Span::new(112, 2), view: Some(77), ..Node::ANY },
-    /* 247 */ Node { reference: Some(34), pure_ref: true, always_plausible: true, view: Some(78), ..Node::ANY },
-    /* 248 */ Node { reference: Some(36), pure_ref: true, always_plausible: true, view: Some(79), ..Node::ANY },
-    /* 249 */ Node { reference: Some(57), pure_ref: true, always_plausible: true, view: Some(80), ..Node::ANY },
-    /* 250 */ Node { always_plausible: true, any_of: Span::new(119, 2), view: Some(81), ..Node::ANY },
-    /* 251 */ Node { reference: Some(35), pure_ref: true, always_plausible: true, view: Some(82), ..Node::ANY },
-    /* 252 */ Node { reference: Some(14), pure_ref: true, always_plausible: true, view: Some(83), ..Node::ANY },
-    /* 253 */ Node { reference: Some(76), pure_ref: true, always_plausible: true, view: Some(84), ..Node::ANY },
-    /* 254 */ Node { reference: Some(5), pure_ref: true, always_plausible: true, view: Some(85), ..Node::ANY },
-    /* 255 */ Node { always_plausible: true, any_of: Span::new(127, 2), view: Some(86), ..Node::ANY },
-    /* 256 */ Node { reference: Some(39), pure_ref: true, always_plausible: true, view: Some(87), ..Node::ANY },
+    /* 245 */ Node { constant: Some(Lit::Str(Name::new(1578, "input_required"))), ..Node::ANY },
+    /* 246 */ Node { has_properties: true, properties: Span::new(341, 1), discriminators: Span::new(24, 1), ..Node::ANY },
+    /* 247 */ Node { all_of: Span::new(111, 2), view: Some(76), ..Node::ANY },
+    /* 248 */ Node { reference: Some(22), pure_ref: true, always_plausible: true, view: Some(77), ..Node::ANY },
+    /* 249 */ Node { constant: Some(Lit::Str(Name::new(1592, "complete"))), ..Node::ANY },
+    /* 250 */ Node { has_properties: true, properties: Span::new(342, 1), discriminators: Span::new(25, 1), ..Node::ANY },
+    /* 251 */ Node { all_of: Span::new(116, 2), view: Some(78), ..Node::ANY },
+    /* 252 */ Node { any_of: Span::new(120, 2), union: Some(7), ..Node::ANY },
+    /* 253 */ Node { reference: Some(34), pure_ref: true, always_plausible: true, view: Some(79), ..Node::ANY },
+    /* 254 */ Node { reference: Some(36), pure_ref: true, always_plausible: true, view: Some(80), ..Node::ANY },
+    /* 255 */ Node { reference: Some(57), pure_ref: true, always_plausible: true, view: Some(81), ..Node::ANY },
+    /* 256 */ Node { all_of: Span::new(125, 2), view: Some(82), ..Node::ANY },
+    /* 257 */ Node { any_of: Span::new(129, 2), union: Some(8), ..Node::ANY },
+    /* 258 */ Node { reference: Some(35), pure_ref: true, always_plausible: true, view: Some(83), ..Node::ANY },
+    /* 259 */ Node { reference: Some(14), pure_ref: true, always_plausible: true, view: Some(84), ..Node::ANY },
+    /* 260 */ Node { reference: Some(76), pure_ref: true, always_plausible: true, view: Some(85), ..Node::ANY },
+    /* 261 */ Node { reference: Some(5), pure_ref: true, always_plausible: true, view: Some(86), ..Node::ANY },
+    /* 262 */ Node { all_of: Span::new(135, 2), view: Some(87), ..Node::ANY },
+    /* 263 */ Node { any_of: Span::new(139, 2), union: Some(9), ..Node::ANY },
+    /* 264 */ Node { reference: Some(39), pure_ref: true, always_plausible: true, view: Some(88), ..Node::ANY },
 ];
 
 /// The names of `2026-07-28`'s schemas, one after the other (a `Name` is an offset and a length in here).
 #[rustfmt::skip]
-const V2026_07_28_STRINGS: &str = "audienceprioritylastModifieddatatype_metamimeTypeannotationsaudiouriblobtitledefaultdescriptionbooleannameargumentsrequestStateinputResponsescontentisErrorresultTypestructuredContentreasonrequestIdrootssamplingextensionselicitationexperimentalrefcontextargumentcompletiontextimageresource_linkresourcemethodparamssampling/createMessagetoolsmessagesmetadatamaxTokenstoolChoicetemperaturesystemPromptstopSequencesincludeContextmodelPreferencesrolemodelstopReasonttlMscacheScopecapabilitiesinstructionssupportedVersionselicitation/createmodemessagerequestedSchemaformurlactionsrcsizesthemeiconsversionwebsiteUrlroots/listinputRequestsenumenumNamesstringpromptsnextCursorresourceTemplatesresourcesalertcriticaldebugemergencyerrorinfonoticewarninglevelloggerhintscostPriorityspeedPriorityintelligencePriorityio.modelcontextprotocol/subscriptionIdmaximumminimumcursortotalprogressprogressTokenrequiredref/promptcontentsio.modelcontextprotocol/logLevelio.modelcontextprotocol/clientInfoio.modelcontextprotocol/protocolVersionio.modelcontextprotocol/clientCapabilitiessizeuriTemplateref/resourceio.modelcontextprotocol/serverInfoassistantusertool_usetool_resultloggingcompletionsformatmaxLengthminLengthtoolsListChangedpromptsListChangedresourcesListChangedresourceSubscriptionsnotificationsitemsmaxItemsminItemsarrayoneOfinputSchemaoutputSchemareadOnlyHintopenWorldHintidempotentHintdestructiveHinttoolUseIdidinputvaluevalueshasMoreallServersnonethisServerprivatepublicobject$schemapropertiesacceptcanceldeclinedarklightintegernumberlistChangedsubscribedatedate-timeemailconstanyOfauto";
+const V2026_07_28_STRINGS: &str = "audienceprioritylastModifieddatatype_metamimeTypeannotationsaudiouriblobtitledefaultdescriptionbooleannameargumentsrequestStateinputResponsescontentisErrorresultTypestructuredContentreasonrequestIdrootssamplingextensionselicitationexperimentalrefcontextargumentcompletiontextimageresource_linkresourcemethodparamssampling/createMessagetoolsmessagesmetadatamaxTokenstoolChoicetemperaturesystemPromptstopSequencesincludeContextmodelPreferencesrolemodelstopReasonttlMscacheScopecapabilitiesinstructionssupportedVersionselicitation/createmodemessagerequestedSchemaformurlactionsrcsizesthemeiconsversionwebsiteUrlroots/listinputRequestsenumenumNamesstringpromptsnextCursorresourceTemplatesresourcesalertcriticaldebugemergencyerrorinfonoticewarninglevelloggerhintscostPriorityspeedPriorityintelligencePriorityio.modelcontextprotocol/subscriptionIdmaximumminimumcursortotalprogressprogressTokenrequiredref/promptcontentsio.modelcontextprotocol/logLevelio.modelcontextprotocol/clientInfoio.modelcontextprotocol/protocolVersionio.modelcontextprotocol/clientCapabilitiessizeuriTemplateref/resourceio.modelcontextprotocol/serverInfoassistantusertool_usetool_resultloggingcompletionsformatmaxLengthminLengthtoolsListChangedpromptsListChangedresourcesListChangedresourceSubscriptionsnotificationsitemsmaxItemsminItemsarrayoneOfinputSchemaoutputSchemareadOnlyHintopenWorldHintidempotentHintdestructiveHinttoolUseIdidinputvaluevalueshasMoreallServersnonethisServerprivatepublicobject$schemapropertiesacceptcanceldeclinedarklightintegernumberlistChangedsubscribedatedate-timeemailconstanyOfautoinput_requiredcomplete";
 
 /// The listed properties of the nodes (`2026-07-28`).
 #[rustfmt::skip]
-static V2026_07_28_PROPS: [Prop; 341] = [
+static V2026_07_28_PROPS: [Prop; 343] = [
     Prop::new(0, "audience", 90, false),
     Prop::new(8, "priority", 92, false),
     Prop::new(16, "lastModified", 91, false),
@@ -3749,11 +3757,13 @@ static V2026_07_28_PROPS: [Prop; 341] = [
     Prop::new(1468, "$schema", 91, false),
     Prop::new(631, "enum", 132, true),
     Prop::new(32, "type", 181, true),
+    Prop::new(155, "resultType", 245, false),
+    Prop::new(155, "resultType", 249, false),
 ];
 
 /// The required names of the nodes, and the tags and keys of the unions (`2026-07-28`).
 #[rustfmt::skip]
-static V2026_07_28_NAMES: [Name; 143] = [
+static V2026_07_28_NAMES: [Name; 145] = [
     Name::new(28, "data"),
     Name::new(41, "mimeType"),
     Name::new(32, "type"),
@@ -3897,11 +3907,13 @@ static V2026_07_28_NAMES: [Name; 143] = [
     Name::new(1564, "const"),
     Name::new(72, "title"),
     Name::new(1569, "anyOf"),
+    Name::new(1578, "input_required"),
+    Name::new(1592, "complete"),
 ];
 
 /// The discriminators of the nodes (`2026-07-28`).
 #[rustfmt::skip]
-static V2026_07_28_DISCRIMINATORS: [Discriminator; 24] = [
+static V2026_07_28_DISCRIMINATORS: [Discriminator; 26] = [
     (Name::new(32, "type"), Lit::Str(Name::new(60, "audio")), true),
     (Name::new(32, "type"), Lit::Str(Name::new(95, "boolean")), true),
     (Name::new(301, "method"), Lit::Str(Name::new(313, "sampling/createMessage")), true),
@@ -3926,25 +3938,27 @@ static V2026_07_28_DISCRIMINATORS: [Discriminator; 24] = [
     (Name::new(32, "type"), Lit::Str(Name::new(1462, "object")), true),
     (Name::new(32, "type"), Lit::Str(Name::new(1462, "object")), true),
     (Name::new(32, "type"), Lit::Str(Name::new(644, "string")), true),
+    (Name::new(155, "resultType"), Lit::Str(Name::new(1578, "input_required")), false),
+    (Name::new(155, "resultType"), Lit::Str(Name::new(1592, "complete")), false),
 ];
 
 /// The `anyOf` branches and `allOf` parts of the nodes, and the nodes of their views (`2026-07-28`).
 #[rustfmt::skip]
-static V2026_07_28_IDS: [u32; 132] = [
+static V2026_07_28_IDS: [u32; 142] = [
     121, 122, 123, 124, 125, 152, 153, 169, 170, 171, 174, 175, 176, 13, 38, 19,
     107, 179, 180, 196, 197, 198, 199, 200, 201, 202, 203, 121, 122, 123, 137, 138,
     0, 59, 66, 45, 55, 64, 115, 116, 78, 24, 1, 62, 20, 12, 69, 44,
     84, 82, 86, 85, 121, 122, 123, 137, 138, 140, 71, 16, 18, 132, 156, 79,
     2, 159, 160, 79, 2, 54, 23, 11, 37, 15, 13, 38, 19, 52, 63, 61,
     68, 43, 72, 47, 3, 88, 81, 87, 80, 33, 53, 7, 25, 73, 77, 83,
-    8, 6, 41, 50, 46, 65, 74, 21, 48, 56, 60, 75, 4, 9, 28, 22,
-    244, 245, 28, 22, 34, 36, 57, 244, 249, 28, 57, 35, 14, 76, 5, 244,
-    254, 28, 5, 39,
+    8, 6, 41, 50, 46, 65, 74, 21, 48, 56, 60, 75, 4, 9, 28, 244,
+    246, 28, 246, 22, 248, 250, 22, 250, 247, 251, 34, 36, 57, 255, 250, 57,
+    250, 247, 256, 35, 14, 76, 5, 261, 250, 5, 250, 247, 262, 39,
 ];
 
 /// The unions of the nodes that have one (`2026-07-28`).
 #[rustfmt::skip]
-static V2026_07_28_UNIONS: [Union; 7] = [
+static V2026_07_28_UNIONS: [Union; 10] = [
     Union::Tag { key: Name::new(32, "type"), tags: Span::new(16, 5), sure: true },
     Union::Tag { key: Name::new(534, "mode"), tags: Span::new(35, 2), sure: true },
     Union::Tag { key: Name::new(301, "method"), tags: Span::new(48, 3), sure: true },
@@ -3952,11 +3966,14 @@ static V2026_07_28_UNIONS: [Union; 7] = [
     Union::Tag { key: Name::new(32, "type"), tags: Span::new(103, 5), sure: true },
     Union::Tag { key: Name::new(32, "type"), tags: Span::new(133, 2), sure: true },
     Union::Required { keys: Span::new(138, 2) },
+    Union::Tag { key: Name::new(155, "resultType"), tags: Span::new(143, 2), sure: true },
+    Union::Tag { key: Name::new(155, "resultType"), tags: Span::new(143, 2), sure: true },
+    Union::Tag { key: Name::new(155, "resultType"), tags: Span::new(143, 2), sure: true },
 ];
 
 /// The views of the nodes that have one (`2026-07-28`).
 #[rustfmt::skip]
-static V2026_07_28_VIEWS: [View; 88] = [
+static V2026_07_28_VIEWS: [View; 89] = [
     View { described: Span::new(13, 3), open: false },
     View { described: Span::new(32, 0), open: false },
     View { described: Span::new(32, 0), open: true },
@@ -4033,18 +4050,19 @@ static V2026_07_28_VIEWS: [View; 88] = [
     View { described: Span::new(108, 1), open: false },
     View { described: Span::new(109, 1), open: false },
     View { described: Span::new(110, 1), open: false },
-    View { described: Span::new(111, 1), open: false },
-    View { described: Span::new(114, 2), open: false },
-    View { described: Span::new(116, 1), open: false },
-    View { described: Span::new(117, 1), open: false },
-    View { described: Span::new(118, 1), open: false },
-    View { described: Span::new(121, 2), open: false },
+    View { described: Span::new(113, 2), open: false },
+    View { described: Span::new(115, 1), open: false },
+    View { described: Span::new(118, 2), open: false },
+    View { described: Span::new(122, 1), open: false },
     View { described: Span::new(123, 1), open: false },
     View { described: Span::new(124, 1), open: false },
-    View { described: Span::new(125, 1), open: false },
-    View { described: Span::new(126, 1), open: false },
-    View { described: Span::new(129, 2), open: false },
+    View { described: Span::new(127, 2), open: false },
     View { described: Span::new(131, 1), open: false },
+    View { described: Span::new(132, 1), open: false },
+    View { described: Span::new(133, 1), open: false },
+    View { described: Span::new(134, 1), open: false },
+    View { described: Span::new(137, 2), open: false },
+    View { described: Span::new(141, 1), open: false },
 ];
 
 /// The bounds of the nodes that have some (`2026-07-28`).
