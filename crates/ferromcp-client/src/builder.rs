@@ -365,6 +365,7 @@ impl ClientBuilder {
             session: OnceLock::new(),
             log_level: Mutex::new(None),
             output_schemas: Mutex::new(HashMap::new()),
+            envelope: Default::default(),
         };
         if let Err(e) = lifecycle::start(&inner, self.lifecycle).await {
             inner.shutdown().await;

@@ -103,6 +103,23 @@ impl Route {
         ctx: &RequestContext,
         params: R::Params,
     ) -> Result<R::Result, ErrorObject> {
+        self.relay(ctx, |opts| self.rounds::<R>(ctx, params, opts, None))
+            .await
+    }
+
+    /// Runs `work` (given the request options) as a request forwarded for `ctx`: within this
+    /// backend's and the total bound on requests in flight, with the backend's progress
+    /// reported on `ctx`, and dropped (which cancels the backend request) when the front
+    /// request is cancelled.
+    pub(crate) async fn relay<'a, T, F, Fut>(
+        &'a self,
+        ctx: &'a RequestContext,
+        work: F,
+    ) -> Result<T, ErrorObject>
+    where
+        F: FnOnce(RequestOptions) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ErrorObject>> + 'a,
+    {
         let _permits = self.admit()?;
         let _inflight = self.inflight.enter(ctx.clone());
         let (tx, mut rx) = mpsc::channel(32);
@@ -110,7 +127,7 @@ impl Route {
             // A full queue drops a report: progress is advisory.
             let _ = tx.try_send(p);
         });
-        let work = self.rounds::<R>(ctx, params, opts);
+        let work = work(opts);
         tokio::pin!(work);
         loop {
             tokio::select! {
@@ -141,19 +158,25 @@ impl Route {
         }
     }
 
-    async fn rounds<R: Resumable>(
+    /// Sends `params` and drives a 2026-07-28 backend's `input_required` rounds; `first`: the
+    /// backend's answer to `params` when it came already (the raw path's).
+    pub(crate) async fn rounds<R: Resumable>(
         &self,
         ctx: &RequestContext,
         mut params: R::Params,
         opts: RequestOptions,
+        mut first: Option<MaybeInputRequired<R::Result>>,
     ) -> Result<R::Result, ErrorObject> {
         let mut rounds = 0u32;
         loop {
-            let answer = self
-                .client
-                .request_once::<R>(params.clone(), opts.clone())
-                .await
-                .map_err(|e| self.client_error(R::METHOD, e))?;
+            let answer = match first.take() {
+                Some(answer) => answer,
+                None => self
+                    .client
+                    .request_once::<R>(params.clone(), opts.clone())
+                    .await
+                    .map_err(|e| self.client_error(R::METHOD, e))?,
+            };
             let input = match answer {
                 MaybeInputRequired::Complete(result) => return Ok(result),
                 MaybeInputRequired::InputRequired(input) => input,

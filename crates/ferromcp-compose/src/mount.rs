@@ -25,6 +25,7 @@ use crate::bridge::{self, Inflight};
 use crate::error::ComposeError;
 use crate::forward::Route;
 use crate::naming::{backend_uri, front_name, front_uri};
+use crate::raw::RawTool;
 
 /// What a backend offered when it was listed.
 #[derive(Default)]
@@ -92,6 +93,9 @@ pub(crate) struct Mount {
     subscribed: tokio::sync::Mutex<BTreeSet<String>>,
     max_subscriptions: usize,
     pub(crate) tool_filter: Option<Arc<ToolFilter>>,
+    /// The tools registered on the front, by front name, as the raw path needs them (those
+    /// still registered are in `mine`).
+    pub(crate) raw_tools: Mutex<HashMap<String, RawTool>>,
     /// Set once unmounted: list changes no longer touch the front.
     gone: std::sync::atomic::AtomicBool,
 }
@@ -170,6 +174,7 @@ pub(crate) async fn connect(
         subscribed: tokio::sync::Mutex::new(BTreeSet::new()),
         max_subscriptions: backend.max_subscriptions,
         tool_filter: backend.tool_filter.clone(),
+        raw_tools: Mutex::new(HashMap::new()),
         gone: std::sync::atomic::AtomicBool::new(false),
     });
     let _ = cell.set(Arc::downgrade(&mount));
@@ -453,6 +458,11 @@ impl Mount {
         if support != TaskSupport::Forbidden {
             spec = spec.task_support(support);
         }
+        let raw = RawTool {
+            backend_name: tool.name.as_str().into(),
+            support,
+        };
+        lock(&self.raw_tools).insert(front_name(self.name(), &tool.name), raw);
         let this = self.clone();
         let name = tool.name.clone();
         let handler = move |ctx: RequestContext, RawArgs(args): RawArgs| {
