@@ -27,6 +27,7 @@
 //! backoff_max = 60
 //! ```
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -199,7 +200,12 @@ impl Limiter {
         if used >= limits.per_principal {
             return false;
         }
-        by_principal.insert(who.to_owned(), used + 1);
+        match by_principal.get_mut(who) {
+            Some(n) => *n = used + 1,
+            None => {
+                by_principal.insert(who.to_owned(), used + 1);
+            }
+        }
         *total += 1;
         true
     }
@@ -387,23 +393,91 @@ struct Audit(Arc<Limiter>);
 
 /// Who made a request: the authenticated principal (`subject/client`), else the HTTP
 /// client's IP address, else the session, else `stdio`.
-fn who(ctx: &ferromcp_server::RequestContext) -> String {
+fn who(ctx: &ferromcp_server::RequestContext) -> Cow<'static, str> {
     if let Some(p) = ctx.principal() {
-        return match &p.client_id {
+        return Cow::Owned(match &p.client_id {
             Some(client) => format!("{}/{client}", p.subject),
             None => p.subject.clone(),
-        };
+        });
     }
     let peer = ctx
         .http_parts()
         .and_then(|parts| parts.extensions.get::<ferromcp_server::PeerAddr>());
     if let Some(peer) = peer {
-        return peer.0.ip().to_string();
+        return Cow::Owned(peer.0.ip().to_string());
     }
-    ctx.connection()
-        .session_id()
-        .map(|s| format!("session:{s}"))
-        .unwrap_or_else(|| "stdio".to_owned())
+    match ctx.connection().session_id() {
+        Some(s) => Cow::Owned(format!("session:{s}")),
+        None => Cow::Borrowed("stdio"),
+    }
+}
+
+/// How a tool call ended, as its audit line says.
+enum Outcome {
+    RateLimited,
+    ToolError,
+    InputRequired,
+    Ok,
+    /// A JSON-RPC error with its code.
+    Error(i32),
+    /// Any other failure.
+    Failed,
+}
+
+impl Outcome {
+    fn of(result: &McpResult) -> Self {
+        match result {
+            Ok(r) if r.get("isError") == Some(&Value::Bool(true)) => Self::ToolError,
+            Ok(r) if r.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+                Self::InputRequired
+            }
+            Ok(_) => Self::Ok,
+            Err(HandlerError::Protocol(e)) => Self::Error(e.code.0),
+            Err(_) => Self::Failed,
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::RateLimited => f.write_str("rate-limited"),
+            Self::ToolError => f.write_str("tool-error"),
+            Self::InputRequired => f.write_str("input-required"),
+            Self::Ok => f.write_str("ok"),
+            Self::Error(code) => write!(f, "error:{code}"),
+            Self::Failed => f.write_str("error"),
+        }
+    }
+}
+
+thread_local! {
+    /// The audit line being written, reused from call to call.
+    static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Writes one audit line to stderr, in one write.
+fn audit_line(who: &str, tool: &str, outcome: &Outcome, duration_ms: u128) {
+    use std::fmt::Write as _;
+    use std::io::Write as _;
+    // Mount names contain no '_': the backend is the tool's prefix.
+    let backend = tool.split_once('_').map_or("-", |(m, _)| m);
+    LINE.with_borrow_mut(|line| {
+        line.clear();
+        let _ = writeln!(
+            line,
+            "ferromcp gateway: audit who={who} backend={backend} tool={tool} \
+             outcome={outcome} duration_ms={duration_ms}"
+        );
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    });
+}
+
+/// The `name` of `tools/call` params (read from their text, nothing else built).
+#[derive(serde::Deserialize)]
+struct Named {
+    #[serde(default)]
+    name: String,
 }
 
 impl Middleware for Audit {
@@ -412,21 +486,13 @@ impl Middleware for Audit {
             return next.run(request);
         }
         let tool = request
-            .params
-            .as_ref()
-            .and_then(|p| p.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+            .params_as::<Named>()
+            .map(|n| n.name)
+            .unwrap_or_default();
         let who = who(&request.ctx);
-        // Mount names contain no '_': the backend is the tool's prefix.
-        let backend = tool.split_once('_').map_or("-", |(m, _)| m).to_owned();
         let started = Instant::now();
         if !self.0.admit(&who) {
-            eprintln!(
-                "ferromcp gateway: audit who={who} backend={backend} tool={tool} \
-                 outcome=rate-limited duration_ms=0"
-            );
+            audit_line(&who, &tool, &Outcome::RateLimited, 0);
             let mut refused = serde_json::Map::new();
             refused.insert(
                 "content".to_owned(),
@@ -438,20 +504,8 @@ impl Middleware for Audit {
         }
         Box::pin(async move {
             let result = next.run(request).await;
-            let outcome = match &result {
-                Ok(r) if r.get("isError") == Some(&Value::Bool(true)) => "tool-error".to_owned(),
-                Ok(r) if r.get("resultType").and_then(Value::as_str) == Some("input_required") => {
-                    "input-required".to_owned()
-                }
-                Ok(_) => "ok".to_owned(),
-                Err(HandlerError::Protocol(e)) => format!("error:{}", e.code.0),
-                Err(_) => "error".to_owned(),
-            };
-            eprintln!(
-                "ferromcp gateway: audit who={who} backend={backend} tool={tool} \
-                 outcome={outcome} duration_ms={}",
-                started.elapsed().as_millis()
-            );
+            let ms = started.elapsed().as_millis();
+            audit_line(&who, &tool, &Outcome::of(&result), ms);
             result
         })
     }

@@ -365,6 +365,7 @@ impl ClientBuilder {
             session: OnceLock::new(),
             log_level: Mutex::new(None),
             output_schemas: Mutex::new(HashMap::new()),
+            envelope: Default::default(),
         };
         // The handshake and the log level are awaited once per connection: boxed, so their
         // futures (some 3 KB each) do not sit in `connect`'s, nor in every caller's.

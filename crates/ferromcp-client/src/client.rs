@@ -11,8 +11,7 @@ use ferromcp_types::jsonrpc::Payload;
 use ferromcp_types::mcp::methods;
 use ferromcp_types::mcp::{
     ClientCapabilities, DiscoverResult, Implementation, InitializeResult, JsonObject, LoggingLevel,
-    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
-    ServerCapabilities,
+    META_LOG_LEVEL, ServerCapabilities,
 };
 use ferromcp_types::{Era, ProtocolVersion};
 use serde_json::Value;
@@ -106,6 +105,8 @@ pub(crate) struct Inner {
     pub(crate) log_level: Mutex<Option<LoggingLevel>>,
     /// Output schemas of the tools seen in `tools/list` results, by name.
     pub(crate) output_schemas: Mutex<HashMap<String, Option<JsonObject>>>,
+    /// The 2026-07-28 envelope, encoded once (src/raw.rs).
+    pub(crate) envelope: crate::raw::Envelope,
     /// The OpenTelemetry settings, histograms and session clock (src/otel.rs).
     #[cfg(feature = "otel")]
     pub(crate) otel: crate::otel::ClientOtel,
@@ -160,7 +161,7 @@ impl Inner {
         self.session.get().map_or(Era::Handshake, |s| s.era)
     }
 
-    /// Adds the 2026-07-28 envelope to `params._meta`.
+    /// Adds the 2026-07-28 envelope to `params._meta` (its members encoded once per client).
     pub(crate) fn stamp_envelope(&self, params: &mut JsonObject) {
         let slot = params
             .entry("_meta")
@@ -169,17 +170,7 @@ impl Inner {
             *slot = Value::Object(JsonObject::new());
         }
         let Value::Object(meta) = slot else { return };
-        meta.insert(
-            META_PROTOCOL_VERSION.into(),
-            Value::String(ProtocolVersion::LATEST_MODERN.as_str().into()),
-        );
-        let s = &self.settings;
-        if let Ok(caps) = serde_json::to_value(&s.modern_capabilities) {
-            meta.insert(META_CLIENT_CAPABILITIES.into(), caps);
-        }
-        if let Ok(info) = serde_json::to_value(&s.client_info) {
-            meta.insert(META_CLIENT_INFO.into(), info);
-        }
+        self.envelope.fill(&self.settings, meta);
         if let Some(level) = *lock(&self.log_level)
             && let Ok(level) = serde_json::to_value(level)
         {

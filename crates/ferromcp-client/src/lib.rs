@@ -58,6 +58,7 @@ mod options;
 #[cfg(feature = "otel")]
 pub mod otel;
 mod pagination;
+mod raw;
 #[cfg(feature = "skills")]
 pub mod skills;
 pub mod tasks;

@@ -135,11 +135,30 @@ impl Route {
         ctx: &RequestContext,
         params: R::Params,
     ) -> Result<R::Result, ErrorObject> {
+        self.relay(ctx, |opts, reports| async move {
+            self.rounds::<R>(ctx, params, opts, &reports, None).await
+        })
+        .await
+    }
+
+    /// Runs `work` (given the request options and the queue of the backend's reports) as a
+    /// request forwarded for `ctx`: within this backend's and the total bound on requests in
+    /// flight, with the backend's progress, log records and task status reported on `ctx`, and dropped (which cancels the backend request) when the front
+    /// request is cancelled.
+    pub(crate) async fn relay<'a, T, F, Fut>(
+        &'a self,
+        ctx: &'a RequestContext,
+        work: F,
+    ) -> Result<T, ErrorObject>
+    where
+        F: FnOnce(RequestOptions, mpsc::Sender<Report>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ErrorObject>> + 'a,
+    {
         let _permits = self.admit()?;
         let _inflight = self.inflight.enter(ctx.clone());
         let (tx, mut rx) = mpsc::channel(REPORT_QUEUE);
         let opts = reporting(self.options(ctx), &tx, &self.mount);
-        let work = self.rounds::<R>(ctx, params, opts, &tx);
+        let work = work(opts, tx);
         tokio::pin!(work);
         let mut last = 0.0;
         loop {
@@ -175,16 +194,22 @@ impl Route {
         }
     }
 
-    async fn rounds<R: Resumable>(
+    /// Sends `params` and drives a 2026-07-28 backend's `input_required` rounds; `first`: the
+    /// backend's answer to `params` when it came already (the raw path's).
+    pub(crate) async fn rounds<R: Resumable>(
         &self,
         ctx: &RequestContext,
         mut params: R::Params,
         opts: RequestOptions,
         reports: &mpsc::Sender<Report>,
+        mut first: Option<MaybeInputRequired<R::Result>>,
     ) -> Result<R::Result, ErrorObject> {
         let mut rounds = 0u32;
         loop {
-            let answer = R::once(self, ctx, params.clone(), opts.clone(), reports).await?;
+            let answer = match first.take() {
+                Some(answer) => answer,
+                None => R::once(self, ctx, params.clone(), opts.clone(), reports).await?,
+            };
             let input = match answer {
                 MaybeInputRequired::Complete(result) => return Ok(result),
                 MaybeInputRequired::InputRequired(input) => input,

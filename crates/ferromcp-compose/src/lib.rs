@@ -105,6 +105,7 @@ mod logging;
 mod mount;
 mod naming;
 mod notify;
+mod raw;
 mod report;
 mod subscribe;
 mod task;
@@ -346,7 +347,11 @@ impl ComposerBuilder {
             let levels = logging::ForwardLogLevel {
                 levels: log_levels.clone(),
             };
-            Ok::<_, ComposeError>(front.middleware(forward).middleware(levels).build()?)
+            let raw = raw::RawTools {
+                mounts: shared.clone(),
+            };
+            let front = front.middleware(forward).middleware(levels);
+            Ok::<_, ComposeError>(front.tool_call_route(raw).build()?)
         }
         .await;
         match result {

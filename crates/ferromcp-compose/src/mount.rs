@@ -25,6 +25,7 @@ use crate::bridge::{self, Inflight};
 use crate::error::ComposeError;
 use crate::forward::Route;
 use crate::naming::{backend_uri, front_name, front_uri};
+use crate::raw::RawTool;
 
 /// What a backend offered when it was listed.
 #[derive(Default)]
@@ -95,6 +96,9 @@ pub(crate) struct Mount {
     /// The front's log levels and sessions, which unrelated log records go to (set with the
     /// front).
     pub(crate) log_levels: OnceLock<Weak<crate::logging::LogLevels>>,
+    /// The tools registered on the front, by front name, as the raw path needs them (those
+    /// still registered are in `mine`).
+    pub(crate) raw_tools: Mutex<HashMap<String, RawTool>>,
     /// Set once unmounted: list changes no longer touch the front.
     gone: std::sync::atomic::AtomicBool,
 }
@@ -174,6 +178,7 @@ pub(crate) async fn connect(
         max_subscriptions: backend.max_subscriptions,
         tool_filter: backend.tool_filter.clone(),
         log_levels: OnceLock::new(),
+        raw_tools: Mutex::new(HashMap::new()),
         gone: std::sync::atomic::AtomicBool::new(false),
     });
     let _ = cell.set(Arc::downgrade(&mount));
@@ -459,6 +464,11 @@ impl Mount {
         if support != TaskSupport::Forbidden {
             spec = spec.task_support(support);
         }
+        let raw = RawTool {
+            backend_name: tool.name.as_str().into(),
+            support,
+        };
+        lock(&self.raw_tools).insert(front_name(self.name(), &tool.name), raw);
         let this = self.clone();
         let name = tool.name.clone();
         let handler = move |ctx: RequestContext, RawArgs(args): RawArgs| {

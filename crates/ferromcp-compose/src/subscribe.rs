@@ -24,14 +24,15 @@ pub(crate) type Mounts = Arc<std::sync::RwLock<Vec<Arc<Mount>>>>;
 impl ForwardSubscriptions {
     /// The front URIs a request subscribes to.
     fn uris(request: &McpRequest) -> Vec<String> {
-        let params = request.params.as_ref();
+        // Only these two methods' params are read (reading parses them).
+        let params = || request.params.as_ref();
         match request.method.as_str() {
-            methods::RESOURCES_SUBSCRIBE => params
+            methods::RESOURCES_SUBSCRIBE => params()
                 .and_then(|p| p.get("uri"))
                 .and_then(Value::as_str)
                 .map(|u| vec![u.to_owned()])
                 .unwrap_or_default(),
-            methods::SUBSCRIPTIONS_LISTEN => params
+            methods::SUBSCRIPTIONS_LISTEN => params()
                 .and_then(|p| p.pointer("/notifications/resourceSubscriptions"))
                 .and_then(Value::as_array)
                 .map(|a| {
@@ -49,6 +50,9 @@ impl ForwardSubscriptions {
 impl Middleware for ForwardSubscriptions {
     fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult> {
         let uris = Self::uris(&request);
+        if uris.is_empty() {
+            return next.run(request);
+        }
         let mounts: Vec<Arc<Mount>> = self
             .mounts
             .read()

@@ -1,6 +1,6 @@
 //! The JSON-RPC utilities the dispatchers implement: cancellation, progress, and `_meta`.
 
-use ferromcp_jsonrpc::{Payload, RequestId};
+use ferromcp_jsonrpc::{Payload, RawJson, RequestId};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -127,6 +127,15 @@ fn may_hold_token(text: &str) -> bool {
 /// Outbound request params, always an object carrying `_meta` (with the progress token when
 /// there is one). Params that are not an object are sent as they are.
 pub(crate) fn with_meta(params: Option<Payload>, token: Option<&RequestId>) -> Payload {
+    // Raw object params stay text when `_meta` can be added or completed in place: they carry
+    // none (nothing spells it), or it is their first member and holds no token yet.
+    let params = match params {
+        Some(Payload::Raw(raw)) => match raw_with_meta(&raw, token) {
+            Some(done) => return Payload::Raw(done),
+            None => Some(Payload::Raw(raw)),
+        },
+        other => other,
+    };
     let mut map = match params {
         None => Map::new(),
         Some(Payload::Value(Value::Object(map))) => map,
@@ -148,6 +157,43 @@ pub(crate) fn with_meta(params: Option<Payload>, token: Option<&RequestId>) -> P
     Payload::Value(Value::Object(map))
 }
 
+/// [`with_meta`] on raw object params without reading them into a tree; `None` when the
+/// text does not allow it (not an object, `_meta` elsewhere than first, a token already, an
+/// escape).
+fn raw_with_meta(raw: &RawJson, token: Option<&RequestId>) -> Option<RawJson> {
+    let text = raw.get();
+    if !text.starts_with('{') {
+        return None;
+    }
+    if !may_hold_meta(text.as_bytes()) {
+        let meta = match token {
+            Some(token) => {
+                let id = id_raw(token)?;
+                RawJson::from_string("{}".to_owned())
+                    .ok()?
+                    .with_first_member("progressToken", &id)?
+            }
+            None => RawJson::from_string("{}".to_owned()).ok()?,
+        };
+        return raw.with_first_member("_meta", &meta);
+    }
+    if !text.starts_with("{\"_meta\":{") {
+        return None;
+    }
+    match token {
+        None => Some(raw.clone()),
+        Some(_) if may_hold_token(text) => None,
+        Some(token) => raw.with_first_member_in("_meta", "progressToken", &id_raw(token)?),
+    }
+}
+
+/// A request id as JSON text.
+fn id_raw(id: &RequestId) -> Option<RawJson> {
+    serde_json::value::to_raw_value(&id_value(id))
+        .ok()
+        .map(RawJson::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +207,37 @@ mod tests {
             with_meta(Some(raw), Some(&RequestId::from("t"))),
             Payload::from(json!({"a": 1, "_meta": {"x": 2, "progressToken": "t"}}))
         );
+    }
+
+    /// Raw params get `_meta` (and the progress token) in their text, without being read
+    /// into a tree, when it is absent or first; else they are read and changed as before.
+    #[test]
+    fn raw_params_stay_text_with_meta_added() {
+        let raw = |t: &str| Payload::Raw(RawJson::from_string(t.to_owned()).unwrap());
+        let text = |p: Payload| match p {
+            Payload::Raw(r) => r.get().to_owned(),
+            Payload::Value(v) => panic!("read into a tree: {v}"),
+        };
+        let t = RequestId::from(4);
+        assert_eq!(
+            text(with_meta(Some(raw(r#"{"name":"x"}"#)), Some(&t))),
+            r#"{"_meta":{"progressToken":4},"name":"x"}"#
+        );
+        assert_eq!(text(with_meta(Some(raw("{}")), None)), r#"{"_meta":{}}"#);
+        let envelope = r#"{"_meta":{"v":"2026-07-28"},"name":"x"}"#;
+        assert_eq!(text(with_meta(Some(raw(envelope)), None)), envelope);
+        assert_eq!(
+            text(with_meta(Some(raw(envelope)), Some(&RequestId::from("s")))),
+            r#"{"_meta":{"progressToken":"s","v":"2026-07-28"},"name":"x"}"#
+        );
+        // `_meta` not first, or a token already there: read and changed.
+        let late = with_meta(Some(raw(r#"{"a":1,"_meta":{"x":2}}"#)), Some(&t));
+        assert_eq!(
+            late,
+            Payload::from(json!({"a": 1, "_meta": {"x": 2, "progressToken": 4}}))
+        );
+        let had = with_meta(Some(raw(r#"{"_meta":{"progressToken":1}}"#)), Some(&t));
+        assert_eq!(had, Payload::from(json!({"_meta": {"progressToken": 4}})));
     }
 
     #[test]

@@ -57,6 +57,83 @@ impl RawJson {
     pub fn get(&self) -> &str {
         &self.0
     }
+
+    /// This object with `key: value` put before its members (`{"key":value,...}`), built
+    /// from the two texts without reading them again; `None` when `self` is not an object.
+    /// The caller makes sure the object has no member `key` already (JSON text may repeat a
+    /// key, and readers disagree on which one wins).
+    ///
+    /// ```
+    /// use ferromcp_jsonrpc::RawJson;
+    ///
+    /// let params = RawJson::from_string(r#"{"name":"add"}"#.to_owned()).unwrap();
+    /// let meta = RawJson::from_string(r#"{"a":1}"#.to_owned()).unwrap();
+    /// let both = params.with_first_member("_meta", &meta).unwrap();
+    /// assert_eq!(both.get(), r#"{"_meta":{"a":1},"name":"add"}"#);
+    /// assert!(meta.with_first_member("x", &meta).is_some());
+    /// assert!(RawJson::from_string("[1]".to_owned()).unwrap().with_first_member("x", &meta).is_none());
+    /// ```
+    pub fn with_first_member(&self, key: &str, value: &RawJson) -> Option<RawJson> {
+        let rest = self.0.strip_prefix('{')?;
+        Some(Self(join_member(key, value, rest)))
+    }
+
+    /// This object with `key: value` put first in the object that is the value of its first
+    /// member `outer`, when the text begins exactly `{"outer":{` (no whitespace, no escape in
+    /// `outer`); `None` otherwise (read the object and change it instead). As with
+    /// [`with_first_member`](Self::with_first_member), the caller makes sure that inner
+    /// object has no member `key` already.
+    ///
+    /// ```
+    /// use ferromcp_jsonrpc::RawJson;
+    ///
+    /// let token = RawJson::from_string("7".to_owned()).unwrap();
+    /// let params = RawJson::from_string(r#"{"_meta":{"v":"x"},"name":"add"}"#.to_owned()).unwrap();
+    /// let with = params.with_first_member_in("_meta", "progressToken", &token).unwrap();
+    /// assert_eq!(with.get(), r#"{"_meta":{"progressToken":7,"v":"x"},"name":"add"}"#);
+    /// let empty = RawJson::from_string(r#"{"_meta":{ },"a":1}"#.to_owned()).unwrap();
+    /// let with = empty.with_first_member_in("_meta", "progressToken", &token).unwrap();
+    /// assert_eq!(with.get(), r#"{"_meta":{"progressToken":7},"a":1}"#);
+    /// let other = RawJson::from_string(r#"{"name":"add","_meta":{}}"#.to_owned()).unwrap();
+    /// assert!(other.with_first_member_in("_meta", "progressToken", &token).is_none());
+    /// ```
+    pub fn with_first_member_in(&self, outer: &str, key: &str, value: &RawJson) -> Option<RawJson> {
+        if outer.bytes().any(|b| super::scan::SPECIAL[usize::from(b)]) {
+            return None;
+        }
+        let text = self.get();
+        let after = text
+            .strip_prefix("{\"")?
+            .strip_prefix(outer)?
+            .strip_prefix("\":{")?;
+        // Up to the inner object's `{`, which `join_member` writes again.
+        let head = text.get(..text.len() - after.len() - 1).unwrap_or_default();
+        let mut out = String::with_capacity(text.len() + key.len() + value.get().len() + 4);
+        out.push_str(head);
+        out.push_str(&join_member(key, value, after));
+        Some(Self(out.into()))
+    }
+}
+
+/// `"key":value` followed by the rest of an object whose `{` has been taken off: with a comma
+/// before the members that follow, with none before the `}` of an empty object (whitespace
+/// before that `}` is dropped).
+fn join_member(key: &str, value: &RawJson, rest: &str) -> Box<str> {
+    let trimmed = rest.trim_start_matches([' ', '\t', '\n', '\r']);
+    let empty = trimmed.starts_with('}');
+    let mut out = Vec::with_capacity(rest.len() + key.len() + value.get().len() + 5);
+    out.push(b'{');
+    write_str(key, &mut out);
+    out.push(b':');
+    out.extend_from_slice(value.get().as_bytes());
+    if empty {
+        out.extend_from_slice(trimmed.as_bytes());
+    } else {
+        out.push(b',');
+        out.extend_from_slice(rest.as_bytes());
+    }
+    // Only whole UTF-8 strings and ASCII went in.
+    String::from_utf8(out).unwrap_or_default().into()
 }
 
 /// No check needed: a `RawValue` holds valid JSON. Takes its text without copying.

@@ -519,6 +519,12 @@ impl ServerBuilder {
         self
     }
 
+    /// Registers an erased handler as it is (the crate's own layers).
+    pub(crate) fn on_erased(mut self, method: &str, handler: Arc<RequestFn>) -> Self {
+        self.requests.insert(method.to_owned(), handler);
+        self
+    }
+
     /// Serves `logging/setLevel` (handshake era) by recording the level on the connection,
     /// which gates [`RequestContext::log`]; the high-level server does this for every server,
     /// since its handlers can log. No deprecation warning: the user chose nothing deprecated.

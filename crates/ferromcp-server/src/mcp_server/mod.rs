@@ -35,6 +35,7 @@ mod prompts;
 mod registry;
 mod resolve;
 mod resources;
+mod route;
 mod schema;
 mod skills;
 mod tools;
@@ -45,8 +46,8 @@ use std::sync::Arc;
 
 use ferromcp_dispatch::BoxError;
 use ferromcp_types::mcp::methods::{
-    self, CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
-    ListTools, ReadResource, Request, Subscribe, SubscriptionsListen, Unsubscribe,
+    self, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
+    ReadResource, Request, Subscribe, SubscriptionsListen, Unsubscribe,
 };
 use ferromcp_types::mcp::{EmptyResult, Implementation, JsonObject, PaginatedRequestParams};
 
@@ -74,6 +75,7 @@ pub use prompt_resource_output::{Blob, IntoPromptResult, IntoResourceResult};
 pub use prompts::PromptSpec;
 pub use resolve::{Ask, DEFAULT_MAX_INPUT_ROUNDS, ResolveError, Resolved, Resolver, ResolverRef};
 pub use resources::{ResourceSpec, resource_not_found};
+pub use route::ToolCallRoute;
 pub use schema::{object_schema, schema_object_for};
 pub use skills::{
     DEFAULT_MAX_SKILL_BYTES, DEFAULT_MAX_SKILL_FILES, DIRECTORY_MIME_TYPE, EXTENSION_SKILLS,
@@ -143,6 +145,7 @@ impl McpServer {
             skills: Vec::new(),
             skill_limits: SkillLimits::default(),
             apps: Vec::new(),
+            tool_route: None,
         }
     }
 
@@ -305,6 +308,7 @@ pub struct McpServerBuilder {
     skills: Vec<Skill>,
     skill_limits: SkillLimits,
     apps: Vec<App>,
+    tool_route: Option<Arc<dyn ToolCallRoute>>,
 }
 
 impl McpServerBuilder {
@@ -659,8 +663,7 @@ impl McpServerBuilder {
                 let sh = sh.clone();
                 async move { tools::list(&sh, ctx.protocol_version(), p.cursor.as_ref()) }
             });
-            let sh = s.clone();
-            low = low.on::<CallTool, _, _, _>(move |ctx, p| tools::call(&sh, ctx, p));
+            low = route::register(low, s, self.tool_route);
         }
         if has_prompts {
             let sh = s.clone();

@@ -1,0 +1,235 @@
+//! The raw path of a mounted backend's `tools/call`: the front's params text, with the tool
+//! name un-prefixed, goes to the backend, and the backend's result text comes back, with
+//! neither built as typed params or a typed result on the way (issue 23 point 5), for
+//! handshake-era front clients. Calls the path does not fit (a task, a 2026-07-28 front,
+//! whose backend questions become the front request's rounds) take the typed path: the
+//! front's tool registry and [`Route::forward`].
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use ferromcp_dispatch::{BoxFuture, HandlerError};
+use ferromcp_server::mcp_server::ToolCallRoute;
+use ferromcp_server::{McpParams, RequestContext};
+use ferromcp_types::Era;
+use ferromcp_types::jsonrpc::{ErrorObject, RawJson};
+use ferromcp_types::mcp::methods::{self, CallTool};
+use ferromcp_types::mcp::{CallToolRequestParams, CallToolResult, MaybeInputRequired, TaskSupport};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::forward::Route;
+use crate::mount::{Kind, Mount, lock};
+use crate::subscribe::Mounts;
+
+/// A mounted tool as the raw path needs it: the backend's name and the front's task support.
+#[derive(Debug, Clone)]
+pub(crate) struct RawTool {
+    pub(crate) backend_name: Arc<str>,
+    pub(crate) support: TaskSupport,
+}
+
+/// The front's route for its mounts' tools.
+pub(crate) struct RawTools {
+    pub(crate) mounts: Mounts,
+}
+
+/// What the raw path reads of the front's params: the tool's name, its arguments as
+/// written, and whether anything asks for the typed path.
+#[derive(Default)]
+struct FrontCall<'a> {
+    name: Option<Cow<'a, str>>,
+    arguments: Option<&'a RawValue>,
+    /// `task`, `inputResponses` or `requestState`: the typed path serves those.
+    typed: bool,
+}
+
+impl<'de> serde::Deserialize<'de> for FrontCall<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(FrontCallVisitor)
+    }
+}
+
+struct FrontCallVisitor;
+
+impl<'de> Visitor<'de> for FrontCallVisitor {
+    type Value = FrontCall<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("tools/call params")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FrontCall<'de>, A::Error> {
+        let mut call = FrontCall::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match &*key {
+                "name" => call.name = Some(map.next_value()?),
+                "arguments" => call.arguments = Some(map.next_value()?),
+                "task" | "inputResponses" | "requestState" => {
+                    call.typed = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(call)
+    }
+}
+
+impl RawTools {
+    /// The mount that registered the front tool `name`, and the tool.
+    fn find(&self, name: &str) -> Option<(Arc<Mount>, RawTool)> {
+        // Mount names contain no '_': the mount is the name's prefix.
+        let (prefix, _) = name.split_once('_')?;
+        let mount = self
+            .mounts
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .find(|m| &**m.name() == prefix)?
+            .clone();
+        if mount.is_gone() {
+            return None;
+        }
+        // Registered now (not filtered out, not removed by a list change, not another
+        // mount's after a conflict).
+        if !lock(&mount.mine)
+            .get(&Kind::Tool)
+            .is_some_and(|names| names.contains(name))
+        {
+            return None;
+        }
+        let tool = lock(&mount.raw_tools).get(name).cloned()?;
+        Some((mount, tool))
+    }
+}
+
+impl ToolCallRoute for RawTools {
+    fn route(
+        &self,
+        ctx: &RequestContext,
+        params: &McpParams,
+    ) -> Option<BoxFuture<'static, Result<Value, HandlerError>>> {
+        // At 2026-07-28 in front, a backend's question becomes an `InputRequiredResult` of
+        // the front request, which only the registry's rounds build: the typed path.
+        if ctx.protocol_version().is_modern() {
+            return None;
+        }
+        let (mount, tool, arguments) = match params.raw() {
+            Some(raw) => {
+                let call: FrontCall<'_> = serde_json::from_str(raw.get()).ok()?;
+                if call.typed {
+                    return None;
+                }
+                let (mount, tool) = self.find(call.name.as_deref()?)?;
+                let arguments = call.arguments.map(|a| RawJson::from(a.to_owned()));
+                (mount, tool, arguments)
+            }
+            // Params handed over in process, or changed by a layer: a tree already.
+            None => {
+                let call = params.as_ref()?.as_object()?;
+                if ["task", "inputResponses", "requestState"]
+                    .iter()
+                    .any(|k| call.contains_key(*k))
+                {
+                    return None;
+                }
+                let (mount, tool) = self.find(call.get("name")?.as_str()?)?;
+                let arguments = match call.get("arguments") {
+                    Some(a) => Some(RawJson::from(serde_json::value::to_raw_value(a).ok()?)),
+                    None => None,
+                };
+                (mount, tool, arguments)
+            }
+        };
+        if !plain_at_front(tool.support, ctx) {
+            return None;
+        }
+        // A 2026-07-28 backend may make a task of a task-capable tool's plain call: the typed
+        // path follows it (its status, cancellation and `max_tasks` place, C59), which
+        // `request_raw` does not.
+        if tool.support != TaskSupport::Forbidden && mount.route.client.session().era == Era::Modern
+        {
+            return None;
+        }
+        let params = backend_params(&tool.backend_name, arguments.as_ref())?;
+        let ctx = ctx.clone();
+        Some(Box::pin(async move {
+            mount
+                .route
+                .forward_raw_tool(&ctx, params)
+                .await
+                .map_err(HandlerError::Protocol)
+        }))
+    }
+}
+
+/// Whether the front serves a call of a tool with `support` as a plain call (no task
+/// param, checked by the caller): the front's own decision (a task-required tool's calls are
+/// tasks; at 2026-07-28 a task-optional tool's may be).
+fn plain_at_front(support: TaskSupport, ctx: &RequestContext) -> bool {
+    match support {
+        TaskSupport::Forbidden => true,
+        TaskSupport::Optional => !ctx.protocol_version().is_modern(),
+        _ => false,
+    }
+}
+
+/// `{"name":NAME,"arguments":ARGUMENTS}` for the backend, the arguments as the front got them.
+fn backend_params(name: &str, arguments: Option<&RawJson>) -> Option<RawJson> {
+    let mut params = RawJson::from_string("{}".to_owned()).ok()?;
+    if let Some(arguments) = arguments {
+        params = params.with_first_member("arguments", arguments)?;
+    }
+    let name = serde_json::value::to_raw_value(name).ok()?;
+    params.with_first_member("name", &RawJson::from(name))
+}
+
+impl Route {
+    /// Forwards a backend tool's call with `params` (raw) for the front request
+    /// `ctx`, with the limits, progress and cancellation of [`Route::forward`]; the backend's
+    /// result as the kernel takes it. A backend that asks for input (2026-07-28) continues
+    /// on the typed path's rounds.
+    pub(crate) async fn forward_raw_tool(
+        &self,
+        ctx: &RequestContext,
+        params: RawJson,
+    ) -> Result<Value, ErrorObject> {
+        self.relay(ctx, |opts, reports| async move {
+            let raw = self
+                .client
+                .request_raw(methods::TOOLS_CALL, params.clone(), opts.clone())
+                .await
+                .map_err(|e| self.client_error(methods::TOOLS_CALL, e))?;
+            // Only a result that spells `input_required` may be one: read those typed.
+            if raw.get().contains("\"input_required\"") {
+                let answer: MaybeInputRequired<CallToolResult> =
+                    serde_json::from_str(raw.get()).map_err(|e| self.bad_answer(&e))?;
+                if let MaybeInputRequired::InputRequired(_) = &answer {
+                    let typed: CallToolRequestParams =
+                        serde_json::from_str(params.get()).map_err(|e| self.bad_answer(&e))?;
+                    let result = self
+                        .rounds::<CallTool>(ctx, typed, opts, &reports, Some(answer))
+                        .await?;
+                    return serde_json::to_value(result).map_err(|e| self.bad_answer(&e));
+                }
+            }
+            // The kernel takes a handler's result as a value today: the text is read once,
+            // here. (Once it takes a result's text, `raw` goes to it as it is.)
+            serde_json::from_str::<Value>(raw.get()).map_err(|e| self.bad_answer(&e))
+        })
+        .await
+    }
+
+    fn bad_answer(&self, e: &serde_json::Error) -> ErrorObject {
+        ErrorObject::internal_error(format!(
+            "composed server: backend {:?} answered tools/call with a result that does not \
+             read: {e}",
+            self.mount
+        ))
+    }
+}
