@@ -434,13 +434,18 @@ impl Middleware for Audit {
                     "rate limit: too many tool calls through this gateway; try again in a minute"}]),
             );
             refused.insert("isError".to_owned(), Value::Bool(true));
-            return Box::pin(async move { Ok(refused) });
+            return Box::pin(async move { Ok(refused.into()) });
         }
         Box::pin(async move {
             let result = next.run(request).await;
             let outcome = match &result {
-                Ok(r) if r.get("isError") == Some(&Value::Bool(true)) => "tool-error".to_owned(),
-                Ok(r) if r.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+                Ok(r) if r.get("isError").as_deref() == Some(&Value::Bool(true)) => {
+                    "tool-error".to_owned()
+                }
+                Ok(r)
+                    if r.get("resultType").as_deref().and_then(Value::as_str)
+                        == Some("input_required") =>
+                {
                     "input-required".to_owned()
                 }
                 Ok(_) => "ok".to_owned(),

@@ -32,6 +32,7 @@ pub mod middleware;
 pub mod otel;
 mod principal;
 pub mod request_state;
+mod result_body;
 mod runner;
 mod server;
 mod stream;
