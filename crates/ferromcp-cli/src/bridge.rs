@@ -394,7 +394,7 @@ impl Middleware for Relay {
                 .into_value()
                 .map_err(|e| ErrorObject::internal_error(format!("the server's result: {e}")))?;
             match value {
-                Value::Object(map) => Ok(map),
+                Value::Object(map) => Ok(map.into()),
                 other => Err(ErrorObject::internal_error(format!(
                     "the server answered {method} with a non-object result: {other}"
                 ))

@@ -427,8 +427,11 @@ enum Outcome {
 impl Outcome {
     fn of(result: &McpResult) -> Self {
         match result {
-            Ok(r) if r.get("isError") == Some(&Value::Bool(true)) => Self::ToolError,
-            Ok(r) if r.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+            Ok(r) if r.get("isError").as_deref() == Some(&Value::Bool(true)) => Self::ToolError,
+            Ok(r)
+                if r.get("resultType").as_deref().and_then(Value::as_str)
+                    == Some("input_required") =>
+            {
                 Self::InputRequired
             }
             Ok(_) => Self::Ok,
@@ -500,7 +503,7 @@ impl Middleware for Audit {
                     "rate limit: too many tool calls through this gateway; try again in a minute"}]),
             );
             refused.insert("isError".to_owned(), Value::Bool(true));
-            return Box::pin(async move { Ok(refused) });
+            return Box::pin(async move { Ok(refused.into()) });
         }
         Box::pin(async move {
             let result = next.run(request).await;

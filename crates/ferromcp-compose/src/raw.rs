@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use ferromcp_dispatch::{BoxFuture, HandlerError};
 use ferromcp_server::mcp_server::ToolCallRoute;
-use ferromcp_server::{McpParams, RequestContext};
+use ferromcp_server::{McpParams, McpResultBody, RequestContext};
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorObject, RawJson};
 use ferromcp_types::mcp::methods::{self, CallTool};
@@ -113,7 +113,7 @@ impl ToolCallRoute for RawTools {
         &self,
         ctx: &RequestContext,
         params: &McpParams,
-    ) -> Option<BoxFuture<'static, Result<Value, HandlerError>>> {
+    ) -> Option<BoxFuture<'static, Result<McpResultBody, HandlerError>>> {
         // At 2026-07-28 in front, a backend's question becomes an `InputRequiredResult` of
         // the front request, which only the registry's rounds build: the typed path.
         if ctx.protocol_version().is_modern() {
@@ -198,7 +198,7 @@ impl Route {
         &self,
         ctx: &RequestContext,
         params: RawJson,
-    ) -> Result<Value, ErrorObject> {
+    ) -> Result<McpResultBody, ErrorObject> {
         self.relay(ctx, |opts, reports| async move {
             let raw = self
                 .client
@@ -215,14 +215,26 @@ impl Route {
                     let result = self
                         .rounds::<CallTool>(ctx, typed, opts, &reports, Some(answer))
                         .await?;
-                    return serde_json::to_value(result).map_err(|e| self.bad_answer(&e));
+                    return match serde_json::to_value(result) {
+                        Ok(Value::Object(object)) => Ok(McpResultBody::from_object(object)),
+                        Ok(_) => Err(self.not_an_object()),
+                        Err(e) => Err(self.bad_answer(&e)),
+                    };
                 }
             }
-            // The kernel takes a handler's result as a value today: the text is read once,
-            // here. (Once it takes a result's text, `raw` goes to it as it is.)
-            serde_json::from_str::<Value>(raw.get()).map_err(|e| self.bad_answer(&e))
+            // The backend's text goes to the kernel as it is: it is written out unchanged
+            // when it is valid at the front's revision with nothing to shape.
+            McpResultBody::from_raw_json(raw).ok_or_else(|| self.not_an_object())
         })
         .await
+    }
+
+    fn not_an_object(&self) -> ErrorObject {
+        ErrorObject::internal_error(format!(
+            "composed server: backend {:?} answered tools/call with a result that is not an \
+             object",
+            self.mount
+        ))
     }
 
     fn bad_answer(&self, e: &serde_json::Error) -> ErrorObject {

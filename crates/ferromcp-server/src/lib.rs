@@ -32,6 +32,7 @@ pub mod middleware;
 pub mod otel;
 mod principal;
 pub mod request_state;
+mod result_body;
 mod runner;
 mod server;
 mod stream;
@@ -46,7 +47,7 @@ pub use connection::{
 };
 pub use context::{RequestContext, RequestPeer};
 pub use mcp_server::{McpServer, McpServerBuilder};
-pub use middleware::{McpParams, McpRequest, Middleware, Next};
+pub use middleware::{McpParams, McpRequest, McpResultBody, Middleware, Next};
 pub use principal::Principal;
 pub use runner::ServerRunner;
 pub use server::{

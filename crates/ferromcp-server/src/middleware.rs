@@ -9,6 +9,32 @@
 //! once they are past the init gate: [`McpRequest::is_notification`] tells them apart. A
 //! layer that returns an error for a notification vetoes it (its handler does not run; the
 //! error is logged, nothing is answered); a notification's result is discarded.
+//!
+//! # Raw until someone looks (issue 17 point 4)
+//!
+//! Params and results stay in the form they arrived in until a layer asks for another:
+//!
+//! - **Params** ([`McpParams`]) stay the JSON text received: the kernel checks that text
+//!   against the revision's schema and the handler deserializes its typed params from it.
+//! - **Results** ([`McpResultBody`]): a typed handler result (anything but a
+//!   `serde_json::Value`) is serialized once, by serde_json, to the text that goes out; at
+//!   2026-07-28 the kernel's stamps (`resultType`, a cacheable method's `ttlMs` and
+//!   `cacheScope`, the server info in `_meta`, whose text the server keeps) are written after
+//!   the result's own members in the same write. One pass over that text
+//!   (`ferromcp_types::tables::Method::result_text_fits`) answers whether it is valid at the
+//!   revision with nothing that shaping would drop; if so the text is the body, and the
+//!   transports write it as it is (stdio and HTTP copy it into the frame; in process the client
+//!   reads its typed result from it). Otherwise (a field newer than the revision, an invalid
+//!   result, a handler's own `_meta` or `resultType` next to the stamps, a shape the pass does
+//!   not follow) the result is turned into a value and shaped and checked as before, with the
+//!   same outcome and the same -32603. A handler of values (low-level and custom methods) keeps
+//!   the path of values.
+//!
+//! A layer sees the body after all of this. [`McpResultBody::get`] reads one member from the
+//! text; [`McpResultBody::as_object`] parses it once and keeps the object;
+//! [`McpResultBody::as_object_mut`] makes the changed object what goes out. A layer may also
+//! answer with a body of its own: an object, or text it received
+//! ([`McpResultBody::from_raw`], as a forwarding handler does), which goes out unchanged.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -25,6 +51,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::context::RequestContext;
+pub use crate::result_body::McpResultBody;
 
 /// A request as middleware sees it.
 #[derive(Debug, Clone)]
@@ -314,7 +341,7 @@ impl<'de> Visitor<'de> for StrField<'_> {
 }
 
 /// Whether an object key is the one wanted.
-struct KeyIs<'k>(&'k str);
+pub(crate) struct KeyIs<'k>(pub(crate) &'k str);
 
 impl<'de> DeserializeSeed<'de> for KeyIs<'_> {
     type Value = bool;
@@ -367,8 +394,9 @@ impl fmt::Debug for McpParams {
     }
 }
 
-/// What the stack produces: the shaped result object, or an error.
-pub type McpResult = Result<JsonObject, HandlerError>;
+/// What the stack produces: the result (raw JSON text or an object; see [`McpResultBody`]),
+/// or an error.
+pub type McpResult = Result<McpResultBody, HandlerError>;
 
 /// One layer of the stack.
 pub trait Middleware: Send + Sync + 'static {
@@ -518,7 +546,7 @@ pub(crate) fn network_of(
 /// only); with the error message for the span status.
 pub(crate) fn error_of(result: &McpResult) -> Option<(String, Option<String>, Option<&str>)> {
     match result {
-        Ok(obj) => (obj.get("isError").and_then(Value::as_bool) == Some(true))
+        Ok(body) => (body.get("isError").and_then(|v| v.as_bool()) == Some(true))
             .then(|| ("tool_error".to_owned(), None, None)),
         Err(HandlerError::Protocol(e)) => {
             let code = e.code.0.to_string();

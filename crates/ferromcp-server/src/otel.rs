@@ -122,8 +122,8 @@ pub(crate) fn records_results(request: &McpRequest) -> bool {
 
 /// Hook for the request span's outcome: the tool result, when opted in.
 pub(crate) fn on_result(span: &tracing::Span, record_result: bool, result: &McpResult) {
-    if let (true, Ok(obj)) = (record_result, result)
-        && let Ok(text) = serde_json::to_string(obj)
+    if let (true, Ok(body)) = (record_result, result)
+        && let Ok(text) = serde_json::to_string(body)
     {
         span.record("gen_ai.tool.call.result", text.as_str());
     }

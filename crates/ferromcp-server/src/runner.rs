@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use ferromcp_dispatch::{BoxFuture, DispatchContext, Handler, HandlerError, Outbound};
-use ferromcp_types::jsonrpc::{ErrorObject, Payload};
+use ferromcp_types::jsonrpc::{ErrorObject, Payload, RawJson};
 use ferromcp_types::mcp::methods;
 use ferromcp_types::mcp::{
     InitializeRequestParams, InitializeResult, JsonObject, META_SERVER_INFO, Meta, ResultType,
@@ -20,7 +20,10 @@ use serde_json::Value;
 use crate::connection::{Connection, NotifyOnly};
 use crate::context::RequestContext;
 use crate::envelope::{Envelope, RequestMeta};
-use crate::middleware::{McpParams, McpRequest, McpResult, Middleware, Next, TracingMiddleware};
+use crate::handler_fn::{Output, ServerInfoMeta, Stamps, TypedResult};
+use crate::middleware::{
+    McpParams, McpRequest, McpResult, McpResultBody, Middleware, Next, TracingMiddleware,
+};
 use crate::server::{CACHEABLE_METHODS, Server};
 
 /// How a runner builds the connection a request runs on.
@@ -159,7 +162,7 @@ impl ServerRunner {
         method: String,
         params: McpParams,
         meta: RequestMeta,
-    ) -> impl Future<Output = Result<JsonObject, HandlerError>> + Send + 'static {
+    ) -> impl Future<Output = McpResult> + Send + 'static {
         // Built here, synchronously, so the returned future holds each part once (it is
         // moved into a box on every request).
         let layers = server.inner.middleware.clone();
@@ -197,7 +200,7 @@ async fn serve_built(
     layers: Arc<[Arc<dyn Middleware>]>,
     request: McpRequest,
     span: Option<tracing::Span>,
-) -> Result<JsonObject, HandlerError> {
+) -> McpResult {
     // otel: `mcp.server.operation.duration` (src/otel.rs).
     #[cfg(feature = "otel")]
     let measure = crate::otel::Measure::start(&request);
@@ -311,7 +314,7 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
         let mut result = to_object(&result, &method)?;
         tables::shape_result(&method, negotiated, &mut result);
         connection.stage_initialize(params.into_value().unwrap_or(Value::Null));
-        return Ok(result);
+        return Ok(result.into());
     }
 
     // 3. A handler, or -32601.
@@ -328,10 +331,114 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
     }
 
     // 5. Typed params (absent params are `{}`; raw ones read from their text) and the handler.
-    let value = handler(ctx, params).await?;
+    let output = handler(ctx, params).await?;
+
+    // 6. Result shaping and validation: a typed result is written once to the text that goes
+    // out, stamps included, and kept as text when one pass over it finds it valid with
+    // nothing to shape; else (and for a handler of values) as a value, as it always was.
+    let value = match output {
+        Output::Value(value) => value,
+        Output::Raw(raw) => match raw_result(&server, &method, spec, version, raw) {
+            Ok(body) => return Ok(body),
+            Err(raw) => serde_json::from_str(raw.get()).map_err(HandlerError::internal)?,
+        },
+        Output::Typed(typed) => {
+            if let Some(body) = typed_result(&server, &method, spec, version, &*typed) {
+                return Ok(body);
+            }
+            typed.to_value().map_err(HandlerError::internal)?
+        }
+    };
+    value_result(&server, &method, spec, version, value)
+}
+
+/// A typed result as text, stamped at 2026-07-28, when it needs nothing else: valid at
+/// `version`, with nothing that shaping would drop (or, for a custom method before
+/// 2026-07-28, any object). `None`: shape and check it as a value.
+fn typed_result(
+    server: &Server,
+    method: &str,
+    spec: Option<tables::Method>,
+    version: ProtocolVersion,
+    typed: &dyn TypedResult,
+) -> Option<McpResultBody> {
+    let stamps = stamps(server, method, version);
+    // The handler's own `resultType`, `_meta` or cache hint makes a member written twice,
+    // which the walk refuses: such a result takes the path of values.
+    let text = typed.to_text(stamps.as_ref()).ok()?;
+    fits(spec, version, text.get()).then(|| McpResultBody::from_written(RawJson::from(text)))
+}
+
+/// A handler's JSON text as the body, stamped at 2026-07-28, when it needs nothing else (as
+/// [`typed_result`]); else the text back, to take the path of values.
+fn raw_result(
+    server: &Server,
+    method: &str,
+    spec: Option<tables::Method>,
+    version: ProtocolVersion,
+    raw: RawJson,
+) -> Result<McpResultBody, RawJson> {
+    let Some(stamps) = stamps(server, method, version) else {
+        return match fits(spec, version, raw.get()) {
+            true => Ok(McpResultBody::from_written(raw)),
+            false => Err(raw),
+        };
+    };
+    // The stamps after the text's own members: one copy, checked as one value. (On the path
+    // of values the handler's text is parsed as it was written.)
+    let own = raw.get();
+    let (Some(head), Ok(tail)) = (own.strip_suffix('}'), serde_json::to_string(&stamps)) else {
+        return Err(raw);
+    };
+    let comma = match head.get(1..).unwrap_or_default().trim().is_empty() {
+        true => "",
+        false => ",",
+    };
+    let spliced = format!("{head}{comma}{}", tail.get(1..).unwrap_or_default());
+    match RawJson::from_string(spliced) {
+        Ok(text) if fits(spec, version, text.get()) => Ok(McpResultBody::from_written(text)),
+        _ => Err(raw),
+    }
+}
+
+/// Whether result text is an object that needs no shaping and is valid at `version` (any
+/// object for a custom method before 2026-07-28, which shaping leaves alone).
+fn fits(spec: Option<tables::Method>, version: ProtocolVersion, text: &str) -> bool {
+    text.starts_with('{')
+        && match spec {
+            Some(m) => m.result_text_fits(version, text),
+            None => !version.is_modern(),
+        }
+}
+
+/// What the kernel adds to a result at `version` (nothing before 2026-07-28).
+fn stamps<'s>(server: &'s Server, method: &str, version: ProtocolVersion) -> Option<Stamps<'s>> {
+    version.is_modern().then(|| {
+        let hint = CACHEABLE_METHODS
+            .contains(&method)
+            .then(|| server.cache_hint(method));
+        Stamps {
+            ttl_ms: hint.map(|h| h.ttl_ms),
+            cache_scope: hint.map(|h| h.scope),
+            result_type: ResultType::Complete.as_str(),
+            meta: ServerInfoMeta {
+                server_info: &server.inner.info_text,
+            },
+        }
+    })
+}
+
+/// A handler's result as a value: cache hints and shaping (as [`shape`] does).
+fn value_result(
+    server: &Server,
+    method: &str,
+    spec: Option<tables::Method>,
+    version: ProtocolVersion,
+    value: Value,
+) -> McpResult {
     let Value::Object(mut result) = value else {
         if value.is_null() {
-            return shape(&server, &method, spec, version, JsonObject::new());
+            return shape(server, method, spec, version, JsonObject::new());
         }
         tracing::error!(
             method,
@@ -339,23 +446,21 @@ async fn inner_ladder(req: McpRequest) -> McpResult {
         );
         return Err(ErrorObject::internal_error("Handler returned an invalid result").into());
     };
-
-    // 6. Result shaping.
     if version.is_modern()
-        && CACHEABLE_METHODS.contains(&method.as_str())
+        && CACHEABLE_METHODS.contains(&method)
         && result.get("resultType").and_then(Value::as_str)
             != Some(ResultType::InputRequired.as_str())
     {
-        let hint = server.cache_hint(&method);
+        let hint = server.cache_hint(method);
         result.entry("ttlMs").or_insert(hint.ttl_ms.into());
         result
             .entry("cacheScope")
             .or_insert_with(|| serde_json::to_value(hint.scope).unwrap_or(Value::Null));
     }
-    shape(&server, &method, spec, version, std::mem::take(&mut result))
+    shape(server, method, spec, version, result)
 }
 
-fn to_object<T: serde::Serialize>(value: &T, method: &str) -> McpResult {
+fn to_object<T: serde::Serialize>(value: &T, method: &str) -> Result<JsonObject, HandlerError> {
     match serde_json::to_value(value) {
         Ok(Value::Object(map)) => Ok(map),
         _ => {
@@ -379,19 +484,19 @@ fn shape(
     // An extension's own result (such as a task handle) is not the method's result type.
     if modern && server.is_extension_result(&result) {
         stamp_server_info(server, &mut result);
-        return Ok(result);
+        return Ok(result.into());
     }
     let Some(m) = spec else {
         tables::shape_result(method, version, &mut result);
         if modern {
             stamp_server_info(server, &mut result);
         }
-        return Ok(result);
+        return Ok(result.into());
     };
     // Before 2026-07-28 one walk shapes and checks (nothing is stamped between the two).
     if !modern {
         return match m.shape_and_validate_result(version, &mut result) {
-            Ok(()) => Ok(result),
+            Ok(()) => Ok(result.into()),
             Err(e) => Err(invalid_result(method, version, &e)),
         };
     }
@@ -403,7 +508,7 @@ fn shape(
         return Err(invalid_result(method, version, &e));
     }
     match value {
-        Value::Object(result) => Ok(result),
+        Value::Object(result) => Ok(result.into()),
         _ => Err(ErrorObject::internal_error("Internal error").into()),
     }
 }
@@ -492,7 +597,7 @@ impl Handler for ServerRunner {
             let result =
                 ServerRunner::serve_request(server, connection, ctx, method, params, meta).await;
             per_request.close().await;
-            result.map(Payload::from)
+            result.map(McpResultBody::into_payload)
         })
     }
 
@@ -651,7 +756,7 @@ fn notification_ladder(req: McpRequest) -> BoxFuture<'static, McpResult> {
             ..
         } = req;
         let Some(handler) = ctx.server().inner.notifications.get(&method).cloned() else {
-            return Ok(JsonObject::new());
+            return Ok(McpResultBody::default());
         };
         handler(
             ctx,
@@ -660,7 +765,7 @@ fn notification_ladder(req: McpRequest) -> BoxFuture<'static, McpResult> {
                 .unwrap_or_else(|| Value::Object(JsonObject::new())),
         )
         .await?;
-        Ok(JsonObject::new())
+        Ok(McpResultBody::default())
     })
 }
 

@@ -115,6 +115,8 @@ pub struct Server {
 
 pub(crate) struct Inner {
     pub(crate) info: Implementation,
+    /// `info` as JSON text, written once: the server info stamp of 2026-07-28 results.
+    pub(crate) info_text: Box<serde_json::value::RawValue>,
     pub(crate) instructions: Option<String>,
     pub(crate) requests: HashMap<String, Arc<RequestFn>>,
     pub(crate) notifications: HashMap<String, Arc<NotifyFn>>,
@@ -708,9 +710,13 @@ impl ServerBuilder {
         // The default tracing layer is run by the kernel itself (`ServerRunner::serve_request`),
         // outermost, so a request whose span no subscriber wants costs no layer at all.
         let layers: Vec<Arc<dyn Middleware>> = self.middleware;
+        // An `Implementation` always serializes (its maps have string keys).
+        let info_text = serde_json::value::to_raw_value(&self.info)
+            .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned());
         Ok(Server {
             inner: Arc::new(Inner {
                 info: self.info,
+                info_text,
                 instructions: self.instructions,
                 requests: self.requests,
                 notifications: self.notifications,

@@ -328,7 +328,8 @@ async fn a_layer_that_rewrites_the_result_reaches_the_wire() {
         for t in Transport::ALL {
             let rewriter = middleware_fn(|req: McpRequest, next: Next| async move {
                 let mut result = next.run(req).await?;
-                result.insert("rewritten".into(), json!(true));
+                let object = result.as_object_mut().unwrap();
+                object.insert("rewritten".into(), json!(true));
                 Ok::<_, HandlerError>(result)
             });
             let server = server(|b| b.middleware(rewriter));

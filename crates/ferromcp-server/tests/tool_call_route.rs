@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ferromcp_dispatch::{BoxFuture, CallOptions, Dispatcher, HandlerError, Outbound};
 use ferromcp_server::mcp_server::ToolCallRoute;
-use ferromcp_server::{McpParams, McpServer, RequestContext};
+use ferromcp_server::{McpParams, McpResultBody, McpServer, RequestContext};
 use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorCode, Payload};
 use serde_json::{Value, json};
@@ -25,7 +25,7 @@ impl ToolCallRoute for Route {
         &self,
         _ctx: &RequestContext,
         params: &McpParams,
-    ) -> Option<BoxFuture<'static, Result<Value, HandlerError>>> {
+    ) -> Option<BoxFuture<'static, Result<McpResultBody, HandlerError>>> {
         let name = params.as_ref()?.get("name")?.as_str()?.to_owned();
         let answer = match name.as_str() {
             "routed" => {
@@ -35,7 +35,10 @@ impl ToolCallRoute for Route {
             _ => return None,
         };
         self.0.fetch_add(1, Ordering::SeqCst);
-        Some(Box::pin(async move { Ok(answer) }))
+        let Value::Object(answer) = answer else {
+            return None;
+        };
+        Some(Box::pin(async move { Ok(answer.into()) }))
     }
 }
 

@@ -181,9 +181,9 @@ mod tests {
         }
     }
 
-    /// B74: registering encodes nothing; each version is encoded on its first listing, once.
+    /// B79: registering encodes nothing; each version is encoded on its first listing, once.
     #[test]
-    fn b74_each_version_is_encoded_on_its_first_listing_only() {
+    fn b79_each_version_is_encoded_on_its_first_listing_only() {
         let item = Counted(Default::default());
         let count = || item.0.load(std::sync::atomic::Ordering::Relaxed);
         let e = Encoded::new("tools/list", "tools");

@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use ferromcp_dispatch::{BoxFuture, HandlerError};
 use ferromcp_types::mcp::methods::{self, CallTool};
-use serde_json::Value;
 
 use super::{McpServerBuilder, Shared, tools};
 use crate::context::RequestContext;
 use crate::handler_fn::{RequestFn, erase_request};
-use crate::middleware::McpParams;
+use crate::middleware::{McpParams, McpResultBody};
 use crate::server::ServerBuilder;
 
 /// A route for `tools/call` requests, tried before the tool registry (see
@@ -25,13 +24,14 @@ use crate::server::ServerBuilder;
 /// `None`).
 pub trait ToolCallRoute: Send + Sync + 'static {
     /// The answer to a `tools/call` with `params` (raw as received while nothing changed
-    /// them): the result object as a JSON value, or an error; `None` to leave the call to
-    /// the tool registry.
+    /// them): the result (text received from elsewhere, [`McpResultBody::from_raw_json`],
+    /// goes out as written when it is valid with nothing to shape), or an error; `None` to
+    /// leave the call to the tool registry.
     fn route(
         &self,
         ctx: &RequestContext,
         params: &McpParams,
-    ) -> Option<BoxFuture<'static, Result<Value, HandlerError>>>;
+    ) -> Option<BoxFuture<'static, Result<McpResultBody, HandlerError>>>;
 }
 
 impl McpServerBuilder {
@@ -42,17 +42,20 @@ impl McpServerBuilder {
     /// ```
     /// use ferromcp_dispatch::{BoxFuture, HandlerError};
     /// use ferromcp_server::mcp_server::ToolCallRoute;
-    /// use ferromcp_server::{McpParams, McpServer, RequestContext};
-    /// use serde_json::{Value, json};
+    /// use ferromcp_server::{McpParams, McpResultBody, McpServer, RequestContext};
+    /// use serde_json::{Map, Value, json};
     ///
     /// /// Answers `fixed` itself; every other call goes to the registry.
     /// struct Fixed;
     /// impl ToolCallRoute for Fixed {
     ///     fn route(&self, _: &RequestContext, p: &McpParams)
-    ///         -> Option<BoxFuture<'static, Result<Value, HandlerError>>> {
+    ///         -> Option<BoxFuture<'static, Result<McpResultBody, HandlerError>>> {
     ///         let name = p.as_ref()?.get("name")?.as_str()?;
     ///         (name == "fixed").then(|| -> BoxFuture<'static, _> {
-    ///             Box::pin(async { Ok(json!({"content": [{"type": "text", "text": "42"}]})) })
+    ///             Box::pin(async {
+    ///                 let text = json!([{"type": "text", "text": "42"}]);
+    ///                 Ok(Map::from_iter([("content".to_owned(), text)]).into())
+    ///             })
     ///         })
     ///     }
     /// }
@@ -83,7 +86,7 @@ pub(super) fn register(
     let both: Arc<RequestFn> = Arc::new(move |ctx: RequestContext, params: McpParams| match route
         .route(&ctx, &params)
     {
-        Some(answer) => answer,
+        Some(answer) => Box::pin(async move { answer.await.map(McpResultBody::into_output) }),
         None => registry(ctx, params),
     });
     low.on_erased(methods::TOOLS_CALL, both)

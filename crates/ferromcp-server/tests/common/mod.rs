@@ -201,6 +201,19 @@ impl Client {
             .map(|p| p.into_value().unwrap_or(Value::Null))
     }
 
+    /// Sends a request and returns its answer as the client's dispatcher got it (raw text or
+    /// a value).
+    pub async fn payload(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Payload, ErrorObject> {
+        let answer =
+            self.outbound
+                .send_request(method, params.map(Payload::from), CallOptions::new());
+        within(answer).await
+    }
+
     /// Sends a request that must fail, and returns its error.
     pub async fn fail(&self, method: &str, params: Option<Value>) -> ErrorObject {
         match self.call(method, params).await {

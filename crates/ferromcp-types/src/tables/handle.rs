@@ -223,6 +223,33 @@ impl Method {
         validate::check(schema, self.name(), v, Target::Result, Some(result))
     }
 
+    /// Whether the JSON text of a result of the method (one object, as serde_json writes it
+    /// or as received) is already what [`Method::shape_and_validate_result`] would make of
+    /// it at revision `v`: valid, with nothing that shaping would drop (and, before
+    /// 2026-07-28, no top-level `resultType`). One pass over the text, reading each byte once.
+    ///
+    /// `true` is sure; `false` means "not sure": the result may still be valid (the walk
+    /// answers only for the usual shapes of results), and the caller shapes and validates it
+    /// as a value, which gives the exact outcome. At 2026-07-28 the text must already carry
+    /// what the kernel adds (`resultType`, ...): the walk checks the text as it goes out.
+    ///
+    /// ```
+    /// use ferromcp_types::{ProtocolVersion, tables};
+    ///
+    /// let call = tables::method("tools/call").unwrap();
+    /// let v = ProtocolVersion::V2025_11_25;
+    /// assert!(call.result_text_fits(v, r#"{"content":[{"type":"text","text":"hi"}]}"#));
+    /// // Invalid (no `text`), or something shaping drops: not sure.
+    /// assert!(!call.result_text_fits(v, r#"{"content":[{"type":"text"}]}"#));
+    /// assert!(!call.result_text_fits(v, r#"{"content":[],"resultType":"complete"}"#));
+    /// ```
+    pub fn result_text_fits(self, v: ProtocolVersion, text: &str) -> bool {
+        match self.entry(v).result {
+            Some(root) => super::fit::result_fits(data(v), root, text, v.is_modern()),
+            None => false,
+        }
+    }
+
     /// Shapes a result of the method for revision `v` and validates the shaped result, in one
     /// walk where it can: the same shaped `result` and the same outcome (and error) as
     /// [`Method::shape_result`] followed by [`Method::validate_result`], for about the cost of

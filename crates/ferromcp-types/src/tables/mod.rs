@@ -34,6 +34,9 @@
 //! ```
 
 mod data;
+mod fit;
+#[cfg(test)]
+mod fit_tests;
 mod generated;
 mod handle;
 mod matches;

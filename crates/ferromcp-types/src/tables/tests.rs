@@ -384,14 +384,14 @@ fn leaf() -> impl Strategy<Value = Value> {
     ]
 }
 
-fn object_of(inner: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
+pub(super) fn object_of(inner: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
     prop::collection::btree_map(prop::sample::select(KEYS.to_vec()), inner, 0..6)
         .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
 }
 
 /// JSON values whose keys and strings are the schemas' own words, so that tags, required
 /// properties and unions are hit (present, missing, unknown) often.
-fn value() -> impl Strategy<Value = Value> {
+pub(super) fn value() -> impl Strategy<Value = Value> {
     leaf().prop_recursive(4, 64, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
@@ -425,7 +425,7 @@ fn block() -> impl Strategy<Value = Value> {
 }
 
 /// A result-like object: content blocks, maybe a task, maybe other fields.
-fn result_like() -> impl Strategy<Value = Value> {
+pub(super) fn result_like() -> impl Strategy<Value = Value> {
     (
         prop::collection::vec(block(), 0..4),
         prop::option::of(value()),

@@ -1,0 +1,227 @@
+//! Whether a result's JSON text already is what shaping and validation would make of it: valid
+//! against the revision's result type, with nothing that shaping would drop (issue 17 point
+//! 4, the result half).
+//!
+//! One walk reads the text front to back, each byte once: every value is checked where it is
+//! read and the walk goes on from where it ends, so a nested value is never scanned again to
+//! find its end (the cost that made a walk of member-finding slower than the walk over a
+//! `Value`). It answers yes only when it is sure, for the cases results usually are:
+//!
+//! - an object schema with explicit properties and nothing composite (`CallToolResult`,
+//!   `TextContent`, `Tool`, ...): each member checked against its property as it is read;
+//!   while shaping applies (the schema is closed), a member the schema does not define is a
+//!   no (shaping would drop it), `_meta` excepted;
+//! - an array schema with `items`: each item in turn;
+//! - a union with nothing else on it: the branches in order, the first that fits (a
+//!   branch that fits also is one shaping follows, so what it defines shaping keeps);
+//! - a schema that only is a `$ref`: its target; a scalar, or a container under a schema that
+//!   says nothing about its inside: read to its end and checked by `raw.rs`.
+//!
+//! Anything else is a no, and a no only sends the caller to the walks over a parsed value
+//! (which then shape, check and report exactly as before): a false no costs time, never a
+//! wrong answer. The tests compare the walk with shaping and validation over values.
+
+use super::data::VersionData;
+use super::raw::{self, skip_ws, string_end_escaped, unquote, value_end};
+use super::schema::{Additional, Key, Node, NodeId, T_ARRAY, T_OBJECT};
+use super::shape::{META, RESULT_TYPE};
+use super::validate::MAX_DEPTH;
+
+/// Whether the result text `text` matches node `root` and shaping for its revision leaves it
+/// as it is; `modern`: the revision is 2026-07-28 or later (before it, shaping removes a
+/// top-level `resultType`).
+pub(super) fn result_fits(c: &VersionData, root: NodeId, text: &str, modern: bool) -> bool {
+    let walk = Walk {
+        c,
+        text,
+        b: text.as_bytes(),
+        keep_result_type: modern,
+    };
+    walk.value(root, 0, 0, Pos::Top)
+        .is_some_and(|end| skip_ws(text.as_bytes(), end) == text.len())
+}
+
+/// Where a value sits, for what shaping does to it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pos {
+    /// The result object itself (shaping drops `resultType` there before 2026-07-28).
+    Top,
+    /// Inside, where shaping applies.
+    Shaped,
+    /// Inside a value shaping leaves alone (`_meta`, an open object or array).
+    Untouched,
+}
+
+struct Walk<'a> {
+    c: &'a VersionData,
+    text: &'a str,
+    b: &'a [u8],
+    keep_result_type: bool,
+}
+
+impl Walk<'_> {
+    /// The end of the value that starts at `i`, when it matches node `id` (and shaping leaves
+    /// it as it is); `None` for no (or not sure).
+    fn value(&self, mut id: NodeId, i: usize, mut depth: u32, pos: Pos) -> Option<usize> {
+        let c = self.c;
+        let node = loop {
+            if depth > MAX_DEPTH {
+                return None;
+            }
+            let node = c.node(id);
+            match node.reference {
+                Some(target) if node.pure_ref && !node.type_only => {
+                    id = target;
+                    depth += 1;
+                }
+                _ => break node,
+            }
+        };
+        let first = *self.b.get(i)?;
+        let plain = !node.never
+            && node.reference.is_none()
+            && node.all_of.is_empty()
+            && node.constant.is_none()
+            && c.bounds(node).is_none_or(|b| c.enumeration(b).is_none());
+        if plain && !node.type_only {
+            if !node.any_of.is_empty() {
+                if node.inspects_fields() || node.has_properties || node.items.is_some() {
+                    return None;
+                }
+                if c.bounds(node).is_some() || (node.types != 0 && !type_admits(node, first)) {
+                    return None;
+                }
+                return c
+                    .any_of(node)
+                    .iter()
+                    .find_map(|&branch| self.value(branch, i, depth + 1, pos));
+            }
+            match first {
+                b'{' if node.types == 0 || node.types & T_OBJECT != 0 => {
+                    return self.object(node, i, depth, pos);
+                }
+                b'[' if node.types == 0 || node.types & T_ARRAY != 0 => {
+                    return self.array(node, i, depth, pos);
+                }
+                _ => {}
+            }
+        }
+        // A scalar, or a value the walk does not go into: read to its end, check it as
+        // `raw.rs` does. A container that shaping might change inside is a no, unless the
+        // schema says nothing about its inside (only a type: shaping leaves it open).
+        if matches!(first, b'{' | b'[') && pos != Pos::Untouched && !node.type_only {
+            return None;
+        }
+        let end = value_end(self.b, i)?;
+        let text = self.text.get(i..end)?;
+        raw::matches(c, id, text, depth).then_some(end)
+    }
+
+    /// An object under a schema with (maybe) properties and nothing composite.
+    fn object(&self, node: &Node, i: usize, depth: u32, pos: Pos) -> Option<usize> {
+        let c = self.c;
+        let b = self.b;
+        // Shaping drops undefined members of an object described by properties and not
+        // opened by `additionalProperties`; any other object it leaves alone, inside too.
+        let closed = node.has_properties
+            && matches!(node.additional, Additional::Absent | Additional::Never);
+        let shaped = pos != Pos::Untouched && closed;
+        let inner = if shaped { Pos::Shaped } else { Pos::Untouched };
+        let props = c.props(node);
+        let mut required_seen = 0usize;
+        // The result's own members: one written twice (a handler's `_meta` next to the one
+        // the kernel appends) is a no, so that the path of values decides which one stays.
+        let mut top_keys: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+        let mut at = skip_ws(b, i + 1);
+        if b.get(at) == Some(&b'}') {
+            return node.required.is_empty().then_some(at + 1);
+        }
+        loop {
+            if *b.get(at)? != b'"' {
+                return None;
+            }
+            let (key_end, escaped) = string_end_escaped(b, at)?;
+            let key = match escaped {
+                false => std::borrow::Cow::Borrowed(self.text.get(at + 1..key_end - 1)?),
+                true => unquote(self.text.get(at..key_end)?)?,
+            };
+            at = skip_ws(b, key_end);
+            if *b.get(at)? != b':' {
+                return None;
+            }
+            at = skip_ws(b, at + 1);
+            if pos == Pos::Top {
+                if (!self.keep_result_type && key == RESULT_TYPE) || top_keys.contains(&key) {
+                    return None;
+                }
+                top_keys.push(key.clone());
+            }
+            let is_meta = key == META;
+            let end = match c.find_prop(props, &Key::new(&key)) {
+                Some(prop) => {
+                    required_seen += usize::from(prop.required);
+                    let child = if is_meta { Pos::Untouched } else { inner };
+                    self.value(prop.node, at, depth + 1, child)?
+                }
+                None if shaped && !is_meta => return None,
+                None => match node.additional {
+                    Additional::Schema(extra) => {
+                        self.value(extra, at, depth + 1, Pos::Untouched)?
+                    }
+                    Additional::Never => return None,
+                    Additional::Absent | Additional::Any => value_end(b, at)?,
+                },
+            };
+            at = skip_ws(b, end);
+            match b.get(at)? {
+                b',' => at = skip_ws(b, at + 1),
+                b'}' => break,
+                _ => return None,
+            }
+        }
+        // A key written twice counts twice, as in `raw.rs`'s walk over params (serde never
+        // writes one twice).
+        (required_seen == node.required.len()).then_some(at + 1)
+    }
+
+    /// An array under a schema with (maybe) `items` and nothing composite.
+    fn array(&self, node: &Node, i: usize, depth: u32, pos: Pos) -> Option<usize> {
+        let b = self.b;
+        let inner = match (pos, node.items) {
+            (Pos::Untouched, _) | (_, None) => Pos::Untouched,
+            _ => Pos::Shaped,
+        };
+        let mut count = 0u64;
+        let mut at = skip_ws(b, i + 1);
+        if b.get(at) != Some(&b']') {
+            loop {
+                let end = match node.items {
+                    Some(items) => self.value(items, at, depth + 1, inner)?,
+                    None => value_end(b, at)?,
+                };
+                count += 1;
+                at = skip_ws(b, end);
+                match b.get(at)? {
+                    b',' => at = skip_ws(b, at + 1),
+                    b']' => break,
+                    _ => return None,
+                }
+            }
+        }
+        let ok = self.c.bounds(node).is_none_or(|bounds| {
+            bounds.min_items.is_none_or(|min| count >= min)
+                && bounds.max_items.is_none_or(|max| count <= max)
+        });
+        ok.then_some(at + 1)
+    }
+}
+
+/// Whether a node's `type` admits the container that starts with `first` (scalars: no, so
+/// that the union's own type is checked by `raw.rs`).
+fn type_admits(node: &Node, first: u8) -> bool {
+    match first {
+        b'{' => node.types & T_OBJECT != 0,
+        b'[' => node.types & T_ARRAY != 0,
+        _ => false,
+    }
+}
