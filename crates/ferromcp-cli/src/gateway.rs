@@ -43,6 +43,15 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
+/// Writes a status line to stderr; a closed stderr drops it (`eprintln!` would panic the
+/// task that reports, F35).
+macro_rules! status {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod health;
 
 use health::{Health, HealthConfig, supervise, try_mount};
@@ -542,7 +551,7 @@ async fn apply(
             let _ = task.await;
         }
         composed.unmount(&name).await;
-        eprintln!("ferromcp gateway: {name}: stopped");
+        status!("ferromcp gateway: {name}: stopped");
     }
     for (name, server) in config.servers {
         if running.contains_key(&name) {
@@ -560,7 +569,7 @@ async fn apply(
                 ));
                 running.insert(name, (server, task));
             }
-            Err(e) => eprintln!("ferromcp gateway: {e}"),
+            Err(e) => status!("ferromcp gateway: {e}"),
         }
     }
 }
@@ -589,11 +598,11 @@ async fn follow_config(
         seen = now;
         match read_config(&path) {
             Ok(config) => {
-                eprintln!("ferromcp gateway: {} changed: applying it", path.display());
+                status!("ferromcp gateway: {} changed: applying it", path.display());
                 limiter.set(config.rate_limit);
                 apply(&composed, &mut running, config, &health).await;
             }
-            Err(e) => eprintln!("ferromcp gateway: {e} (the running config is kept)"),
+            Err(e) => status!("ferromcp gateway: {e} (the running config is kept)"),
         }
     }
 }
@@ -651,7 +660,7 @@ pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
                     let server = crate::serve_http::bind_with_auth(&addr, front, config)
                         .await
                         .map_err(|e| format!("binding {addr}: {e}"))?;
-                    eprintln!(
+                    status!(
                         "ferromcp gateway: at {} (OAuth 2.1 protected; authorization server {}, \
                          approving every request: development only)",
                         server.resource(),
@@ -667,7 +676,7 @@ pub(crate) fn run(args: &GatewayArgs) -> ExitCode {
                     )
                     .await
                     .map_err(|e| format!("binding {addr}: {e}"))?;
-                    eprintln!(
+                    status!(
                         "ferromcp gateway: at http://{}/mcp{}",
                         server.local_addr(),
                         front

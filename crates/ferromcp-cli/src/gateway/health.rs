@@ -96,11 +96,11 @@ impl HealthConfig {
 pub(super) async fn try_mount(composed: &Composer, name: &str, backend: &Backend) -> bool {
     match composed.mount(name, backend.clone()).await {
         Ok(()) => {
-            eprintln!("ferromcp gateway: {name}: up");
+            status!("ferromcp gateway: {name}: up");
             true
         }
         Err(e) => {
-            eprintln!("ferromcp gateway: {name}: {e}");
+            status!("ferromcp gateway: {name}: {e}");
             false
         }
     }
@@ -133,11 +133,11 @@ pub(super) async fn supervise(
                     Ok(Some(Ok(()))) => {}
                     Ok(None) => return,
                     Ok(Some(Err(e))) => {
-                        eprintln!("ferromcp gateway: {name}: down: {e}");
+                        status!("ferromcp gateway: {name}: down: {e}");
                         break;
                     }
                     Err(_) => {
-                        eprintln!("ferromcp gateway: {name}: down: no answer to a ping");
+                        status!("ferromcp gateway: {name}: down: no answer to a ping");
                         break;
                     }
                 }
@@ -150,7 +150,7 @@ pub(super) async fn supervise(
             ..
         } = now();
         delay = delay.clamp(backoff_min, backoff_max);
-        eprintln!(
+        status!(
             "ferromcp gateway: {name}: trying again in {} s",
             delay.as_secs_f64()
         );
