@@ -214,7 +214,7 @@ impl Composer {
             mount.client().shutdown().await;
             return Err(e);
         }
-        mount.attach(&self.front, &self.log_levels);
+        mount.attach(&self.front, logging::unrelated(&self.log_levels));
         mount.register_live(&self.front, &catalog);
         self.mounts
             .write()
@@ -357,7 +357,7 @@ impl ComposerBuilder {
         match result {
             Ok(front) => {
                 for mount in &mounts {
-                    mount.attach(&front, &log_levels);
+                    mount.attach(&front, logging::unrelated(&log_levels));
                 }
                 *shared.write().unwrap_or_else(PoisonError::into_inner) = mounts;
                 Ok(Composer {

@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use ferromcp_dispatch::BoxFuture;
 use ferromcp_server::Connection;
@@ -26,7 +26,7 @@ use ferromcp_types::jsonrpc::Payload;
 use ferromcp_types::mcp::{LoggingLevel, methods};
 use serde_json::Value;
 
-use crate::mount::Mount;
+use crate::mount::{Mount, UnrelatedLogs};
 use crate::subscribe::Mounts;
 
 /// The levels the front sessions set, and the level the backends were sent.
@@ -198,4 +198,21 @@ impl Middleware for ForwardLogLevel {
             Ok(answer)
         })
     }
+}
+
+impl UnrelatedLogs for LogLevels {
+    fn send_unrelated<'a>(
+        &'a self,
+        level: LoggingLevel,
+        logger: &'a str,
+        data: &'a Value,
+    ) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(self.broadcast(level, logger, data))
+    }
+}
+
+/// The front's sessions as a mount sees them: where its unrelated log records go.
+pub(crate) fn unrelated(levels: &Arc<LogLevels>) -> Weak<dyn UnrelatedLogs> {
+    let levels: Weak<LogLevels> = Arc::downgrade(levels);
+    levels
 }

@@ -13,7 +13,7 @@ use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::methods::{self, CallTool, GetPrompt, ReadResource};
 use ferromcp_types::mcp::{
     CallToolRequestParams, CallToolResult, CompletionReference, GetPromptRequestParams,
-    GetPromptResult, JsonObject, Prompt, PromptReference, ReadResourceRequestParams,
+    GetPromptResult, JsonObject, LoggingLevel, Prompt, PromptReference, ReadResourceRequestParams,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, SubscriptionFilter,
     TaskSupport, Tool,
 };
@@ -25,7 +25,6 @@ use crate::bridge::{self, Inflight};
 use crate::error::ComposeError;
 use crate::forward::Route;
 use crate::naming::{backend_uri, front_name, front_uri};
-use crate::raw::RawTool;
 
 /// What a backend offered when it was listed.
 #[derive(Default)]
@@ -82,6 +81,25 @@ impl Owners {
     }
 }
 
+/// A mounted tool as the raw path (`crate::raw`) needs it: the backend's name and the front's task support.
+#[derive(Debug, Clone)]
+pub(crate) struct RawTool {
+    pub(crate) backend_name: Arc<str>,
+    pub(crate) support: TaskSupport,
+}
+
+/// Where a mount sends a backend log record that names no request: the front's sessions,
+/// each at its own level (the composer's logging layer, `crate::logging`, set with the front).
+pub(crate) trait UnrelatedLogs: Send + Sync {
+    /// Sends the record to every live front session whose level lets it through.
+    fn send_unrelated<'a>(
+        &'a self,
+        level: LoggingLevel,
+        logger: &'a str,
+        data: &'a Value,
+    ) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+}
+
 /// A mounted backend.
 pub(crate) struct Mount {
     pub(crate) route: Route,
@@ -95,7 +113,7 @@ pub(crate) struct Mount {
     pub(crate) tool_filter: Option<Arc<ToolFilter>>,
     /// The front's log levels and sessions, which unrelated log records go to (set with the
     /// front).
-    pub(crate) log_levels: OnceLock<Weak<crate::logging::LogLevels>>,
+    pub(crate) log_levels: OnceLock<Weak<dyn UnrelatedLogs>>,
     /// The tools registered on the front, by front name, as the raw path needs them (those
     /// still registered are in `mine`).
     pub(crate) raw_tools: Mutex<HashMap<String, RawTool>>,
@@ -427,9 +445,9 @@ impl Mount {
 
     /// Sets the front server (once built), which list changes and updates go to, and its log
     /// levels and sessions.
-    pub(crate) fn attach(&self, front: &McpServer, levels: &Arc<crate::logging::LogLevels>) {
+    pub(crate) fn attach(&self, front: &McpServer, levels: Weak<dyn UnrelatedLogs>) {
         let _ = self.front.set(front.clone());
-        let _ = self.log_levels.set(Arc::downgrade(levels));
+        let _ = self.log_levels.set(levels);
     }
 
     pub(crate) fn tool(

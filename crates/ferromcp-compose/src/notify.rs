@@ -41,7 +41,7 @@ impl Mount {
                     Ok(ctx) => ctx.log(log.level, Some(&logger), log.data).await,
                     Err(_) => {
                         if let Some(levels) = self.log_levels.get().and_then(Weak::upgrade) {
-                            levels.broadcast(log.level, &logger, &log.data).await;
+                            levels.send_unrelated(log.level, &logger, &log.data).await;
                         }
                     }
                 }

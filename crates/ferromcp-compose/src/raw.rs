@@ -21,15 +21,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::forward::Route;
-use crate::mount::{Kind, Mount, lock};
+use crate::mount::{Kind, Mount, RawTool, lock};
 use crate::subscribe::Mounts;
-
-/// A mounted tool as the raw path needs it: the backend's name and the front's task support.
-#[derive(Debug, Clone)]
-pub(crate) struct RawTool {
-    pub(crate) backend_name: Arc<str>,
-    pub(crate) support: TaskSupport,
-}
 
 /// The front's route for its mounts' tools.
 pub(crate) struct RawTools {

@@ -74,6 +74,8 @@ const SERVER: CrateLayers = CrateLayers {
                 "handler_fn",
                 // The 2026-07-28 envelope read from the params' text (issue 19).
                 "envelope",
+                // A result as text until a layer asks for an object (issue 17 point 4).
+                "result_body",
             ],
             may_name: &["support"],
         },
@@ -203,6 +205,8 @@ const CLIENT: CrateLayers = CrateLayers {
                 "options",
                 "otel",
                 "pagination",
+                // A request sent as text, and the 2026-07-28 envelope encoded once per client.
+                "raw",
                 "skills",
                 "tasks",
             ],
@@ -280,7 +284,9 @@ const COMPOSE: CrateLayers = CrateLayers {
         },
         Layer {
             name: "bridge",
-            modules: &["bridge"],
+            // `report`: a forwarded request's progress, log records and task status, queued
+            // for the front request.
+            modules: &["bridge", "report"],
             may_name: &[],
         },
         Layer {
@@ -292,7 +298,7 @@ const COMPOSE: CrateLayers = CrateLayers {
         Layer {
             name: "task",
             modules: &["task"],
-            may_name: &["forward"],
+            may_name: &["forward", "bridge"],
         },
         Layer {
             name: "mount",
@@ -307,10 +313,24 @@ const COMPOSE: CrateLayers = CrateLayers {
             modules: &["subscribe", "logging"],
             may_name: &["mount", "support"],
         },
+        // `raw`: a mounted tool's plain call relayed as text (the front's `ToolCallRoute`).
+        Layer {
+            name: "relay",
+            modules: &["raw"],
+            may_name: &["subscribe", "mount", "forward", "support"],
+        },
         Layer {
             name: "top",
             modules: &["crate"],
-            may_name: &["subscribe", "mount", "task", "forward", "bridge", "support"],
+            may_name: &[
+                "relay",
+                "subscribe",
+                "mount",
+                "task",
+                "forward",
+                "bridge",
+                "support",
+            ],
         },
     ],
 };
