@@ -78,6 +78,25 @@ impl Walk<'_> {
             }
         };
         let first = *self.b.get(i)?;
+        // A union branch pinned to a constant (`allOf: [X, {"properties": {K: {"const": ..}}}]`:
+        // the 2026-07-28 results of `tools/call`, `prompts/get` and `resources/read`, told
+        // apart by `resultType`): X walked as usual (it defines every member the value may
+        // have), then each pin checked on the value's text as `raw.rs` checks it.
+        if !node.never
+            && !node.all_of.is_empty()
+            && node.any_of.is_empty()
+            && node.reference.is_none()
+            && node.constant.is_none()
+            && !node.inspects_fields()
+        {
+            let (&base, pins) = c.all_of(node).split_first()?;
+            let end = self.value(base, i, depth + 1, pos)?;
+            let text = self.text.get(i..end)?;
+            return pins
+                .iter()
+                .all(|&pin| raw::matches(c, pin, text, depth + 1))
+                .then_some(end);
+        }
         let plain = !node.never
             && node.reference.is_none()
             && node.all_of.is_empty()
