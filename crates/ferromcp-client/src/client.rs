@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use ferromcp_dispatch::{CallOptions, Dispatcher};
-use ferromcp_types::jsonrpc::Payload;
+use ferromcp_types::jsonrpc::{ErrorObject, Payload};
 use ferromcp_types::mcp::methods;
 use ferromcp_types::mcp::{
     ClientCapabilities, DiscoverResult, Implementation, InitializeResult, JsonObject, LoggingLevel,
@@ -178,6 +178,28 @@ impl Inner {
         }
     }
 
+    /// Sends `payload` as `method`; with `opts.on_log`, the log records related to this
+    /// request go to that callback while it runs: the route lives in the request's boxed
+    /// future (the common path's does not grow). Shared by the typed and the raw paths.
+    pub(crate) fn send_routed(
+        &self,
+        method: &str,
+        payload: Payload,
+        mut call: CallOptions,
+        opts: &RequestOptions,
+    ) -> ferromcp_dispatch::BoxFuture<'static, Result<Payload, ErrorObject>> {
+        let Some(cb) = &opts.on_log else {
+            return self.dispatcher.send_request(method, Some(payload), call);
+        };
+        let route = crate::handlers::LogRoute::new(&self.handlers, cb.clone());
+        call.on_id = Some(route.on_id(call.on_id.take()));
+        let send = self.dispatcher.send_request(method, Some(payload), call);
+        Box::pin(async move {
+            let _route = route;
+            send.await
+        })
+    }
+
     /// The dispatcher options for one request. Lifecycle requests (`initialize`,
     /// `server/discover`) are never cancelled on abandon.
     pub(crate) fn call_options(&self, method: &str, opts: &RequestOptions) -> CallOptions {
@@ -196,7 +218,7 @@ impl Inner {
         method: &str,
         mut params: JsonObject,
         opts: &RequestOptions,
-        mut call: CallOptions,
+        call: CallOptions,
         modern: bool,
     ) -> Result<Value, ClientError> {
         if let Some(extra) = &opts.meta {
@@ -217,24 +239,15 @@ impl Inner {
         let mut traced = crate::otel::OutgoingCall::start(self, method, &mut params);
         // The JSON-RPC id is assigned by the dispatcher: it records it on the span.
         #[cfg(feature = "otel")]
-        if let Some(on_id) = traced.on_id() {
-            call.on_id = Some(on_id);
-        }
-        let payload = Payload::from(params);
-        let send = match &opts.on_log {
-            None => self.dispatcher.send_request(method, Some(payload), call),
-            // Log records related to this request go to its own callback while it runs: the
-            // route lives in the request's boxed future (the common path's does not grow).
-            Some(cb) => {
-                let route = crate::handlers::LogRoute::new(&self.handlers, cb.clone());
-                call.on_id = Some(route.on_id(call.on_id.take()));
-                let send = self.dispatcher.send_request(method, Some(payload), call);
-                Box::pin(async move {
-                    let _route = route;
-                    send.await
-                })
+        let call = {
+            let mut call = call;
+            if let Some(on_id) = traced.on_id() {
+                call.on_id = Some(on_id);
             }
+            call
         };
+        let payload = Payload::from(params);
+        let send = self.send_routed(method, payload, call, opts);
         // (Boxed again: the instrumented future and the call stay out of every caller's future.)
         #[cfg(feature = "otel")]
         let send: ferromcp_dispatch::BoxFuture<'static, _> =

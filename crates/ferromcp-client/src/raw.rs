@@ -208,21 +208,7 @@ impl Client {
             }
             (traced, call)
         };
-        let send = match &opts.on_log {
-            None => inner.dispatcher.send_request(method, Some(payload), call),
-            // Log records related to this request go to its own callback while it runs (as on
-            // the typed path).
-            Some(cb) => {
-                let mut call = call;
-                let route = crate::handlers::LogRoute::new(&inner.handlers, cb.clone());
-                call.on_id = Some(route.on_id(call.on_id.take()));
-                let send = inner.dispatcher.send_request(method, Some(payload), call);
-                Box::pin(async move {
-                    let _route = route;
-                    send.await
-                })
-            }
-        };
+        let send = inner.send_routed(method, payload, call, &opts);
         #[cfg(feature = "otel")]
         let send: ferromcp_dispatch::BoxFuture<'static, _> =
             Box::pin(tracing::Instrument::instrument(send, traced.span().clone()));
