@@ -62,7 +62,21 @@ struct Walk<'a> {
 impl Walk<'_> {
     /// The end of the value that starts at `i`, when it matches node `id` (and shaping leaves
     /// it as it is); `None` for no (or not sure).
-    fn value(&self, mut id: NodeId, i: usize, mut depth: u32, pos: Pos) -> Option<usize> {
+    fn value(&self, id: NodeId, i: usize, depth: u32, pos: Pos) -> Option<usize> {
+        self.pinned(id, i, depth, pos, &[])
+    }
+
+    /// [`Walk::value`], the value also held to `pins`: object schemas of properties only
+    /// (see [`Walk::inlined`]), checked member by member as the object is walked, so the
+    /// text is not read again for them.
+    fn pinned(
+        &self,
+        mut id: NodeId,
+        i: usize,
+        mut depth: u32,
+        pos: Pos,
+        pins: &[NodeId],
+    ) -> Option<usize> {
         let c = self.c;
         let node = loop {
             if depth > MAX_DEPTH {
@@ -81,7 +95,10 @@ impl Walk<'_> {
         // A union branch pinned to a constant (`allOf: [X, {"properties": {K: {"const": ..}}}]`:
         // the 2026-07-28 results of `tools/call`, `prompts/get` and `resources/read`, told
         // apart by `resultType`): X walked as usual (it defines every member the value may
-        // have), then each pin checked on the value's text as `raw.rs` checks it.
+        // have), each pin checked on the member it names as the walk meets it (the kernel
+        // writes `resultType` last: checking the pin on the whole text afterwards read the
+        // result a second time), or, for a pin of any other shape, on the value's text as
+        // `raw.rs` checks it.
         if !node.never
             && !node.all_of.is_empty()
             && node.any_of.is_empty()
@@ -89,10 +106,13 @@ impl Walk<'_> {
             && node.constant.is_none()
             && !node.inspects_fields()
         {
-            let (&base, pins) = c.all_of(node).split_first()?;
-            let end = self.value(base, i, depth + 1, pos)?;
+            let (&base, more) = c.all_of(node).split_first()?;
+            if pins.is_empty() && more.iter().all(|&pin| self.inlined(pin)) {
+                return self.pinned(base, i, depth + 1, pos, more);
+            }
+            let end = self.pinned(base, i, depth + 1, pos, pins)?;
             let text = self.text.get(i..end)?;
-            return pins
+            return more
                 .iter()
                 .all(|&pin| raw::matches(c, pin, text, depth + 1))
                 .then_some(end);
@@ -102,6 +122,20 @@ impl Walk<'_> {
             && node.all_of.is_empty()
             && node.constant.is_none()
             && c.bounds(node).is_none_or(|b| c.enumeration(b).is_none());
+        let object_walk = plain
+            && !node.type_only
+            && node.any_of.is_empty()
+            && (node.types == 0 || node.types & T_OBJECT != 0);
+        if !pins.is_empty() && (first != b'{' || !object_walk) {
+            // Not an object this walk goes into: the value on its own, then each pin on its
+            // text.
+            let end = self.pinned(id, i, depth, pos, &[])?;
+            let text = self.text.get(i..end)?;
+            return pins
+                .iter()
+                .all(|&pin| raw::matches(c, pin, text, depth + 1))
+                .then_some(end);
+        }
         if plain && !node.type_only {
             if !node.any_of.is_empty() {
                 if node.inspects_fields() || node.has_properties || node.items.is_some() {
@@ -117,7 +151,7 @@ impl Walk<'_> {
             }
             match first {
                 b'{' if node.types == 0 || node.types & T_OBJECT != 0 => {
-                    return self.object(node, i, depth, pos);
+                    return self.object(node, i, depth, pos, pins);
                 }
                 b'[' if node.types == 0 || node.types & T_ARRAY != 0 => {
                     return self.array(node, i, depth, pos);
@@ -137,7 +171,14 @@ impl Walk<'_> {
     }
 
     /// An object under a schema with (maybe) properties and nothing composite.
-    fn object(&self, node: &Node, i: usize, depth: u32, pos: Pos) -> Option<usize> {
+    fn object(
+        &self,
+        node: &Node,
+        i: usize,
+        depth: u32,
+        pos: Pos,
+        pins: &[NodeId],
+    ) -> Option<usize> {
         let c = self.c;
         let b = self.b;
         // Shaping drops undefined members of an object described by properties and not
@@ -148,12 +189,15 @@ impl Walk<'_> {
         let inner = if shaped { Pos::Shaped } else { Pos::Untouched };
         let props = c.props(node);
         let mut required_seen = 0usize;
+        let mut pin_required_seen = 0usize;
         // The result's own members: one written twice (a handler's `_meta` next to the one
         // the kernel appends) is a no, so that the path of values decides which one stays.
         let mut top_keys: Vec<std::borrow::Cow<'_, str>> = Vec::new();
         let mut at = skip_ws(b, i + 1);
         if b.get(at) == Some(&b'}') {
-            return node.required.is_empty().then_some(at + 1);
+            let none_required =
+                node.required.is_empty() && pins.iter().all(|&p| c.node(p).required.is_empty());
+            return none_required.then_some(at + 1);
         }
         loop {
             if *b.get(at)? != b'"' {
@@ -191,6 +235,14 @@ impl Walk<'_> {
                     Additional::Absent | Additional::Any => value_end(b, at)?,
                 },
             };
+            for &pin in pins {
+                if let Some(prop) = c.find_prop(c.props(c.node(pin)), &Key::new(&key)) {
+                    pin_required_seen += usize::from(prop.required);
+                    if !raw::matches(c, prop.node, self.text.get(at..end)?, depth + 1) {
+                        return None;
+                    }
+                }
+            }
             at = skip_ws(b, end);
             match b.get(at)? {
                 b',' => at = skip_ws(b, at + 1),
@@ -200,7 +252,33 @@ impl Walk<'_> {
         }
         // A key written twice counts twice, as in `raw.rs`'s walk over params (serde never
         // writes one twice).
-        (required_seen == node.required.len()).then_some(at + 1)
+        let pins_required: usize = pins.iter().map(|&p| c.node(p).required.len()).sum();
+        (required_seen == node.required.len() && pin_required_seen == pins_required)
+            .then_some(at + 1)
+    }
+
+    /// Whether pin `id` can be checked member by member as the object it pins is walked: an
+    /// object schema of properties and nothing else (no type but object, no composite, no
+    /// bound, extra members allowed), whose required names all are properties (so counting
+    /// the required properties met is checking `required`).
+    fn inlined(&self, id: NodeId) -> bool {
+        let c = self.c;
+        let node = c.node(id);
+        let props = c.props(node);
+        !node.never
+            && (node.types == 0 || node.types == T_OBJECT)
+            && node.reference.is_none()
+            && node.constant.is_none()
+            && node.any_of.is_empty()
+            && node.all_of.is_empty()
+            && node.items.is_none()
+            && c.bounds(node).is_none()
+            && matches!(node.additional, Additional::Absent | Additional::Any)
+            && c.required(node).iter().all(|name| {
+                props
+                    .iter()
+                    .any(|p| p.required && c.text(&p.name) == c.text(name))
+            })
     }
 
     /// An array under a schema with (maybe) `items` and nothing composite.

@@ -114,6 +114,23 @@ fn usual_results_fit_and_others_do_not() {
         let block = r#""content":[{"type":"text","text":"a","bogus":1}]"#;
         assert!(!fits("tools/call", v, &stamp(block)));
     }
+    // At 2026-07-28 the `resultType` pin of the branch is checked wherever the member sits
+    // (it is checked as the object is walked): a wrong tag, or one of another type, is a no.
+    let modern = ProtocolVersion::V2026_07_28;
+    for text in [
+        r#"{"resultType":"complete","content":[]}"#,
+        r#"{"content":[],"resultType":"complete","isError":true}"#,
+    ] {
+        assert!(fits("tools/call", modern, text), "{text}");
+    }
+    for text in [
+        r#"{"resultType":"completed","content":[]}"#,
+        r#"{"content":[],"resultType":"bogus"}"#,
+        r#"{"content":[],"resultType":7}"#,
+        r#"{"content":[],"resultType":null,"isError":false}"#,
+    ] {
+        assert!(!fits("tools/call", modern, text), "{text}");
+    }
     // Before 2026-07-28, shaping removes `resultType`.
     let v = ProtocolVersion::V2025_11_25;
     assert!(!fits(
