@@ -36,7 +36,8 @@
 //! or in Redis (feature `redis`) so that any node can serve a task's polls, updates and
 //! cancellations (at 2026-07-28, where no session routes requests to one node, that is what
 //! lets a task be served behind a load balancer); a task whose node stopped ends `failed`
-//! once that node's heartbeat lapses.
+//! once that node's heartbeat lapses, and a change made on one node reaches the
+//! `subscriptions/listen` streams watching the task on the others ([`TaskStore::announce`]).
 //!
 //! The other direction of 2025-11-25 tasks, a *client* running the server's elicitation or
 //! sampling request as a task, is [`RequestContext::elicit_as_task`] /
