@@ -11,6 +11,7 @@
 //! tools.deny = ["delete_*"]
 //! timeout = 30          # seconds per forwarded request
 //! max_concurrency = 8   # requests forwarded at a time
+//! max_queued_reports = 64 # progress/log reports one call may queue for its client
 //!
 //! [servers.search]
 //! url = "https://search.example.com/mcp"
@@ -62,7 +63,9 @@ CONFIG.toml names the servers to mount, each under [servers.NAME] (NAME: letters
 '-'): `command` (+ `args`, `env`, `cwd`) starts a stdio server, `url` (+ `headers`) reaches a
 Streamable HTTP server. Per server: `tools.allow` / `tools.deny` (patterns with * and ?; deny
 wins; no allow list allows every tool), `timeout` (seconds per forwarded request, default 60)
-`max_concurrency` (requests forwarded at a time, default 64) and `lifecycle` (the era spoken
+`max_concurrency` (requests forwarded at a time, default 64), `max_queued_reports` (the
+progress and log reports one forwarded call may queue for its client, default 64; a server
+sending faster has the rest dropped) and `lifecycle` (the era spoken
 to it: `auto`, the default, uses 2026-07-28 when the server can; `handshake` keeps to
 2025-11-25, whose tools' task support shows on the gateway's tools; `modern`). A `[rate_limit]` table
 bounds tool calls per minute: `per_principal` (default 600) and `total` (default 6000).
@@ -238,6 +241,8 @@ struct ServerConfig {
     /// Seconds.
     timeout: Option<f64>,
     max_concurrency: Option<usize>,
+    /// `Backend::max_queued_reports`.
+    max_queued_reports: Option<usize>,
     /// The era the gateway speaks to it: `auto` (the default: 2026-07-28 when it can),
     /// `handshake` (2025-11-25) or `modern` (2026-07-28).
     lifecycle: Option<String>,
@@ -388,6 +393,15 @@ fn backend(name: &str, server: ServerConfig) -> Result<Backend, String> {
             ));
         }
         backend = backend.max_in_flight(n);
+    }
+    match server.max_queued_reports {
+        Some(0) => {
+            return Err(format!(
+                "[servers.{name}]: `max_queued_reports` must be at least 1"
+            ));
+        }
+        Some(n) => backend = backend.max_queued_reports(n),
+        None => {}
     }
     let tools = server.tools;
     if !tools.allow.is_empty() || !tools.deny.is_empty() {
@@ -755,5 +769,12 @@ mod tests {
         assert_eq!(config.rate_limit, RateLimit::default());
         assert_eq!(config.health.check(), Ok(Health::default()));
         assert!(!config.servers["demo"].tools.keeps("long_task"));
+        let demo = backend("demo", config.servers["demo"].clone());
+        let demo = demo.map(|b| format!("{b:?}")).unwrap_or_else(|e| e);
+        assert!(demo.contains("max_queued_reports: 128"), "{demo}");
+        let mut zero = config.servers["demo"].clone();
+        zero.max_queued_reports = Some(0);
+        let refused = backend("demo", zero).map(|_| ()).unwrap_err();
+        assert!(refused.contains("`max_queued_reports` must be at least 1"));
     }
 }

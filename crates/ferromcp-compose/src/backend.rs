@@ -29,6 +29,11 @@ pub const DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND: usize = 256;
 /// ([`Backend::max_tasks`]); one more task-run call is refused with -32603.
 pub const DEFAULT_MAX_TASKS_PER_BACKEND: usize = 64;
 
+/// The default number of reports (the backend's progress, its log records related to the
+/// request, the status messages of a backend task it follows) one forwarded request may
+/// queue for its front request ([`Backend::max_queued_reports`]); more are dropped.
+pub const DEFAULT_MAX_QUEUED_REPORTS: usize = 64;
+
 /// Which of a backend's tools the front serves (see [`Backend::tool_filter`]).
 pub(crate) type ToolFilter = dyn Fn(&str) -> bool + Send + Sync;
 
@@ -54,6 +59,7 @@ pub struct Backend {
     pub(crate) max_in_flight: usize,
     pub(crate) max_subscriptions: usize,
     pub(crate) max_tasks: usize,
+    pub(crate) max_queued_reports: usize,
     pub(crate) tool_filter: Option<Arc<ToolFilter>>,
 }
 
@@ -131,6 +137,7 @@ impl Backend {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT_PER_BACKEND,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND,
             max_tasks: DEFAULT_MAX_TASKS_PER_BACKEND,
+            max_queued_reports: DEFAULT_MAX_QUEUED_REPORTS,
             tool_filter: None,
         }
     }
@@ -190,6 +197,19 @@ impl Backend {
         self
     }
 
+    /// How many reports one forwarded request may queue for its front request while the
+    /// front sends the earlier ones (default [`DEFAULT_MAX_QUEUED_REPORTS`], at least 1): the
+    /// backend's progress, its log records related to the request, and the status messages
+    /// of a backend task the request follows. A backend that sends faster than the front's
+    /// client takes them has the ones beyond dropped (each counted on a `debug` line of the
+    /// `ferromcp_compose` target, with this backend's running total); the request itself
+    /// goes on, and the progress the front reports still increases.
+    #[must_use]
+    pub fn max_queued_reports(mut self, n: usize) -> Self {
+        self.max_queued_reports = n.max(1);
+        self
+    }
+
     /// Serves only the backend tools whose (backend) name `keep` accepts, now and after the
     /// backend's list changes; the others are neither listed nor callable through the front.
     #[must_use]
@@ -205,6 +225,7 @@ impl fmt::Debug for Backend {
             .field("lifecycle", &self.lifecycle)
             .field("timeout", &self.timeout)
             .field("max_in_flight", &self.max_in_flight)
+            .field("max_queued_reports", &self.max_queued_reports)
             .finish_non_exhaustive()
     }
 }

@@ -2,6 +2,7 @@
 //! 2026-07-28 backend, and a clear error when the backend fails.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use ferromcp_client::{Client, ClientError, RequestOptions};
@@ -16,7 +17,7 @@ use ferromcp_types::mcp::{
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::bridge::{Inflight, ask_front};
-use crate::report::{REPORT_QUEUE, Report, report, reporting};
+use crate::report::{NO_PROGRESS, Report, report, reporting};
 
 /// A request that may answer `input_required` at 2026-07-28, and how its retry carries the
 /// answers.
@@ -102,6 +103,10 @@ pub(crate) struct Route {
     pub(crate) max_rounds: u32,
     /// This backend's bound on the front tasks following backend tasks.
     pub(crate) tasks: Arc<Semaphore>,
+    /// The reports one forwarded request may queue (`Backend::max_queued_reports`).
+    pub(crate) max_queued_reports: usize,
+    /// How many reports this backend's forwarded requests dropped, their queue full.
+    pub(crate) dropped_reports: Arc<AtomicU64>,
 }
 
 /// How long a backend that answered `input_required` with no question waits before the retry.
@@ -156,11 +161,11 @@ impl Route {
     {
         let _permits = self.admit()?;
         let _inflight = self.inflight.enter(ctx.clone());
-        let (tx, mut rx) = mpsc::channel(REPORT_QUEUE);
-        let opts = reporting(self.options(ctx), &tx, &self.mount);
+        let (tx, mut rx) = mpsc::channel(self.max_queued_reports);
+        let opts = reporting(self.options(ctx), &tx, &self.mount, &self.dropped_reports);
         let work = work(opts, tx);
         tokio::pin!(work);
-        let mut last = 0.0;
+        let mut last = NO_PROGRESS;
         loop {
             tokio::select! {
                 biased;

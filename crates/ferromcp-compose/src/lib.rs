@@ -26,8 +26,9 @@
 //!   request that needs input runs again on the client's retry (the front keeps no state
 //!   between rounds), as a 2026-07-28 server's own handlers do: a backend tool should do
 //!   nothing irreversible before its last question.
-//! - Limits: per backend, requests in flight ([`Backend::max_in_flight`]) and a timeout
-//!   ([`Backend::timeout`]); in total, requests in flight
+//! - Limits: per backend, requests in flight ([`Backend::max_in_flight`]), a timeout
+//!   ([`Backend::timeout`]) and the reports (progress, log records, task status) one
+//!   forwarded request may queue for the front ([`Backend::max_queued_reports`]); in total, requests in flight
 //!   ([`ComposerBuilder::max_in_flight`]); the rounds one forwarded request may take with a
 //!   2026-07-28 backend ([`ComposerBuilder::max_backend_rounds`]).
 //! - A backend that dies fails the requests forwarded to it with -32603 naming it; the other
@@ -121,7 +122,8 @@ use tokio::sync::Semaphore;
 
 pub use backend::{
     Backend, DEFAULT_BACKEND_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_IN_FLIGHT_PER_BACKEND,
-    DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND, DEFAULT_MAX_TASKS_PER_BACKEND,
+    DEFAULT_MAX_QUEUED_REPORTS, DEFAULT_MAX_SUBSCRIPTIONS_PER_BACKEND,
+    DEFAULT_MAX_TASKS_PER_BACKEND,
 };
 pub use error::ComposeError;
 

@@ -186,6 +186,8 @@ pub(crate) async fn connect(
         timeout: backend.timeout,
         max_rounds,
         tasks: Arc::new(Semaphore::new(backend.max_tasks)),
+        max_queued_reports: backend.max_queued_reports.max(1),
+        dropped_reports: Arc::default(),
     };
     let mount = Arc::new(Mount {
         route,

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
 use crate::forward::Route;
-use crate::report::{Report, report};
+use crate::report::{NO_PROGRESS, Report, queue, report};
 
 /// The task support the front declares for a backend tool.
 ///
@@ -149,6 +149,7 @@ impl Route {
     ) -> Result<CallToolResult, ErrorObject> {
         let mut guard = CancelOnDrop(Some(handle.clone()));
         let tx = reports.clone();
+        let (dropped, mount) = (self.dropped_reports.clone(), self.mount.clone());
         let mut last: Option<String> = None;
         let wait = handle.wait_with(move |state: &TaskState| {
             if let Some(message) = &state.info.status_message
@@ -156,7 +157,7 @@ impl Route {
             {
                 last = Some(message.clone());
                 // A full queue drops a message: the next one supersedes it.
-                let _ = tx.try_send(Report::Status(message.clone()));
+                queue(&tx, Report::Status(message.clone()), &dropped, &mount);
             }
         });
         let done = tokio::select! {
@@ -206,10 +207,10 @@ impl Route {
                 )));
             }
         };
-        let (tx, mut rx) = mpsc::channel(crate::report::REPORT_QUEUE);
+        let (tx, mut rx) = mpsc::channel(self.max_queued_reports);
         let follow = self.follow(ctx, &handle, &tx);
         tokio::pin!(follow);
-        let mut last = 0.0;
+        let mut last = NO_PROGRESS;
         loop {
             tokio::select! {
                 biased;

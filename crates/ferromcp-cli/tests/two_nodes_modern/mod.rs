@@ -385,3 +385,198 @@ async fn s113_gateway_modern_task_created_on_a_completes_on_b() {
     .await
     .unwrap();
 }
+
+/// A `subscriptions/listen` stream opened through `addr` with `token`, watching the tasks
+/// `ids` (2026-07-28, tasks extension): everything it has received so far, growing as it
+/// comes (the stream is read in the background until the test ends).
+async fn listen(addr: &str, token: &str, ids: &[&str]) -> Arc<std::sync::Mutex<String>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": {
+        "notifications": {"taskIds": ids},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": {"io.modelcontextprotocol/tasks": {}},
+            },
+        },
+    }})
+    .to_string();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ncontent-type: \
+         application/json\r\naccept: application/json, text/event-stream\r\n\
+         mcp-protocol-version: 2026-07-28\r\nmcp-method: subscriptions/listen\r\n\
+         authorization: Bearer {token}\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(req.as_bytes()).await.unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = seen.clone();
+    tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = s.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    seen
+}
+
+/// The JSON-RPC messages of an event stream's text received so far.
+fn events(seen: &std::sync::Mutex<String>) -> Vec<Value> {
+    let text = seen.lock().unwrap().clone();
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect()
+}
+
+/// Waits (at most 10 s) until the stream has a message with `method` whose params satisfy
+/// `ok`: those params.
+async fn until_event(
+    seen: &std::sync::Mutex<String>,
+    method: &str,
+    ok: impl Fn(&Value) -> bool,
+) -> Value {
+    let started = Instant::now();
+    loop {
+        let found = events(seen)
+            .into_iter()
+            .find(|m| m["method"] == method && ok(&m["params"]));
+        if let Some(m) = found {
+            return m["params"].clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no {method} within 10 s: {}",
+            seen.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The `notifications/tasks` a stream received about `id`.
+fn about(seen: &std::sync::Mutex<String>, id: &str) -> Vec<Value> {
+    events(seen)
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/tasks" && m["params"]["taskId"] == id)
+        .map(|m| m["params"].clone())
+        .collect()
+}
+
+/// Answers the question of `id` (a `confirm_delete` task in `input_required`) through `addr`.
+async fn confirm(addr: &str, token: &str, id: &str) {
+    let asked = until(addr, Some(token), id, "input_required").await;
+    let key = asked["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let answers = json!({key: {"action": "accept", "content": {"confirm": true}}});
+    let ack = modern(
+        addr,
+        Some(token),
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": answers}),
+    )
+    .await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+}
+
+/// Drops every pub/sub connection of the Redis at `url` (`CLIENT KILL TYPE pubsub`).
+async fn kill_subscriptions(url: &str) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url.trim_start_matches("redis://").trim_end_matches('/');
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"CLIENT KILL TYPE pubsub\r\n").await.unwrap();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).await.unwrap();
+    assert!(
+        buf[..n].starts_with(b":"),
+        "{:?}",
+        String::from_utf8_lossy(&buf[..n])
+    );
+}
+
+/// S120 (SEP-2663 "Task Status Notifications" across nodes): alice's 2026-07-28 task created
+/// through node A, watched on a listen stream on node B, changes on A (answered with
+/// `tasks/update` through A, then completed there): B's stream gets `notifications/tasks`
+/// with the task as `tasks/get` shows it; bob's stream on B, asking for the same task, gets
+/// nothing about it (only his own task's changes). F36: node B's subscription to the other
+/// nodes' task changes (Redis pub/sub) that Redis drops is made again: a change on A after
+/// that still reaches B's stream.
+#[tokio::test]
+async fn s120_task_notifications_reach_listen_streams_on_other_nodes() {
+    let Some(url) = redis_url("s120_task_notifications_reach_listen_streams_on_other_nodes") else {
+        return;
+    };
+    tokio::time::timeout(LIMIT, async {
+        let (port_a, port_b) = (free_port().await, free_port().await);
+        let resource = format!("http://127.0.0.1:{port_a}/mcp");
+        let iss = issuer(&resource).await;
+        let _a = protected_node(port_a, &url, &iss, &resource).await;
+        let _b = protected_node(port_b, &url, &iss, &resource).await;
+        let (a, b) = (format!("127.0.0.1:{port_a}"), format!("127.0.0.1:{port_b}"));
+        let alice = token(&iss, "YWxpY2U6YWxpY2Utc2VjcmV0", &resource).await;
+        let bob = token(&iss, "Ym9iOmJvYi1zZWNyZXQ=", &resource).await;
+
+        let args = json!({"filename": "a.txt"});
+        let hers = create(&a, Some(&alice), "confirm_delete", args.clone()).await;
+        let his = create(&a, Some(&bob), "confirm_delete", args).await;
+        until(&a, Some(&alice), &hers, "input_required").await;
+        let alices = listen(&b, &alice, &[&hers]).await;
+        let bobs = listen(&b, &bob, &[&hers, &his]).await;
+        let ack = "notifications/subscriptions/acknowledged";
+        let agreed = until_event(&alices, ack, |_| true).await;
+        assert_eq!(agreed["notifications"]["taskIds"], json!([hers]));
+        let agreed = until_event(&bobs, ack, |_| true).await;
+        assert_eq!(agreed["notifications"]["taskIds"], json!([his]));
+
+        confirm(&a, &alice, &hers).await;
+        let done = until_event(&alices, "notifications/tasks", |p| {
+            p["taskId"] == hers && p["status"] == "completed"
+        })
+        .await;
+        assert_eq!(done["result"]["content"][0]["text"], "Deleted a.txt");
+        assert!(done["_meta"]["io.modelcontextprotocol/subscriptionId"].is_number());
+        confirm(&a, &bob, &his).await;
+        until_event(&bobs, "notifications/tasks", |p| {
+            p["taskId"] == his && p["status"] == "completed"
+        })
+        .await;
+        assert_eq!(about(&bobs, &hers), Vec::<Value>::new(), "not bob's");
+
+        // F36: the subscriptions dropped by Redis; changes on A reach B again once B's is
+        // back (each `tasks/update` through A is a change: A announces it).
+        let waiting = create(
+            &a,
+            Some(&alice),
+            "confirm_delete",
+            json!({"filename": "b.txt"}),
+        )
+        .await;
+        until(&a, Some(&alice), &waiting, "input_required").await;
+        let watching = listen(&b, &alice, &[&waiting]).await;
+        until_event(&watching, ack, |_| true).await;
+        kill_subscriptions(&url).await;
+        let started = Instant::now();
+        while about(&watching, &waiting).is_empty() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "B never subscribed again"
+            );
+            let poke = json!({"taskId": waiting, "inputResponses": {}});
+            modern(&a, Some(&alice), "tasks/update", poke).await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(about(&watching, &waiting)[0]["status"], "input_required");
+    })
+    .await
+    .unwrap();
+}

@@ -155,10 +155,23 @@ pub fn task_server(
 
 /// A backend whose `say {label}` logs `{label}-1` (info), waits until another `say` has
 /// logged its first record too (two calls meet), logs `{label}-2` and answers `label`: two
-/// concurrent calls are both in flight while each logs.
+/// concurrent calls are both in flight while each logs. Its `note {label}` logs `{label}-1`
+/// and `{label}-2` and answers `label` 100 ms later (its records arrive while it runs, over
+/// any transport).
 pub fn logging_server(name: &str) -> McpServer {
     let meet = std::sync::Arc::new(tokio::sync::Barrier::new(2));
     McpServer::builder(name, "1.0.0")
+        .tool(
+            "note",
+            |ctx: RequestContext, RawArgs(a): RawArgs| async move {
+                let label = arg(&a, "label");
+                let info = ferromcp_types::mcp::LoggingLevel::Info;
+                ctx.log(info, None, format!("{label}-1").into()).await;
+                ctx.log(info, None, format!("{label}-2").into()).await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                label
+            },
+        )
         .tool("say", move |ctx: RequestContext, RawArgs(a): RawArgs| {
             let meet = meet.clone();
             async move {

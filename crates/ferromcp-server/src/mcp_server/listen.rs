@@ -82,7 +82,7 @@ pub(crate) async fn listen(
     let mut task_changes = match (&params.notifications.task_ids, &tasks) {
         (Some(ids), Some(tasks)) => {
             let subscription = tasks.listen(&ctx, ids).await?;
-            filter.task_ids = Some(subscription.1.clone());
+            filter.task_ids = Some(subscription.ids().to_vec());
             Some(subscription)
         }
         _ => None,

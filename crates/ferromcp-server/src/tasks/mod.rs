@@ -36,7 +36,8 @@
 //! or in Redis (feature `redis`) so that any node can serve a task's polls, updates and
 //! cancellations (at 2026-07-28, where no session routes requests to one node, that is what
 //! lets a task be served behind a load balancer); a task whose node stopped ends `failed`
-//! once that node's heartbeat lapses.
+//! once that node's heartbeat lapses, and a change made on one node reaches the
+//! `subscriptions/listen` streams watching the task on the others ([`TaskStore::announce`]).
 //!
 //! The other direction of 2025-11-25 tasks, a *client* running the server's elicitation or
 //! sampling request as a task, is [`RequestContext::elicit_as_task`] /
@@ -87,6 +88,7 @@ use ferromcp_types::mcp::{
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
+use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 pub use self::client_hosted::{
@@ -106,8 +108,8 @@ pub use self::settings::{
 };
 use self::wire::{core_task, detailed, ext_task, status_name};
 pub use store::{
-    DEFAULT_MEMORY_TASK_CAPACITY, MemoryTaskStore, OwnerCaps, TaskChange, TaskRecord, TaskStore,
-    TaskStoreError,
+    DEFAULT_MEMORY_TASK_CAPACITY, MemoryTaskStore, OwnerCaps, TaskAnnouncement, TaskChange,
+    TaskRecord, TaskStore, TaskStoreError,
 };
 
 use crate::context::{RequestContext, RequestPeer};
@@ -125,24 +127,104 @@ pub(crate) struct Tasks {
 }
 
 /// How many task changes may queue for a slow listen stream; one that falls further behind
-/// misses the oldest (clients still poll).
-const CHANGE_QUEUE: usize = 256;
+/// misses the oldest (clients still poll). The Redis store's announcements of other nodes'
+/// changes queue under the same bound.
+pub(crate) const CHANGE_QUEUE: usize = 256;
 
-/// A listen stream's task subscription: the changes, and the task ids it may see.
-pub(crate) type TaskSubscription = (tokio::sync::broadcast::Receiver<TaskRecord>, Vec<String>);
+/// A listen stream's task subscription (2026-07-28): the changes this process makes, the
+/// ones other processes sharing the store announce, and the tasks it may see (its owner's).
+pub(crate) struct TaskSubscription {
+    changes: tokio::sync::broadcast::Receiver<TaskRecord>,
+    remote: Option<tokio::sync::broadcast::Receiver<TaskAnnouncement>>,
+    ids: Vec<String>,
+    owner: String,
+    store: Arc<dyn TaskStore>,
+    /// A watched task another process announced a change of, not read yet (kept while it
+    /// is read, so a read dropped half-way, the stream busy with another notification, is
+    /// made again).
+    unread: Option<String>,
+}
 
-/// The next change to a subscribed task; never resolves without a subscription.
+impl TaskSubscription {
+    /// The tasks agreed on: the requested ones the requester owns.
+    pub(crate) fn ids(&self) -> &[String] {
+        &self.ids
+    }
+
+    fn wants(&self, task_id: &str, owner: &str) -> bool {
+        owner == self.owner && self.ids.iter().any(|id| id == task_id)
+    }
+
+    /// A task another process changed, as the store has it now, if it is still this
+    /// subscription's owner's.
+    async fn read(&self, task_id: &str) -> Option<TaskRecord> {
+        match self.store.get(task_id).await {
+            Ok(found) => found.filter(|r| r.owner == self.owner),
+            Err(e) => {
+                tracing::debug!(task = %task_id, error = %e, "an announced task change could not be read");
+                None
+            }
+        }
+    }
+}
+
+/// The next announcement of another process, or never (none can come).
+async fn next_remote(
+    remote: &mut Option<tokio::sync::broadcast::Receiver<TaskAnnouncement>>,
+) -> Result<TaskAnnouncement, RecvError> {
+    match remote {
+        Some(remote) => remote.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What a listen stream's task subscription heard next.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one value at a time, moved once, on a listen stream's stack"
+)]
+enum Heard {
+    /// A change this process made.
+    Here(Result<TaskRecord, RecvError>),
+    /// A change another process announced.
+    Elsewhere(Result<TaskAnnouncement, RecvError>),
+}
+
+/// The next change to a subscribed task, made by this process or announced by another;
+/// never resolves without a subscription. Cancel-safe: an announced change whose read is
+/// dropped is read again on the next call.
 pub(crate) async fn next_change(sub: Option<&mut TaskSubscription>) -> Option<TaskRecord> {
-    let Some((changes, ids)) = sub else {
+    let Some(sub) = sub else {
         return std::future::pending().await;
     };
     loop {
-        match changes.recv().await {
-            Ok(r) if ids.contains(&r.task_id) => return Some(r),
-            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => {
-                return std::future::pending().await;
+        if let Some(id) = sub.unread.clone() {
+            let read = sub.read(&id).await;
+            sub.unread = None;
+            if read.is_some() {
+                return read;
             }
+        }
+        let heard = tokio::select! {
+            here = sub.changes.recv() => Heard::Here(here),
+            elsewhere = next_remote(&mut sub.remote) => Heard::Elsewhere(elsewhere),
+        };
+        match heard {
+            Heard::Here(Ok(r)) if sub.wants(&r.task_id, &r.owner) => return Some(r),
+            Heard::Here(Ok(_) | Err(RecvError::Lagged(_))) => {}
+            Heard::Here(Err(RecvError::Closed)) => return std::future::pending().await,
+            Heard::Elsewhere(Ok(a)) => {
+                if sub.wants(&a.task_id, &a.owner) {
+                    sub.unread = Some(a.task_id);
+                }
+            }
+            Heard::Elsewhere(Err(RecvError::Lagged(n))) => {
+                tracing::debug!(
+                    missed = n,
+                    "a slow listen stream missed other nodes' task changes"
+                );
+            }
+            Heard::Elsewhere(Err(RecvError::Closed)) => sub.remote = None,
         }
     }
 }
@@ -314,10 +396,12 @@ impl Tasks {
         }
     }
 
-    /// Tells listen streams about a change.
-    fn publish(&self, record: &TaskRecord) {
-        // No receiver means no listen stream; nothing to do.
+    /// Tells listen streams about a change: this process's, and, through the store, those
+    /// of the other processes sharing it.
+    async fn publish(&self, record: &TaskRecord) {
+        // No receiver means no listen stream here; nothing to do.
         let _ = self.changes.send(record.clone());
+        self.store().announce(record).await;
     }
 
     /// Starts a listen stream's task subscription (2026-07-28): -32021 without the
@@ -334,6 +418,7 @@ impl Tasks {
         }
         // Subscribe first, so no change between the check and the stream is missed.
         let changes = self.changes.subscribe();
+        let remote = self.settings.store.announcements();
         let owner = owner_of(ctx);
         let mut agreed = Vec::new();
         for id in ids.iter().take(self.settings.page_size) {
@@ -342,7 +427,14 @@ impl Tasks {
                 agreed.push(id.clone());
             }
         }
-        Ok((changes, agreed))
+        Ok(TaskSubscription {
+            changes,
+            remote,
+            ids: agreed,
+            owner,
+            store: self.settings.store.clone(),
+            unread: None,
+        })
     }
 
     fn store(&self) -> &dyn TaskStore {
@@ -541,7 +633,7 @@ impl Tasks {
         running.changed.notify_waiters();
         match recorded {
             Ok(Some(record)) => {
-                self.publish(&record);
+                self.publish(&record).await;
                 if let (Some(connection), Ok(params)) =
                     (notify_to, Payload::from_serialize(&core_task(&record)))
                 {

@@ -10,6 +10,14 @@
 //! - `{ns}:task-node:{node}`: the heartbeat of a node (a process holding a store), set every
 //!   [heartbeat](RedisTaskStore::connect_with_heartbeat) to expire after three of them.
 //!
+//! And one pub/sub channel, `{ns}:task-changes`: each change a node's listen streams are told
+//! of (2026-07-28 `notifications/tasks`) is published there as `{"node", "taskId", "owner"}`
+//! ([`TaskStore::announce`]); every node subscribes on its own connection and hands the other
+//! nodes' changes to its listen streams ([`TaskStore::announcements`]), which read the task
+//! from Redis when it is one of their owner's that they watch. A subscription that drops is
+//! made again with backoff (100 ms doubling up to 5 s, logged); changes announced meanwhile
+//! are missed by the other nodes' listen streams (clients still poll).
+//!
 //! A task records the node that created it, whose process runs its handler. When a node
 //! reads an unfinished task of another node whose heartbeat has lapsed (that process died or
 //! lost Redis), it records the task `failed` (-32603, "the server running this task
@@ -22,16 +30,21 @@
 //! compare-and-set (a script that writes only if the record is unchanged), retried on a lost
 //! race.
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ferromcp_dispatch::BoxFuture;
+use futures_core::Stream;
 use redis::aio::ConnectionManager;
 
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::TaskStatus;
 
-use super::store::{OwnerCaps, TaskChange, TaskRecord, TaskStore, TaskStoreError};
+use super::CHANGE_QUEUE;
+use super::store::{
+    OwnerCaps, TaskAnnouncement, TaskChange, TaskRecord, TaskStore, TaskStoreError,
+};
 
 /// The default key namespace.
 pub const DEFAULT_TASK_NAMESPACE: &str = "ferromcp";
@@ -92,8 +105,13 @@ end
 return 1
 ";
 
-/// Tasks in Redis. Cheap to clone; clones share the connection and the node's heartbeat,
-/// which stops when the last clone is dropped.
+/// The first wait before subscribing to the task changes again after a failure.
+const RESUBSCRIBE_MIN: Duration = Duration::from_millis(100);
+/// The longest wait between two attempts to subscribe to the task changes.
+const RESUBSCRIBE_MAX: Duration = Duration::from_secs(5);
+
+/// Tasks in Redis. Cheap to clone; clones share the connection, the node's heartbeat and its
+/// subscription to the other nodes' task changes, which stop when the last clone is dropped.
 #[derive(Clone)]
 pub struct RedisTaskStore {
     conn: ConnectionManager,
@@ -101,15 +119,85 @@ pub struct RedisTaskStore {
     node: Arc<Node>,
 }
 
-/// This store's node: its id in task records and its heartbeat.
+/// This store's node: its id in task records, its heartbeat, and its subscription to the
+/// task changes the other nodes announce.
 struct Node {
     id: String,
     beat: tokio::task::AbortHandle,
+    subscription: tokio::task::AbortHandle,
+    announced: tokio::sync::broadcast::Sender<TaskAnnouncement>,
 }
 
 impl Drop for Node {
     fn drop(&mut self) {
         self.beat.abort();
+        self.subscription.abort();
+    }
+}
+
+/// A task change on the `{ns}:task-changes` channel.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Announced {
+    node: String,
+    task_id: String,
+    owner: String,
+}
+
+/// Follows the `channel` of task changes for as long as the store lives: the other nodes'
+/// changes go to `announced` (no receiver: no listen stream here, nothing to do); a
+/// subscription that fails or drops is made again after `RESUBSCRIBE_MIN`, doubling up to
+/// `RESUBSCRIBE_MAX`. Each message is handed on without waiting (the broadcast drops the
+/// oldest for a receiver that falls behind), so the subscription is read as fast as it comes.
+async fn follow_changes(
+    client: redis::Client,
+    channel: String,
+    node: String,
+    announced: tokio::sync::broadcast::Sender<TaskAnnouncement>,
+) {
+    let mut wait = RESUBSCRIBE_MIN;
+    let mut lost = false;
+    loop {
+        let subscribed = async {
+            let mut pubsub = client.get_async_pubsub().await?;
+            pubsub.subscribe(&channel).await?;
+            Ok::<_, redis::RedisError>(pubsub)
+        };
+        match subscribed.await {
+            Ok(pubsub) => {
+                if lost {
+                    tracing::info!(channel = %channel, "task change subscription restored");
+                }
+                wait = RESUBSCRIBE_MIN;
+                let mut messages = pubsub.into_on_message();
+                while let Some(msg) =
+                    std::future::poll_fn(|cx| Pin::new(&mut messages).poll_next(cx)).await
+                {
+                    let Ok(a) = serde_json::from_slice::<Announced>(msg.get_payload_bytes()) else {
+                        tracing::debug!(channel = %channel, "an undecodable task change dropped");
+                        continue;
+                    };
+                    if a.node != node {
+                        let _ = announced.send(TaskAnnouncement::new(a.task_id, a.owner));
+                    }
+                }
+                tracing::warn!(
+                    channel = %channel,
+                    "task change subscription lost; subscribing again"
+                );
+            }
+            Err(e) => {
+                tracing::warn!(
+                    channel = %channel,
+                    error = %e,
+                    retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                    "cannot subscribe to task changes"
+                );
+            }
+        }
+        lost = true;
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(RESUBSCRIBE_MAX);
     }
 }
 
@@ -181,7 +269,9 @@ impl RedisTaskStore {
         heartbeat: Duration,
     ) -> Result<Self, TaskStoreError> {
         let client = redis::Client::open(url).map_err(backend)?;
-        let conn = ConnectionManager::new(client).await.map_err(backend)?;
+        let conn = ConnectionManager::new(client.clone())
+            .await
+            .map_err(backend)?;
         let heartbeat = heartbeat.max(Duration::from_millis(10));
         let id = node_id()?;
         let key = format!("{namespace}:task-node:{id}");
@@ -199,10 +289,23 @@ impl RedisTaskStore {
             }
         })
         .abort_handle();
+        let announced = tokio::sync::broadcast::channel(CHANGE_QUEUE).0;
+        let subscription = tokio::spawn(follow_changes(
+            client,
+            format!("{namespace}:task-changes"),
+            id.clone(),
+            announced.clone(),
+        ))
+        .abort_handle();
         Ok(Self {
             conn,
             ns: namespace.to_owned(),
-            node: Arc::new(Node { id, beat }),
+            node: Arc::new(Node {
+                id,
+                beat,
+                subscription,
+                announced,
+            }),
         })
     }
 
@@ -363,6 +466,32 @@ impl TaskStore for RedisTaskStore {
                 "task {task_id}: too much contention ({CAS_ATTEMPTS} lost updates)"
             )))
         })
+    }
+
+    fn announce<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let message = Announced {
+                node: self.node.id.clone(),
+                task_id: record.task_id.clone(),
+                owner: record.owner.clone(),
+            };
+            let Ok(message) = serde_json::to_string(&message) else {
+                return;
+            };
+            let mut c = self.conn.clone();
+            let published: redis::RedisResult<i64> = redis::cmd("PUBLISH")
+                .arg(format!("{}:task-changes", self.ns))
+                .arg(message)
+                .query_async(&mut c)
+                .await;
+            if let Err(e) = published {
+                tracing::warn!(task = %record.task_id, error = %e, "a task change could not be announced");
+            }
+        })
+    }
+
+    fn announcements(&self) -> Option<tokio::sync::broadcast::Receiver<TaskAnnouncement>> {
+        Some(self.node.announced.subscribe())
     }
 
     fn list<'a>(

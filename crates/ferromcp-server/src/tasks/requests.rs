@@ -36,7 +36,7 @@ impl Tasks {
             .await
             .map_err(|e| store_error(&e))?;
         if let Some(r) = &updated {
-            self.publish(r);
+            self.publish(r).await;
         }
         if let Some(r) = self.running(id) {
             r.cancel.cancel();
@@ -123,7 +123,7 @@ impl Tasks {
             .await
             .map_err(|e| store_error(&e))?;
         if let Some(updated) = &updated {
-            self.publish(updated);
+            self.publish(updated).await;
         }
         self.touched(&r.task_id);
         to_value(&tasks_ext::TaskAck::new())

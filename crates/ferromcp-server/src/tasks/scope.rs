@@ -63,7 +63,7 @@ impl TaskScope {
         });
         match self.tasks.store().update(&self.task_id, change).await {
             Ok(Some(r)) if !r.status.is_terminal() => {
-                self.tasks.publish(&r);
+                self.tasks.publish(&r).await;
                 true
             }
             Ok(_) => false,
@@ -84,7 +84,7 @@ impl TaskScope {
         });
         match self.tasks.store().update(&self.task_id, change).await {
             Ok(Some(r)) if !r.status.is_terminal() => {
-                self.tasks.publish(&r);
+                self.tasks.publish(&r).await;
                 Ok(())
             }
             Ok(_) => Err(Self::cancelled()),
@@ -130,7 +130,7 @@ impl TaskScope {
             }
         });
         match self.tasks.store().update(&self.task_id, change).await {
-            Ok(Some(r)) if !r.status.is_terminal() => self.tasks.publish(&r),
+            Ok(Some(r)) if !r.status.is_terminal() => self.tasks.publish(&r).await,
             Ok(_) => return Err(Self::cancelled()),
             Err(e) => return Err(store_error(&e)),
         }

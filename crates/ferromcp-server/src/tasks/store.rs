@@ -121,6 +121,29 @@ impl OwnerCaps {
     }
 }
 
+/// A task change another process sharing a [`TaskStore`] made and announced
+/// ([`TaskStore::announce`]): which task, and whose. A listen stream of that owner watching
+/// that task reads the task from the store and notifies its client (2026-07-28
+/// `notifications/tasks`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskAnnouncement {
+    /// The task that changed.
+    pub task_id: String,
+    /// Its owner ([`TaskRecord::owner`]).
+    pub owner: String,
+}
+
+impl TaskAnnouncement {
+    /// The change of `task_id`, owned by `owner`.
+    pub fn new(task_id: impl Into<String>, owner: impl Into<String>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            owner: owner.into(),
+        }
+    }
+}
+
 /// A change applied to a stored task, atomically with respect to other changes (a store may
 /// run it more than once, e.g. on a lost optimistic-concurrency race).
 pub type TaskChange = Box<dyn Fn(&mut TaskRecord) + Send + Sync>;
@@ -155,6 +178,22 @@ pub trait TaskStore: Send + Sync + 'static {
     /// The owner's tasks that have not expired, oldest first.
     fn list<'a>(&'a self, owner: &'a str)
     -> BoxFuture<'a, Result<Vec<TaskRecord>, TaskStoreError>>;
+
+    /// Tells the other processes sharing this store that this one changed `record` (what a
+    /// listen stream notifies its client of), so their listen streams of its owner learn it
+    /// too ([`TaskStore::announcements`]). A store no other process shares has nobody to
+    /// tell: the default does nothing. Failing to tell is not an error (clients still poll).
+    fn announce<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, ()> {
+        let _ = record;
+        Box::pin(std::future::ready(()))
+    }
+
+    /// The task changes the other processes sharing this store announce, as they come (a
+    /// receiver that falls behind the channel's bound misses the oldest); `None` (the
+    /// default) when no other process can change these tasks.
+    fn announcements(&self) -> Option<tokio::sync::broadcast::Receiver<TaskAnnouncement>> {
+        None
+    }
 }
 
 /// The default bound on the tasks one [`MemoryTaskStore`] holds (finished ones included,
