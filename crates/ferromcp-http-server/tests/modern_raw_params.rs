@@ -3,8 +3,8 @@
 //! handler that takes the params raw gets them byte for byte, whitespace and escapes as the
 //! client wrote them (params rebuilt from a parsed value would come back compact). The header
 //! checks still answer as before: a mismatched `Mcp-Name` (also spelled with escapes in the
-//! body), a missing envelope key, a non-string envelope version, an annotated parameter's
-//! header.
+//! body), a missing envelope key, a non-string envelope version, a lone surrogate escape
+//! (-32700 first), an annotated parameter's header.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod http_support;
@@ -103,6 +103,12 @@ async fn b88_modern_http_params_reach_the_handler_as_sent() {
         let (status, answer) = call(addr, "echo", null_version, &[]).await;
         assert_eq!((status, answer["error"]["code"].clone()), (400, json!(-32602)), "{answer}");
         assert!(answer["error"]["data"].is_null(), "a present key is not missing: {answer}");
+
+        // A lone surrogate escape is still a parse error (B04), before any header check.
+        let lone = format!(r#"{{"name":"echo","arguments":{{"s":"\ud800"}},{ENVELOPE}}}"#);
+        let (status, answer) = call(addr, "other", &lone, &[]).await;
+        assert_eq!((status, answer["error"]["code"].clone()), (400, json!(-32700)), "{answer}");
+        assert_eq!(answer["id"], 7, "{answer}");
 
         // An annotated parameter: its header must match the argument, read from the text.
         let region = format!(r#"{{"name":"where","arguments":{{"region":"e\u0075"}},{ENVELOPE}}}"#);
