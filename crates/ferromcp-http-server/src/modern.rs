@@ -1,6 +1,8 @@
 //! The 2026-07-28 entry (MCP 2026-07-28 "Streamable HTTP"): one POST is one exchange, no
 //! sessions, routing headers checked against the body, a client disconnect cancels.
 
+use std::borrow::Cow;
+use std::fmt;
 use std::sync::Arc;
 
 use ferromcp_types::ProtocolVersion;
@@ -9,7 +11,10 @@ use ferromcp_types::jsonrpc::{
 };
 use ferromcp_types::mcp::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, methods};
 use http::{Response, StatusCode};
-use serde_json::{Value, json};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, de};
+use serde_json::json;
+use serde_json::value::RawValue;
 
 use super::body::{McpBody, error, status_of, status_only};
 use super::exchange::{self, ExchangeOptions};
@@ -97,8 +102,21 @@ pub(crate) async fn post(
     let id = request.id;
     let method = request.method;
     let reject = |e: ErrorObject, id: RequestId| error(status_of(e.code), Some(id), e);
-    let params = match request.params.map(Payload::into_value).transpose() {
-        Ok(p) => p,
+    // The params stay the text received, for the kernel (issue 17 point 4); the members the
+    // routing headers are checked against are read from that text.
+    let params = request.params;
+    let built: String;
+    let text = match &params {
+        Some(Payload::Raw(raw)) => Some(raw.get()),
+        // Params built in memory (no decoder in front made them): read from their text too.
+        Some(Payload::Value(v)) => {
+            built = v.to_string();
+            Some(built.as_str())
+        }
+        None => None,
+    };
+    let routing = match Routing::read(text) {
+        Ok(r) => r,
         Err(e) => return reject(ErrorObject::parse_error(e.to_string()), id),
     };
     let listen = method == methods::SUBSCRIPTIONS_LISTEN;
@@ -108,12 +126,12 @@ pub(crate) async fn post(
             "Not Acceptable: subscriptions/listen answers with text/event-stream",
         );
     }
-    if let Err(e) = ladder(h, &method, params.as_ref()) {
+    if let Err(e) = ladder(h, &method, &routing) {
         return reject(e, id);
     }
     if method == methods::TOOLS_CALL
         && config.check_param_headers
-        && let Err(e) = check_tool_params(&shared.server, h, params.as_ref())
+        && let Err(e) = check_tool_params(&shared.server, h, &routing)
     {
         return reject(e, id);
     }
@@ -134,22 +152,152 @@ pub(crate) async fn post(
         parts,
         id,
         method,
-        params.map(Payload::from_value),
+        params,
         opts,
     )
     .await
 }
 
+/// What the entry reads of a request's params before the kernel sees them: the members the
+/// routing headers are checked against, each as its text (`None` when absent or `null`, or
+/// when the params are not an object). No `Value` of the params is built, except to check
+/// params with a `\u` escape and, for its `Mcp-Param-*` headers, an annotated tool's
+/// `arguments`.
+#[derive(Default, Deserialize)]
+struct Routing<'a> {
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    uri: Option<&'a RawValue>,
+    #[serde(rename = "taskId", borrow, default)]
+    task_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+impl<'a> Routing<'a> {
+    /// Reads `params`. Text that serde_json will not read (a lone surrogate escape, nesting
+    /// deeper than it parses) is an error, as when the params were parsed here.
+    fn read(params: Option<&'a str>) -> serde_json::Result<Self> {
+        let Some(text) = params else {
+            return Ok(Self::default());
+        };
+        // A `\u` escape may be a lone surrogate, which the decoder keeps but serde_json does
+        // not read: such params are a parse error here, as they always were (the common
+        // params, with no escape, are not parsed for this).
+        if text.contains("\\u") {
+            serde_json::from_str::<serde_json::Value>(text)?;
+        }
+        if !text.trim_start().starts_with('{') {
+            return Ok(Self::default());
+        }
+        serde_json::from_str(text)
+    }
+
+    /// The envelope keys `_meta` holds, and its protocol version's text; `None` when `_meta`
+    /// is absent or not an object.
+    fn envelope(&self) -> Option<EnvelopeKeys<'a>> {
+        self.meta
+            .and_then(|m| serde_json::from_str::<EnvelopeKeys<'a>>(m.get()).ok())
+    }
+}
+
+/// A JSON string's value; `None` for any other value.
+fn string(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    let text = raw?.get();
+    match serde_json::from_str::<&str>(text) {
+        Ok(s) => Some(Cow::Borrowed(s)),
+        Err(_) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
+    }
+}
+
+/// The envelope keys present in `_meta` (a key with any value, `null` included, is present).
+#[derive(Default)]
+struct EnvelopeKeys<'a> {
+    version: Option<&'a RawValue>,
+    capabilities: bool,
+}
+
+impl<'de> Deserialize<'de> for EnvelopeKeys<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(KeysVisitor)
+    }
+}
+
+struct KeysVisitor;
+
+impl<'de> Visitor<'de> for KeysVisitor {
+    type Value = EnvelopeKeys<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut keys = EnvelopeKeys::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Version => keys.version = Some(map.next_value()?),
+                Key::Capabilities => {
+                    map.next_value::<IgnoredAny>()?;
+                    keys.capabilities = true;
+                }
+                Key::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(keys)
+    }
+}
+
+/// A `_meta` key, as far as the entry cares (escaped spellings decoded).
+enum Key {
+    Version,
+    Capabilities,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
+                Ok(match key {
+                    META_PROTOCOL_VERSION => Key::Version,
+                    META_CLIENT_CAPABILITIES => Key::Capabilities,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
 /// The envelope and header rungs; the first failure wins: missing envelope keys (-32602),
 /// then `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body (-32020).
-fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(), ErrorObject> {
-    let meta = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(Value::as_object);
-    let missing: Vec<&str> = [META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES]
-        .into_iter()
-        .filter(|k| !meta.is_some_and(|m| m.contains_key(*k)))
-        .collect();
+fn ladder(h: &http::HeaderMap, method: &str, routing: &Routing<'_>) -> Result<(), ErrorObject> {
+    let keys = routing.envelope();
+    let missing: Vec<&str> = [
+        (
+            META_PROTOCOL_VERSION,
+            keys.as_ref().is_some_and(|k| k.version.is_some()),
+        ),
+        (
+            META_CLIENT_CAPABILITIES,
+            keys.as_ref().is_some_and(|k| k.capabilities),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, present)| !present)
+    .map(|(k, _)| k)
+    .collect();
     if !missing.is_empty() {
         return Err(ErrorObject::invalid_params(format!(
             "missing request envelope key(s) in params._meta: {}",
@@ -157,10 +305,8 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         ))
         .with_data(json!({ "missing": missing })));
     }
-    let envelope_version = meta
-        .and_then(|m| m.get(META_PROTOCOL_VERSION))
-        .and_then(Value::as_str);
-    let Some(envelope_version) = envelope_version else {
+    let envelope_version = string(keys.and_then(|k| k.version));
+    let Some(envelope_version) = envelope_version.as_deref() else {
         return Err(ErrorObject::invalid_params(format!(
             "_meta[\"{META_PROTOCOL_VERSION}\"] must be a string"
         )));
@@ -187,8 +333,8 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         Some(_) => {}
     }
     let name_field = match method {
-        methods::TOOLS_CALL | methods::PROMPTS_GET => Some("name"),
-        methods::RESOURCES_READ => Some("uri"),
+        methods::TOOLS_CALL | methods::PROMPTS_GET => Some(routing.name),
+        methods::RESOURCES_READ => Some(routing.uri),
         _ => None,
     };
     // SEP-2663: `Mcp-Name` on the tasks methods names the task; when sent it must match.
@@ -197,7 +343,8 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL
     ) && let Some(header) = headers::single(h, &MCP_NAME).map_err(|()| dup("Mcp-Name"))?
     {
-        let body_value = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
+        let body_value = string(routing.task_id);
+        let body_value = body_value.as_deref();
         let decoded = headers::decode_header_value(header);
         if decoded.as_deref() != body_value {
             return Err(value_mismatch(
@@ -208,7 +355,8 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
         }
     }
     if let Some(field) = name_field {
-        let body_value = params.and_then(|p| p.get(field)).and_then(Value::as_str);
+        let body_value = string(field);
+        let body_value = body_value.as_deref();
         let header = headers::single(h, &MCP_NAME).map_err(|()| dup("Mcp-Name"))?;
         let Some(header) = header else {
             return Err(header_mismatch("the Mcp-Name header is missing"));
@@ -235,13 +383,22 @@ fn ladder(h: &http::HeaderMap, method: &str, params: Option<&Value>) -> Result<(
 fn check_tool_params(
     server: &Server,
     h: &http::HeaderMap,
-    params: Option<&Value>,
+    routing: &Routing<'_>,
 ) -> Result<(), ErrorObject> {
-    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+    let Some(name) = string(routing.name) else {
         return Ok(());
     };
-    let Some(annotations) = server.tool_param_headers(name) else {
+    let Some(annotations) = server.tool_param_headers(&name) else {
         return Ok(());
     };
-    check_param_headers(&annotations, h, params.and_then(|p| p.get("arguments")))
+    if annotations.is_empty() {
+        return Ok(());
+    }
+    // Only an annotated tool's arguments are parsed (the params were read whole before).
+    let arguments = routing
+        .arguments
+        .map(|a| serde_json::from_str::<serde_json::Value>(a.get()))
+        .transpose()
+        .map_err(|e| ErrorObject::parse_error(e.to_string()))?;
+    check_param_headers(&annotations, h, arguments.as_ref())
 }

@@ -9,8 +9,9 @@
 /// [`RequestContext::caller_id`](crate::RequestContext::caller_id). With the `auth` feature
 /// and `HttpConfig::auth` set, the HTTP service's own token check records it (replacing
 /// whatever an outer layer put there): the verified token's issuer, subject and client
-/// (`auth::Principal::binding_key`). Over HTTP a handshake-era session is bound to the caller
-/// that created it: a request from another caller gets 404, as for an unknown session.
+/// ([`Principal::binding_key`](crate::Principal::binding_key)). Over HTTP a handshake-era
+/// session is bound to the caller that created it: a request from another caller gets 404,
+/// as for an unknown session.
 ///
 /// ```
 /// use ferromcp_server::CallerId;
