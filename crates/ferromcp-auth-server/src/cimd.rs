@@ -236,7 +236,17 @@ mod tests {
             assert!(!ip_allowed(ip.parse().unwrap(), false), "{ip}");
             assert!(ip_allowed(ip.parse().unwrap(), true), "{ip}");
         }
-        for ip in ["10.1.2.3", "169.254.169.254", "::ffff:10.0.0.1", "fe80::1"] {
+        // S130: 6to4, Teredo and NAT64 forms of internal IPv4 addresses too.
+        for ip in [
+            "10.1.2.3",
+            "169.254.169.254",
+            "::ffff:10.0.0.1",
+            "fe80::1",
+            "2002:a9fe:a9fe::1",
+            "2001:0:808:808::f5ff:fffe",
+            "64:ff9b::a00:1",
+            "2002:7f00:1::1",
+        ] {
             assert!(!ip_allowed(ip.parse().unwrap(), true), "{ip}");
         }
         assert!(ip_allowed("93.184.216.34".parse().unwrap(), false));

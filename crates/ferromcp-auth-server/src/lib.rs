@@ -85,6 +85,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ferromcp_dispatch::{BoxError, BoxFuture};
+use ferromcp_types::net::is_loopback_host;
 use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, ALLOW, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -572,12 +573,7 @@ pub(crate) fn check_auto_approve(
     Ok(())
 }
 
-/// Whether the URL's host is a loopback name or address.
+/// Whether the URL's host is a loopback name or address ([`is_loopback_host`], S131).
 pub(crate) fn is_loopback_url(u: &url::Url) -> bool {
-    match u.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    u.host_str().is_some_and(is_loopback_host)
 }

@@ -259,6 +259,12 @@ mod tests {
         assert!(redirect_uri_allowed("http://127.0.0.1:3000/cb"));
         assert!(redirect_uri_allowed("http://localhost/cb"));
         assert!(redirect_uri_allowed("http://[::1]:9/cb"));
+        // S131: the one loopback-host rule (names under localhost, IPv4-mapped loopback).
+        assert!(redirect_uri_allowed("http://app.localhost:9/cb"));
+        assert!(redirect_uri_allowed("http://[::ffff:127.0.0.1]:9/cb"));
+        assert!(!redirect_uri_allowed("http://localhost.example.com/cb"));
+        assert!(!redirect_uri_allowed("http://127.0.0.1.nip.io/cb"));
+        assert!(!redirect_uri_allowed("http://[::ffff:10.0.0.1]/cb"));
         assert!(!redirect_uri_allowed("http://app.example/cb"));
         assert!(!redirect_uri_allowed("https://app.example/cb#frag"));
         assert!(!redirect_uri_allowed("javascript:alert(1)"));

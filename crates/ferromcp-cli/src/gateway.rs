@@ -44,12 +44,12 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
-/// Writes a status line to stderr; a closed stderr drops it (`eprintln!` would panic the
-/// task that reports, F35).
+/// Writes a status line to stderr, queued (a stderr nobody reads never blocks the gateway,
+/// F40); a closed stderr drops it (`eprintln!` would panic the task that reports, F35).
 macro_rules! status {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+        let _ = writeln!($crate::stderr_log::line(), $($arg)*);
     }};
 }
 
@@ -482,10 +482,9 @@ thread_local! {
     static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
-/// Writes one audit line to stderr, in one write.
+/// Writes one audit line to stderr, in one write (queued, F40).
 fn audit_line(who: &str, tool: &str, outcome: &Outcome, duration_ms: u128) {
     use std::fmt::Write as _;
-    use std::io::Write as _;
     // Mount names contain no '_': the backend is the tool's prefix.
     let backend = tool.split_once('_').map_or("-", |(m, _)| m);
     LINE.with_borrow_mut(|line| {
@@ -495,7 +494,7 @@ fn audit_line(who: &str, tool: &str, outcome: &Outcome, duration_ms: u128) {
             "ferromcp gateway: audit who={who} backend={backend} tool={tool} \
              outcome={outcome} duration_ms={duration_ms}"
         );
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        crate::stderr_log::write(line.as_bytes());
     });
 }
 

@@ -22,6 +22,8 @@ mod report;
 // `ferromcp serve --http` (Streamable HTTP): kept in its own file.
 mod serve_http;
 mod split;
+// The stderr writer of log lines: queued, written by a thread of its own (F40).
+mod stderr_log;
 mod target;
 mod telemetry;
 mod terminal;
@@ -45,8 +47,16 @@ fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
-    // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; kept until `main` returns.
-    let _telemetry = telemetry::init_from_env();
+    // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; kept until the command is done.
+    let telemetry = telemetry::init_from_env();
+    let code = run(cli);
+    drop(telemetry);
+    // The last log lines out before the process ends (a stuck stderr waits a bounded time).
+    stderr_log::flush();
+    code
+}
+
+fn run(cli: cli::Cli) -> ExitCode {
     let output = cli.output;
     match cli.command {
         // No command: the help, as `--help` (status 0).
@@ -103,7 +113,9 @@ fn init_logging() {
         _ => tracing::Level::WARN,
     };
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        // Queued and written by a thread of its own: a full stderr pipe nobody reads drops
+        // lines (counted) instead of blocking the thread that logs (F40).
+        .with_writer(stderr_log::StderrLog)
         .with_max_level(level)
         .with_ansi(false)
         // A log line that cannot be written (stderr closed by the parent) is dropped. Left

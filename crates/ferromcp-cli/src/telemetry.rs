@@ -152,9 +152,10 @@ fn install() -> Result<Installed, String> {
         _ => tracing::level_filters::LevelFilter::WARN,
     };
     let logs = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(crate::stderr_log::StderrLog)
         .with_ansi(false)
-        // As in `main::init_logging`: an unwritable stderr drops the line, never panics.
+        // As in `main::init_logging`: never blocks (F40); an unwritable stderr drops the line,
+        // never panics.
         .log_internal_errors(false)
         .with_filter(level);
     let otel = tracing_opentelemetry::layer().with_tracer(tracer.tracer("ferromcp"));

@@ -219,6 +219,8 @@ fn help_documents_every_command_and_flag() {
         "completions",
         "--output",
         "FERROMCP_LOG",
+        "FERROMCP_LOG_BUFFER",
+        "FERROMCP_LOG_FLUSH_MS",
         "Examples:",
         "The demo server exposes:",
     ] {

@@ -215,7 +215,9 @@ async fn control() {
 }
 
 /// C21 (CL-U01): authorization servers at private, link-local (cloud metadata) or otherwise
-/// non-loopback addresses over plain http are refused before any connection is made.
+/// non-loopback addresses over plain http are refused before any connection is made; an
+/// IPv6 form of an internal IPv4 address is not loopback either (S131; `[::ffff:127.0.0.1]`
+/// is loopback, the one rule's IPv4-mapped case).
 #[tokio::test]
 async fn c21_plain_http_to_internal_addresses_is_refused() {
     within(async {
@@ -225,7 +227,11 @@ async fn c21_plain_http_to_internal_addresses_is_refused() {
             "http://10.0.0.1/",
             "http://192.168.1.1/",
             "http://172.16.0.1/",
-            "http://[::ffff:127.0.0.1]/",
+            "http://[::ffff:10.0.0.1]/",
+            "http://[2002:7f00:1::1]/",
+            "http://[64:ff9b::7f00:1]/",
+            "http://127.0.0.1.nip.io/",
+            "http://localhost.example.com/",
             "http://[fe80::1]/",
             "http://metadata.google.internal/",
         ] {

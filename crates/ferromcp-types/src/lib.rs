@@ -4,7 +4,7 @@
 //! - [`version`]: [`ProtocolVersion`], an ordered enum of every MCP revision, and its [`Era`].
 //! - [`mcp`]: every MCP type of every revision, version-neutral.
 //! - [`net`]: which IP addresses are public, for the SSRF guards of the client and the
-//!   authorization server.
+//!   authorization server, and which URL hosts are loopback.
 //! - [`tables`]: which methods exist at which version, params validation and result shaping,
 //!   generated from the vendored schema files.
 //!

@@ -25,13 +25,11 @@ pub(super) fn parse_url(text: &str) -> Result<Url, OAuthError> {
     }
 }
 
+/// Whether the URL's host is a loopback name or address
+/// ([`ferromcp_types::net::is_loopback_host`], S131).
 pub(super) fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    url.host_str()
+        .is_some_and(ferromcp_types::net::is_loopback_host)
 }
 
 pub(super) fn endpoint(meta: &Value, key: &str) -> Result<Url, OAuthError> {

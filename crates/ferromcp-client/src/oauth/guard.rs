@@ -35,7 +35,7 @@ use hyper_util::client::legacy::connect::dns::Name;
 use tokio::net::TcpStream;
 use url::Url;
 
-use ferromcp_types::net::is_public;
+use ferromcp_types::net::{is_loopback_host, is_public};
 
 use crate::transport::http::client::{BoxError, Dial, build_with, configure_tcp, dial_with};
 
@@ -117,14 +117,15 @@ impl Guard {
     }
 }
 
-/// Whether the MCP server's host is public: an IP literal by its address, `localhost` is
-/// not, a name by its addresses (public unless every one is loopback, private or
-/// link-local: a name mixing both is treated as public, the stricter side).
+/// Whether the MCP server's host is public: an IP literal by its address, a loopback name
+/// (`localhost`, `*.localhost`: [`is_loopback_host`]) is not, a name by its addresses
+/// (public unless every one is loopback, private or link-local: a name mixing both is
+/// treated as public, the stricter side).
 async fn server_is_public(host: &str) -> io::Result<bool> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(is_public(ip));
     }
-    if host == "localhost" || host.ends_with(".localhost") {
+    if is_loopback_host(host) {
         return Ok(false);
     }
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
@@ -228,6 +229,14 @@ mod tests {
         assert!(!check("https://93.184.216.34/mcp", "169.254.169.254").await);
         assert!(!check("https://[2606:4700::1111]/mcp", "10.0.0.1").await);
         assert!(check("https://93.184.216.34/mcp", "8.8.8.8").await);
+        // S130: nor an internal IPv4 address inside 6to4, Teredo or NAT64.
+        for to in [
+            "2002:a9fe:a9fe::1",
+            "2001:0:808:808::f5ff:fffe",
+            "64:ff9b::a00:1",
+        ] {
+            assert!(!check("https://93.184.216.34/mcp", to).await, "{to}");
+        }
         // A local server: anything.
         assert!(check("http://127.0.0.1:8080/mcp", "10.0.0.1").await);
         assert!(check("http://localhost:8080/mcp", "169.254.169.254").await);

@@ -73,14 +73,9 @@ impl Fetcher {
 pub(crate) fn allowed(uri: &Uri) -> bool {
     match uri.scheme_str() {
         Some("https") => uri.host().is_some(),
-        Some("http") => uri.host().is_some_and(is_loopback),
+        Some("http") => uri
+            .host()
+            .is_some_and(ferromcp_types::net::is_loopback_host),
         _ => false,
     }
-}
-
-fn is_loopback(host: &str) -> bool {
-    let h = host.trim_start_matches('[').trim_end_matches(']');
-    h.eq_ignore_ascii_case("localhost")
-        || h.parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
