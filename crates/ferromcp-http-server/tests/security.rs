@@ -1,6 +1,6 @@
 //! Attacks on the Streamable HTTP server (the S-list of the robustness plan,
 //! `docs/requirements.md`) that the limit and auth suites (`tests/http_limits.rs`,
-//! `tests/http_auth.rs`) do not already cover: Host and Origin edge cases and the order of
+//! `tests/http_auth/`) do not already cover: Host and Origin edge cases and the order of
 //! the checks (before any session lookup, body read or allocation), session-id entropy and
 //! guessing, session fixation, and event ids from another session.
 //!

@@ -33,6 +33,7 @@ pub mod otel;
 mod principal;
 pub mod request_state;
 mod result_body;
+mod result_shaping;
 mod runner;
 mod server;
 mod stream;

@@ -6,7 +6,7 @@
 //! `ServerNotification` unions (by their `method` constant), pairs each request with its result
 //! type, keeps the definitions reachable from those params and results (stripped of
 //! documentation-only keywords), compiles them into the node tables the runtime interprets
-//! (`nodes.rs`), and writes one Rust file with sorted method slices, a perfect hash of the
+//! (`nodes/`), and writes one Rust file with sorted method slices, a perfect hash of the
 //! method names, and per revision the method entries and the static node array. The output is
 //! piped through `rustfmt` (the node arrays are `#[rustfmt::skip]`, one node per line), so it
 //! is stable under `cargo fmt`.

@@ -76,6 +76,9 @@ const SERVER: CrateLayers = CrateLayers {
                 "envelope",
                 // A result as text until a layer asks for an object (issue 17 point 4).
                 "result_body",
+                // Rung 6 of the runner's request ladder: a handler's result written, shaped
+                // and checked.
+                "result_shaping",
             ],
             may_name: &["support"],
         },

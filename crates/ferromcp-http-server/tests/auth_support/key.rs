@@ -1,4 +1,4 @@
-//! The Ed25519 signing key of the resource-server token tests (tests/http_auth.rs,
+//! The Ed25519 signing key of the resource-server token tests (tests/http_auth/,
 //! tests/jwks_outage.rs): its JWK and tokens signed under a `kid`.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 

@@ -15,7 +15,7 @@
 //!   skips the branches whose property the value lacks (they certainly fail). A value without
 //!   the tag, or with an unknown one, tries every branch, as the plain walk does.
 //!
-//! The generator (`xtask/src/codegen/nodes.rs`) finds the `$ref`-only nodes and the unions;
+//! The generator (`xtask/src/codegen/nodes/`) finds the `$ref`-only nodes and the unions;
 //! the tests of `validate.rs` check its findings and compare this walk with the plain one.
 
 use serde_json::{Map, Value};

@@ -1,5 +1,5 @@
 //! The compiled form of a revision's schemas: a static arena of nodes, emitted into
-//! `generated.rs` by `cargo xtask codegen` (`xtask/src/codegen/nodes.rs` compiles the
+//! `generated.rs` by `cargo xtask codegen` (`xtask/src/codegen/nodes/` compiles the
 //! sanitized schema JSON into these nodes). Nothing is parsed or built at run time, so the
 //! first request of a revision costs no more than the second.
 //!
