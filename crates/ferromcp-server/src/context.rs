@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::caller::CallerId;
 use crate::connection::{Connection, no_back_channel};
 use crate::envelope::RequestMeta;
+use crate::principal::Principal;
 use crate::server::Server;
 
 /// The client as one request sees it: a per-request view of the connection for sending to
@@ -209,13 +210,23 @@ impl RequestContext {
         meta: RequestMeta,
     ) -> Self {
         let timeout = server.client_request_timeout();
+        // The transport's authenticated caller (the HTTP server's token check records it on
+        // the HTTP request) travels in the extensions, where a layer may also put one: the one
+        // place `RequestContext::principal` reads.
+        let mut extensions = http::Extensions::new();
+        if let Some(principal) = dispatch
+            .http_parts()
+            .and_then(|p| p.extensions.get::<Principal>())
+        {
+            extensions.insert(principal.clone());
+        }
         let peer = RequestPeer::new(dispatch, connection, meta.log_level(), timeout);
         Self {
             peer,
             server,
             method: MethodName::new(method),
             meta,
-            extensions: http::Extensions::new(),
+            extensions,
         }
     }
 
@@ -223,8 +234,8 @@ impl RequestContext {
     /// standalone channel (the request's own stream may be gone), cancellation is
     /// `cancellation`, and progress stops once any of `progress_ends` is raised. Progress keeps
     /// the request's token before 2026-07-28 (a detached handshake-era run, such as a task,
-    /// reports on it for its lifetime) and reports none at 2026-07-28. Extensions are not
-    /// carried over: the caller adds what the detached run needs.
+    /// reports on it for its lifetime) and reports none at 2026-07-28. Of the extensions only
+    /// the [`Principal`] is carried over: the caller adds what else the detached run needs.
     pub fn detached(
         &self,
         cancellation: CancellationToken,
@@ -252,8 +263,24 @@ impl RequestContext {
             server: self.server.clone(),
             method: self.method.clone(),
             meta: self.meta.clone(),
-            extensions: http::Extensions::new(),
+            extensions: self.principal_only(),
         }
+    }
+
+    /// Extensions holding only this request's principal, if it has one.
+    fn principal_only(&self) -> http::Extensions {
+        let mut extensions = http::Extensions::new();
+        if let Some(principal) = self.principal() {
+            extensions.insert(principal.clone());
+        }
+        extensions
+    }
+
+    /// The authenticated caller: the [`Principal`] in this request's extensions, put there
+    /// by the transport (the HTTP server's token check) or by a middleware layer, on any
+    /// transport (`req.ctx.extensions_mut().insert(principal)`); `None` when neither did.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.extensions.get()
     }
 
     /// What the layers above the kernel attached to this request, by type (as

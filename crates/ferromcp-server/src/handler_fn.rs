@@ -93,7 +93,7 @@ impl<O: Serialize + Send> TypedResult for O {
 }
 /// A notification handler with its params erased.
 pub(crate) type NotifyFn =
-    dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<(), HandlerError>> + Send + Sync;
+    dyn Fn(RequestContext, McpParams) -> BoxFuture<'static, Result<(), HandlerError>> + Send + Sync;
 
 pub(crate) fn erase_request<P, O, F, Fut>(f: F) -> Arc<RequestFn>
 where
@@ -168,8 +168,12 @@ where
     F: Fn(RequestContext, P) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
 {
-    Arc::new(move |ctx, params| match P::deserialize(params) {
-        Ok(p) => Box::pin(f(ctx, p)),
-        Err(e) => Box::pin(std::future::ready(Err(HandlerError::invalid_params(e)))),
-    })
+    // As for requests: raw params are read from their text straight into `P` (issue 17
+    // point 4); absent params read as `{}`.
+    Arc::new(
+        move |ctx, params: McpParams| match params.into_typed::<P>() {
+            Ok(p) => Box::pin(f(ctx, p)),
+            Err(e) => Box::pin(std::future::ready(Err(HandlerError::invalid_params(e)))),
+        },
+    )
 }

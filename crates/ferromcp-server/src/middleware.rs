@@ -14,8 +14,9 @@
 //!
 //! Params and results stay in the form they arrived in until a layer asks for another:
 //!
-//! - **Params** ([`McpParams`]) stay the JSON text received: the kernel checks that text
-//!   against the revision's schema and the handler deserializes its typed params from it.
+//! - **Params** ([`McpParams`]) stay the JSON text received, a request's and a
+//!   notification's alike: the kernel checks that text against the revision's schema and the
+//!   handler deserializes its typed params from it.
 //! - **Results** ([`McpResultBody`]): a typed handler result (anything but a
 //!   `serde_json::Value`) is serialized once, by serde_json, to the text that goes out; at
 //!   2026-07-28 the kernel's stamps (`resultType`, a cacheable method's `ttlMs` and

@@ -1,6 +1,7 @@
 //! [`Principal`]: the authenticated caller of a request, as a verified access token
 //! describes it. An authentication layer (the HTTP server's resource-server check, in
-//! `ferromcp-http-server`) records it in the request's extensions; handlers read it with
+//! `ferromcp-http-server`, which the kernel carries into the request context) or a middleware
+//! layer (on any transport) puts it in the request context's extensions; handlers read it with
 //! [`RequestContext::principal`](crate::RequestContext::principal) or the `Principal` tool
 //! extractor.
 

@@ -407,7 +407,9 @@ impl Handler for ServerRunner {
         method: String,
         params: Option<Payload>,
     ) -> BoxFuture<'static, ()> {
-        let params = params.and_then(|p| p.into_value().ok());
+        // Params stay the text received until a layer or the handler reads them (issue 17
+        // point 4), as a request's do.
+        let params = McpParams::from_payload(params);
         let connection = match &self.mode {
             Mode::Handshake(c) => c.clone(),
             Mode::Modern(outbound) => Connection::from_envelope(
@@ -488,7 +490,7 @@ async fn serve_notification(
     connection: Connection,
     dispatch: DispatchContext,
     method: String,
-    params: Option<Value>,
+    params: McpParams,
 ) {
     let version = connection.protocol_version();
     if let Some(m) = tables::method(&method) {
@@ -496,7 +498,15 @@ async fn serve_notification(
             tracing::debug!(method, %version, "notification not defined at this version; dropped");
             return;
         }
-        if let Err(e) = m.validate_notification_params(version, params.as_ref()) {
+        // Checked on the text, as a request's params are; text with a surrogate escape (which
+        // may be a lone one no parser reads) is checked as the value it parses to.
+        let checked = match params.raw() {
+            Some(raw) if !has_surrogate_escape(raw.get()) => {
+                m.validate_params_raw(version, Some(raw.get()))
+            }
+            _ => m.validate_notification_params(version, params.as_ref()),
+        };
+        if let Err(e) = checked {
             tracing::warn!(method, error = %e, "invalid notification dropped");
             return;
         }
@@ -512,19 +522,13 @@ async fn serve_notification(
         return; // nothing would see it
     }
     let tracing = server.inner.tracing;
-    let meta = params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| match m {
-            Value::Object(map) => Some(Meta(map.clone())),
-            _ => None,
-        });
+    let meta = params.meta_object().map(Meta);
     let ctx = RequestContext::new(server, connection, dispatch, &method, meta.into());
     let logged = method.clone();
     let request = McpRequest {
         ctx,
         method,
-        params: params.into(),
+        params,
     };
     // The same tracing span and middleware stack as requests; the result is discarded.
     let span = (tracing && tracing::level_enabled!(tracing::Level::DEBUG))
@@ -558,13 +562,7 @@ fn notification_ladder(req: McpRequest) -> BoxFuture<'static, McpResult> {
         let Some(handler) = ctx.server().inner.notifications.get(&method).cloned() else {
             return Ok(McpResultBody::default());
         };
-        handler(
-            ctx,
-            params
-                .into_value()
-                .unwrap_or_else(|| Value::Object(JsonObject::new())),
-        )
-        .await?;
+        handler(ctx, params).await?;
         Ok(McpResultBody::default())
     })
 }

@@ -12,9 +12,8 @@ use ferromcp_dispatch::{BoxError, BoxFuture, HandlerError};
 use ferromcp_types::ProtocolVersion;
 use ferromcp_types::mcp::methods::{self, Notification, Request};
 use ferromcp_types::mcp::{
-    CacheScope, CapabilityMap, DiscoverResult, EXTENSION_TASKS, EmptyResult, Implementation,
-    JsonObject, ListChangedCapability, RequestParams, ResourcesCapability, ServerCapabilities,
-    TaskRequestsCapability, TaskToolsRequests, TasksCapability,
+    CacheScope, CapabilityMap, DiscoverResult, EmptyResult, Implementation, JsonObject,
+    ListChangedCapability, RequestParams, ResourcesCapability, ServerCapabilities,
 };
 use ferromcp_types::tables::Kind;
 use serde::Serialize;
@@ -31,6 +30,10 @@ use crate::tool_headers::{ParamHeader, ToolHeaders};
 type SetupFn =
     dyn Fn() -> BoxFuture<'static, Result<Arc<dyn Any + Send + Sync>, BoxError>> + Send + Sync;
 type TeardownFn = dyn Fn(Arc<dyn Any + Send + Sync>) -> BoxFuture<'static, ()> + Send + Sync;
+
+/// An extension's share of the advertised capabilities: given the revision, it adds or
+/// merges its members (see [`ServerBuilder::contribute_capabilities`]).
+type ContributeFn = dyn Fn(ProtocolVersion, &mut ServerCapabilities) + Send + Sync;
 
 /// A cache hint for the results of one method (2026-07-28, "Caching"): how long a client may
 /// reuse the result, and whether caches may share it across authorization contexts.
@@ -129,8 +132,8 @@ pub(crate) struct Inner {
     pub(crate) list_changed: ListChanged,
     pub(crate) experimental: Option<CapabilityMap>,
     pub(crate) extensions: Option<CapabilityMap>,
-    /// Tasks are served: the `tasks` capability (2025-11-25) or extension (2026-07-28).
-    pub(crate) tasks: bool,
+    /// Extensions' shares of the capabilities, run in registration order after the rest.
+    contributors: Vec<Arc<ContributeFn>>,
     /// Methods an extension serves at revisions whose schema does not define them.
     pub(crate) extension_methods: Vec<String>,
     /// `resultType`s an extension answers with in place of a method's own result.
@@ -235,23 +238,8 @@ impl Server {
         }
         caps.experimental.clone_from(&inner.experimental);
         caps.extensions.clone_from(&inner.extensions);
-        if inner.tasks {
-            if version.is_modern() {
-                caps.extensions
-                    .get_or_insert_with(Default::default)
-                    .insert(EXTENSION_TASKS.to_owned(), JsonObject::new());
-            } else if version >= ProtocolVersion::V2025_11_25 {
-                let mut tools = TaskToolsRequests::new();
-                tools.call = Some(JsonObject::new());
-                let mut requests = TaskRequestsCapability::new();
-                requests.tools = Some(tools);
-                caps.tasks = Some(
-                    TasksCapability::new()
-                        .with_list(JsonObject::new())
-                        .with_cancel(JsonObject::new())
-                        .with_requests(requests),
-                );
-            }
+        for contribute in &inner.contributors {
+            contribute(version, &mut caps);
         }
         caps
     }
@@ -414,7 +402,7 @@ pub struct ServerBuilder {
     list_changed: ListChanged,
     experimental: Option<CapabilityMap>,
     extensions: Option<CapabilityMap>,
-    tasks: bool,
+    contributors: Vec<Arc<ContributeFn>>,
     extension_methods: Vec<String>,
     extension_result_types: Vec<String>,
     tool_headers: Option<Arc<dyn ToolHeaders>>,
@@ -440,7 +428,7 @@ impl ServerBuilder {
             list_changed: ListChanged::default(),
             experimental: None,
             extensions: None,
-            tasks: false,
+            contributors: Vec::new(),
             extension_methods: Vec::new(),
             extension_result_types: Vec::new(),
             tool_headers: None,
@@ -614,10 +602,35 @@ impl ServerBuilder {
         self
     }
 
-    /// Announces tasks (the `tasks` capability at 2025-11-25, the tasks extension at
-    /// 2026-07-28); the high-level server sets it when it serves tasks.
-    pub(crate) fn task_capability(mut self, on: bool) -> Self {
-        self.tasks = on;
+    /// Lets an extension add its members to the advertised capabilities: `contribute` gets
+    /// the revision and the capabilities derived from everything else (handlers, flags,
+    /// [`ServerBuilder::experimental`], [`ServerBuilder::extension`]) and may add or merge
+    /// into them, so a capability that differs by revision is written once, by its owner.
+    /// Contributors run in registration order. The tasks layer announces tasks this way.
+    ///
+    /// ```
+    /// use ferromcp_server::Server;
+    /// use ferromcp_types::ProtocolVersion;
+    /// use ferromcp_types::mcp::JsonObject;
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .contribute_capabilities(|version, caps| {
+    ///         if version.is_modern() {
+    ///             caps.extensions
+    ///                 .get_or_insert_with(Default::default)
+    ///                 .insert("com.example/fancy".into(), JsonObject::new());
+    ///         }
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let caps = server.capabilities(ProtocolVersion::LATEST);
+    /// assert!(caps.extensions.unwrap().contains_key("com.example/fancy"));
+    /// ```
+    pub fn contribute_capabilities(
+        mut self,
+        contribute: impl Fn(ProtocolVersion, &mut ServerCapabilities) + Send + Sync + 'static,
+    ) -> Self {
+        self.contributors.push(Arc::new(contribute));
         self
     }
 
@@ -728,7 +741,7 @@ impl ServerBuilder {
                 list_changed: self.list_changed,
                 experimental: self.experimental,
                 extensions: self.extensions,
-                tasks: self.tasks,
+                contributors: self.contributors,
                 extension_methods: self.extension_methods,
                 extension_result_types: self.extension_result_types,
                 tool_headers: self.tool_headers,

@@ -16,7 +16,7 @@ use ferromcp_dispatch::HandlerError;
 use ferromcp_server::middleware::{McpRequest, Next, middleware_fn};
 use ferromcp_server::{RequestContext, Server, ServerBuilder};
 use ferromcp_types::ProtocolVersion;
-use ferromcp_types::jsonrpc::{ErrorCode, Message, Payload, RawJson, Request};
+use ferromcp_types::jsonrpc::{ErrorCode, Message, Notification, Payload, RawJson, Request};
 use ferromcp_types::mcp::CallToolResult;
 use ferromcp_types::tables;
 use serde::Deserialize;
@@ -338,6 +338,136 @@ async fn a_layer_that_rewrites_the_result_reaches_the_wire() {
             let r = c.ok("acme/raw", Some(json!({"a": 1}))).await;
             assert_eq!(r["rewritten"], true, "{t:?}");
             c.shutdown().await;
+        }
+    })
+    .await;
+}
+
+/// Sends notification `method` with `params` as the text given.
+async fn notify_text(raw: &common::Raw, method: &str, params: &str) {
+    let params = RawJson::from_string(params.to_owned()).unwrap();
+    raw.send(Message::Notification(Notification::new(
+        method,
+        Some(Payload::Raw(params)),
+    )))
+    .await;
+}
+
+/// What the innermost layer saw of each notification's params, and what the `acme/note`
+/// handler (params as text) received.
+struct NoteLog {
+    layers: Log,
+    notes: tokio::sync::mpsc::UnboundedReceiver<String>,
+}
+
+/// A server whose `acme/note` handler takes its params as text, with `layer` outermost and
+/// a layer recording each notification's params state innermost.
+fn note_server(layer: impl ferromcp_server::middleware::Middleware) -> (Server, NoteLog) {
+    let log: Log = Arc::default();
+    let seen = log.clone();
+    let inner = middleware_fn(move |req: McpRequest, next: Next| {
+        let seen = seen.clone();
+        async move {
+            if req.is_notification() && req.method == "acme/note" {
+                let state = format!(
+                    "raw={} parsed={}",
+                    req.raw_params().is_some(),
+                    req.params.is_parsed()
+                );
+                seen.lock().unwrap().push(state);
+            }
+            next.run(req).await
+        }
+    });
+    let (tx, notes) = tokio::sync::mpsc::unbounded_channel();
+    let server = Server::builder("notes", "0")
+        .middleware(layer)
+        .middleware(inner)
+        .on_notification_method(
+            "acme/note",
+            move |_ctx: RequestContext, p: Box<RawValue>| {
+                let _ = tx.send(p.get().to_owned());
+                async { Ok(()) }
+            },
+        )
+        .build()
+        .unwrap();
+    (server, NoteLog { layers: log, notes })
+}
+
+/// Issue 17 point 4 (B95): a notification's params stay the text received, as a request's do:
+/// with no layer reading them, the handler gets that text byte for byte (key order, spacing
+/// and the spelling `1.50` kept; a `Value` written back would be compact and read `1.5`).
+#[tokio::test]
+async fn b95_a_notification_nobody_reads_reaches_its_handler_as_the_text_received() {
+    within(async {
+        for which in [0, 1] {
+            let passthrough = middleware_fn(|req: McpRequest, next: Next| next.run(req));
+            let (server, mut log) = note_server(passthrough);
+            let c = raw_client(&server, which).await;
+            let text = r#"{ "z": 1.50, "a" : [ 1, 2 ], "_meta": {"k": "v"} }"#;
+            notify_text(&c, "acme/note", text).await;
+            assert_eq!(log.notes.recv().await.unwrap(), text, "{which}");
+            assert_eq!(
+                *log.layers.lock().unwrap(),
+                ["raw=true parsed=false"],
+                "{which}"
+            );
+        }
+    })
+    .await;
+}
+
+/// Issue 17 point 4 (B95): a layer that reads a notification's params sees them (parsed
+/// once); a layer that changes them makes the change what the handler gets.
+#[tokio::test]
+async fn b95_a_layer_reads_or_changes_a_notifications_params() {
+    within(async {
+        for which in [0, 1] {
+            let read: Log = Arc::default();
+            let reads = read.clone();
+            let reader = middleware_fn(move |req: McpRequest, next: Next| {
+                let reads = reads.clone();
+                async move {
+                    if req.method == "acme/note" {
+                        let z = req.params_value().map(|p| p["z"].to_string());
+                        reads.lock().unwrap().push(z.unwrap_or_default());
+                    }
+                    next.run(req).await
+                }
+            });
+            let (server, mut log) = note_server(reader);
+            let c = raw_client(&server, which).await;
+            let text = r#"{"z": 1.50}"#;
+            notify_text(&c, "acme/note", text).await;
+            // The layer saw the value; the handler still reads the text.
+            assert_eq!(log.notes.recv().await.unwrap(), text, "{which}");
+            assert_eq!(*read.lock().unwrap(), ["1.5"], "{which}");
+            assert_eq!(
+                *log.layers.lock().unwrap(),
+                ["raw=true parsed=true"],
+                "{which}"
+            );
+
+            let writer = middleware_fn(|mut req: McpRequest, next: Next| async move {
+                if let Some(p) = req.params.as_mut() {
+                    p["z"] = json!("changed");
+                }
+                next.run(req).await
+            });
+            let (server, mut log) = note_server(writer);
+            let c = raw_client(&server, which).await;
+            notify_text(&c, "acme/note", text).await;
+            assert_eq!(
+                log.notes.recv().await.unwrap(),
+                r#"{"z":"changed"}"#,
+                "{which}"
+            );
+            assert_eq!(
+                *log.layers.lock().unwrap(),
+                ["raw=false parsed=true"],
+                "{which}"
+            );
         }
     })
     .await;

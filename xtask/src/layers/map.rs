@@ -18,7 +18,8 @@ pub(crate) struct Layer {
 /// The layers of one crate, bottom up.
 #[derive(Debug)]
 pub(crate) struct CrateLayers {
-    /// The crate's directory under `crates/`.
+    /// The member: its directory under `crates/`, else its path from the workspace root
+    /// (`xtask`, `bench/load`).
     pub(crate) krate: &'static str,
     /// Its layers, bottom up.
     pub(crate) layers: &'static [Layer],
@@ -40,6 +41,10 @@ pub(crate) const MAP: &[CrateLayers] = &[
     CLI,
     CONFORMANCE,
     FUZZ_BODIES,
+    XTASK,
+    BENCH_LOAD,
+    BENCH_STDIO_MIN,
+    BENCH_REDIS_NODE,
 ];
 
 /// `ferromcp-server`: the target layering (the kernel names nothing above it).
@@ -518,4 +523,80 @@ const JSONRPC: CrateLayers = CrateLayers {
             may_name: &["decode", "model"],
         },
     ],
+};
+
+/// `xtask`: code generation at the bottom (it also knows where the workspace is); the checks
+/// (`layers`, and `lines`, the file-length check) on it; the command line on top.
+const XTASK: CrateLayers = CrateLayers {
+    krate: "xtask",
+    layers: &[
+        Layer {
+            name: "codegen",
+            modules: &["codegen"],
+            may_name: &[],
+        },
+        Layer {
+            name: "checks",
+            modules: &["layers", "lines"],
+            may_name: &["codegen"],
+        },
+        Layer {
+            name: "top",
+            modules: &["crate"],
+            may_name: &["checks", "codegen"],
+        },
+    ],
+};
+
+/// `bench/load` (the load and instruction-count driver): one layer for the driver, whose
+/// root holds the options and budgets every module reads and also runs them, and whose rows
+/// and scenarios call each other; the binaries under `src/bin/` (each its own crate root: the
+/// in-process server and the raw floor) in a layer of their own that names none of it.
+const BENCH_LOAD: CrateLayers = CrateLayers {
+    krate: "bench/load",
+    layers: &[
+        Layer {
+            name: "bins",
+            modules: &["bin"],
+            may_name: &[],
+        },
+        Layer {
+            name: "driver",
+            modules: &[
+                "crate",
+                "counted",
+                "gateway",
+                "http",
+                "msg",
+                "proc",
+                "report",
+                "rows",
+                "scaleout",
+                "scenarios",
+                "stdio",
+                "svg",
+            ],
+            may_name: &[],
+        },
+    ],
+};
+
+/// `bench/stdio-min` (the smallest stdio server the benchmarks compare against): one file.
+const BENCH_STDIO_MIN: CrateLayers = CrateLayers {
+    krate: "bench/stdio-min",
+    layers: &[Layer {
+        name: "top",
+        modules: &["crate"],
+        may_name: &[],
+    }],
+};
+
+/// `bench/redis-node` (one node of the Redis scale-out benchmark): one file.
+const BENCH_REDIS_NODE: CrateLayers = CrateLayers {
+    krate: "bench/redis-node",
+    layers: &[Layer {
+        name: "top",
+        modules: &["crate"],
+        may_name: &[],
+    }],
 };

@@ -1,4 +1,4 @@
-//! `cargo xtask layers`: in every crate under `crates/`, no module names a module of a layer it
+//! `cargo xtask layers`: in every workspace member, no module names a module of a layer it
 //! may not depend on, and no import cycle spans two layers.
 //!
 //! Each crate's source files (`src/**/*.rs`, without the modules declared `#[cfg(test)]`) form a
@@ -31,7 +31,18 @@ pub(crate) fn run(show_graph: bool) -> Result<String, String> {
     let mut summary = Vec::new();
     let mut failed = false;
     let mut graphs = String::new();
-    for (name, files) in read_crates(&root)? {
+    let crates = read_crates(&root)?;
+    for stale in map::MAP
+        .iter()
+        .filter(|c| !crates.iter().any(|(name, _)| name == c.krate))
+    {
+        failed = true;
+        summary.push(format!(
+            "{}: a layer map for no workspace member; remove it from xtask/src/layers/map.rs",
+            stale.krate
+        ));
+    }
+    for (name, files) in crates {
         let Some(layers) = map::MAP.iter().find(|c| c.krate == name) else {
             failed = true;
             summary.push(format!(
@@ -55,26 +66,48 @@ pub(crate) fn run(show_graph: bool) -> Result<String, String> {
     if failed { Err(text) } else { Ok(text) }
 }
 
-/// Reads `crates/*/src/**/*.rs` under `root`: per crate (by directory name, sorted), its files
-/// as (path below `src/`, path from `root`, text).
+/// Reads the source files of every workspace member (the root `Cargo.toml`'s
+/// `[workspace] members`, `dir/*` entries expanded): per member, sorted by its name in the map
+/// (its directory below `crates/`, else its path from `root`, such as `bench/load`), its
+/// files as (path below `src/`, path from `root`, text). A binary target under `src/bin/` is
+/// its own crate root, but is read as the module `bin::name` of its member.
 fn read_crates(root: &Path) -> Result<Vec<(String, Vec<SourceFile>)>, String> {
-    let dir = root.join("crates");
-    let mut names: Vec<String> = fs::read_dir(&dir)
-        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
-        .filter_map(Result::ok)
-        .filter(|e| e.path().join("src").is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let manifest = root.join("Cargo.toml");
+    let text = fs::read_to_string(&manifest)
+        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    let mut members = Vec::new();
+    for entry in members_of(&text)? {
+        match entry.strip_suffix("/*") {
+            Some(parent) => {
+                let dir = root.join(parent);
+                let found = fs::read_dir(&dir)
+                    .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+                    .filter_map(Result::ok)
+                    .filter(|e| e.path().join("Cargo.toml").is_file())
+                    .map(|e| format!("{parent}/{}", e.file_name().to_string_lossy()));
+                members.extend(found);
+            }
+            None => members.push(entry),
+        }
+    }
+    let mut named: Vec<(String, String)> = members
+        .into_iter()
+        .map(|path| {
+            let name = path.strip_prefix("crates/").unwrap_or(&path).to_owned();
+            (name, path)
+        })
         .collect();
-    names.sort();
+    named.sort();
+    named.dedup();
     let mut crates = Vec::new();
-    for name in names {
-        let src = dir.join(&name).join("src");
+    for (name, path) in named {
+        let src = root.join(&path).join("src");
         let mut rels = Vec::new();
         walk(&src, "", &mut rels)?;
         rels.sort();
         let mut files = Vec::new();
         for rel in rels {
-            let shown = format!("crates/{name}/src/{rel}");
+            let shown = format!("{path}/src/{rel}");
             let text = fs::read_to_string(src.join(&rel))
                 .map_err(|e| format!("cannot read {shown}: {e}"))?;
             files.push((rel, shown, text));
@@ -82,6 +115,47 @@ fn read_crates(root: &Path) -> Result<Vec<(String, Vec<SourceFile>)>, String> {
         crates.push((name, files));
     }
     Ok(crates)
+}
+
+/// The `members` of the `[workspace]` table of a root `Cargo.toml`, as written (one array of
+/// strings, on one line or several).
+fn members_of(manifest: &str) -> Result<Vec<String>, String> {
+    let mut in_workspace = false;
+    let mut lines = manifest.lines();
+    while let Some(line) = lines.next() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_workspace = line == "[workspace]";
+            continue;
+        }
+        let Some(value) = line.strip_prefix("members") else {
+            continue;
+        };
+        let Some(value) = value.trim_start().strip_prefix('=') else {
+            continue;
+        };
+        if !in_workspace {
+            continue;
+        }
+        let mut array = value.to_owned();
+        while !array.contains(']') {
+            let Some(next) = lines.next() else {
+                return Err("the root Cargo.toml's workspace members do not end".to_owned());
+            };
+            array.push_str(next.split('#').next().unwrap_or_default());
+        }
+        let inside = array
+            .trim()
+            .strip_prefix('[')
+            .and_then(|a| a.split(']').next())
+            .ok_or("the root Cargo.toml's workspace members are not an array")?;
+        return Ok(inside
+            .split(',')
+            .map(|m| m.trim().trim_matches('"').to_owned())
+            .filter(|m| !m.is_empty())
+            .collect());
+    }
+    Err("the root Cargo.toml lists no workspace members".to_owned())
 }
 
 /// Collects the `.rs` files under `dir` (as paths below the walk's start, `/`-separated).

@@ -298,3 +298,38 @@ fn every_crate_and_module_of_the_workspace_is_mapped() {
         );
     }
 }
+
+/// The workspace members come from the root manifest's `[workspace]` table, on one line or
+/// several; another table's `members` is not read.
+#[test]
+fn the_members_come_from_the_workspace_table() {
+    let one = "[package]\nmembers = [\"no\"]\n[workspace]\nmembers = [\"crates/*\", \"xtask\"]\n";
+    assert_eq!(super::members_of(one).unwrap(), ["crates/*", "xtask"]);
+    let many = "[workspace]\nresolver = \"3\"\nmembers = [\n  \"a\", # the first\n  \"b/c\",\n]\n";
+    assert_eq!(super::members_of(many).unwrap(), ["a", "b/c"]);
+    assert!(super::members_of("[workspace]\n").is_err());
+}
+
+/// Every workspace member is read, not only the crates under `crates/`: the members outside
+/// it (the benchmarks, xtask itself) are checked too, each under its path.
+#[test]
+fn every_workspace_member_is_read() {
+    let root = crate::codegen::workspace_root();
+    let names: Vec<String> = super::read_crates(&root)
+        .expect("the crates are readable")
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    for member in [
+        "ferromcp-server",
+        "xtask",
+        "bench/load",
+        "bench/stdio-min",
+        "bench/redis-node",
+    ] {
+        assert!(
+            names.iter().any(|n| n == member),
+            "{member} not read: {names:?}"
+        );
+    }
+}

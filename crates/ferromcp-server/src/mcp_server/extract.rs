@@ -203,19 +203,12 @@ impl FromHandlerCall for HttpParts {
     }
 }
 
-/// The authenticated caller (feature `auth`): a tool taking a [`Principal`] fails with
+/// The authenticated caller ([`RequestContext::principal`]: put in the request's extensions by
+/// the transport or a middleware layer): a tool taking a [`Principal`] fails with
 /// "authentication required" when the request carries none; take `Option<Principal>` to
 /// serve anonymous calls too.
 ///
 /// [`Principal`]: crate::principal::Principal
-impl RequestContext {
-    /// The authenticated caller: the principal an authentication layer (the HTTP server's
-    /// token check) recorded for this request; `None` without auth or outside HTTP.
-    pub fn principal(&self) -> Option<&crate::principal::Principal> {
-        self.http_parts().and_then(|p| p.extensions.get())
-    }
-}
-
 impl FromHandlerCall for crate::principal::Principal {
     fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         call.ctx

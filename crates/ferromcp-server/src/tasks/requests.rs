@@ -6,6 +6,9 @@
     reason = "a part of the tasks module: its imports and helpers"
 )]
 use super::*;
+use ferromcp_types::mcp::{
+    ServerCapabilities, TaskRequestsCapability, TaskToolsRequests, TasksCapability,
+};
 
 impl Tasks {
     /// The task named by `params.taskId`, if the requester owns it.
@@ -290,7 +293,7 @@ pub(crate) fn register(low: ServerBuilder, tasks: &Arc<Tasks>) -> ServerBuilder 
     // The 2026-07-28 extension serves `tasks/get` and `tasks/cancel`, which that revision's
     // schema does not define, and answers a task-augmented call with a task handle.
     let mut low = low
-        .task_capability(true)
+        .contribute_capabilities(announce)
         .extension_method(methods::TASKS_GET)
         .extension_method(methods::TASKS_CANCEL)
         .extension_result_type(tasks_ext::RESULT_TYPE_TASK);
@@ -302,4 +305,26 @@ pub(crate) fn register(low: ServerBuilder, tasks: &Arc<Tasks>) -> ServerBuilder 
         });
     }
     low
+}
+
+/// The tasks share of the capabilities: the `tasks` capability at 2025-11-25 (task-augmented
+/// `tools/call`, `tasks/list`, `tasks/cancel`), the tasks extension at 2026-07-28, nothing
+/// before 2025-11-25.
+fn announce(version: ProtocolVersion, caps: &mut ServerCapabilities) {
+    if version.is_modern() {
+        caps.extensions
+            .get_or_insert_with(Default::default)
+            .insert(EXTENSION_TASKS.to_owned(), JsonObject::new());
+    } else if version >= ProtocolVersion::V2025_11_25 {
+        let mut tools = TaskToolsRequests::new();
+        tools.call = Some(JsonObject::new());
+        let mut requests = TaskRequestsCapability::new();
+        requests.tools = Some(tools);
+        caps.tasks = Some(
+            TasksCapability::new()
+                .with_list(JsonObject::new())
+                .with_cancel(JsonObject::new())
+                .with_requests(requests),
+        );
+    }
 }
