@@ -196,7 +196,10 @@ impl Client {
             let mut call = call;
             // The span names the tool, prompt or resource; the params stay unread otherwise
             // (no arguments or result text are recorded on this path).
-            let mut probe = probe_of(method, &params);
+            let mut probe = match inner.otel.reads_params() {
+                true => probe_of(method, &params),
+                false => JsonObject::new(),
+            };
             let traced = crate::otel::OutgoingCall::start(inner, method, &mut probe);
             if probe.contains_key("_meta") {
                 // A trace context to carry: the params are sent as a tree.

@@ -2,6 +2,7 @@
 //! dispatcher and runs them through the request ladder, the middleware stack and result
 //! shaping.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::ops::ControlFlow;
@@ -379,9 +380,25 @@ fn raw_result(
     raw: RawJson,
 ) -> Result<McpResultBody, RawJson> {
     let Some(stamps) = stamps(server, method, version) else {
-        return match fits(spec, version, raw.get()) {
-            true => Ok(McpResultBody::from_written(raw)),
-            false => Err(raw),
+        // Before 2026-07-28 a relayed 2026-07-28 result loses its `resultType` on the text
+        // (`Some(Some(text))`); `Some(None)`: it fits as it is.
+        let fitted = match spec {
+            Some(m) if raw.get().starts_with('{') => {
+                m.fitted_result_text(version, raw.get())
+                    .map(|text| match text {
+                        Cow::Borrowed(_) => None,
+                        Cow::Owned(cut) => Some(cut),
+                    })
+            }
+            _ => fits(spec, version, raw.get()).then_some(None),
+        };
+        return match fitted {
+            Some(None) => Ok(McpResultBody::from_written(raw)),
+            Some(Some(cut)) => match RawJson::from_string(cut) {
+                Ok(text) => Ok(McpResultBody::from_written(text)),
+                Err(_) => Err(raw),
+            },
+            None => Err(raw),
         };
     };
     // The stamps after the text's own members: one copy, checked as one value. (On the path
