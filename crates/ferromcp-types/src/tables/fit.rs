@@ -38,7 +38,7 @@ use super::validate::MAX_DEPTH;
 /// as it is; `modern`: the revision is 2026-07-28 or later (before it, shaping removes a
 /// top-level `resultType`).
 pub(super) fn result_fits(c: &VersionData, root: NodeId, text: &str, modern: bool) -> bool {
-    matches!(walk(c, root, text, modern, false), Some(Cow::Borrowed(_)))
+    walk::<false>(c, root, text, modern).is_some()
 }
 
 /// The text shaping and validation would make of the result text `text` (node `root`), when
@@ -51,30 +51,38 @@ pub(super) fn result_fitted<'t>(
     text: &'t str,
     modern: bool,
 ) -> Option<Cow<'t, str>> {
-    walk(c, root, text, modern, !modern)
+    match modern {
+        true => walk::<false>(c, root, text, modern),
+        false => walk::<true>(c, root, text, modern),
+    }
 }
 
-fn walk<'t>(
+/// The walk; `CUT`: a top-level `resultType` that shaping drops is taken out of the text
+/// instead of making the walk say no (a parameter of the type, so that the walk that never
+/// cuts carries none of it).
+fn walk<'t, const CUT: bool>(
     c: &VersionData,
     root: NodeId,
     text: &'t str,
     modern: bool,
-    cut_result_type: bool,
 ) -> Option<Cow<'t, str>> {
     let b = text.as_bytes();
-    let walk = Walk {
+    let walk = Walk::<CUT> {
         c,
         text,
         b,
         keep_result_type: modern,
-        cut_result_type,
         cut: Cell::new(None),
     };
     let end = walk.value(root, 0, 0, Pos::Top)?;
     if skip_ws(b, end) != text.len() {
         return None;
     }
-    let Some((start, end)) = walk.cut.get() else {
+    let cut = match CUT {
+        true => walk.cut.get(),
+        false => None,
+    };
+    let Some((start, end)) = cut else {
         return Some(Cow::Borrowed(text));
     };
     // The member and one comma next to it: the one after it, else the one before it (the
@@ -107,19 +115,16 @@ enum Pos {
     Untouched,
 }
 
-struct Walk<'a> {
+struct Walk<'a, const CUT: bool> {
     c: &'a VersionData,
     text: &'a str,
     b: &'a [u8],
     keep_result_type: bool,
-    /// A top-level `resultType` that shaping drops is taken out of the text (its span goes to
-    /// `cut`) instead of making the walk say no.
-    cut_result_type: bool,
-    /// The top-level `resultType` member to take out: from its key's quote to its value's end.
+    /// With `CUT`, the top-level `resultType` member to take out: from its key's quote to its value's end.
     cut: Cell<Option<(usize, usize)>>,
 }
 
-impl Walk<'_> {
+impl<const CUT: bool> Walk<'_, CUT> {
     /// The end of the value that starts at `i`, when it matches node `id` (and shaping leaves
     /// it as it is); `None` for no (or not sure).
     fn value(&self, mut id: NodeId, i: usize, mut depth: u32, pos: Pos) -> Option<usize> {
@@ -172,7 +177,7 @@ impl Walk<'_> {
                 }
                 return c.any_of(node).iter().find_map(|&branch| {
                     // A branch that says no takes back what it would have cut.
-                    if pos == Pos::Top {
+                    if CUT && pos == Pos::Top {
                         self.cut.set(None);
                     }
                     self.value(branch, i, depth + 1, pos)
@@ -240,7 +245,7 @@ impl Walk<'_> {
                 }
                 if !self.keep_result_type && key == RESULT_TYPE {
                     // Shaping drops it, whatever it holds.
-                    if !self.cut_result_type {
+                    if !CUT {
                         return None;
                     }
                     cut = true;
@@ -249,7 +254,7 @@ impl Walk<'_> {
             }
             let is_meta = key == META;
             let end = match c.find_prop(props, &Key::new(&key)) {
-                _ if cut => {
+                _ if CUT && cut => {
                     let end = value_end(b, at)?;
                     self.cut.set(Some((key_start, end)));
                     end
