@@ -381,23 +381,16 @@ fn raw_result(
 ) -> Result<McpResultBody, RawJson> {
     let Some(stamps) = stamps(server, method, version) else {
         // Before 2026-07-28 a relayed 2026-07-28 result loses its `resultType` on the text
-        // (`Some(Some(text))`); `Some(None)`: it fits as it is.
+        // (owned); borrowed: it fits as it is (any object, for a custom method).
         let fitted = match spec {
-            Some(m) if raw.get().starts_with('{') => {
-                m.fitted_result_text(version, raw.get())
-                    .map(|text| match text {
-                        Cow::Borrowed(_) => None,
-                        Cow::Owned(cut) => Some(cut),
-                    })
-            }
-            _ => fits(spec, version, raw.get()).then_some(None),
+            Some(m) if raw.get().starts_with('{') => m.fitted_result_text(version, raw.get()),
+            _ => fits(spec, version, raw.get()).then_some(Cow::Borrowed("")),
         };
         return match fitted {
-            Some(None) => Ok(McpResultBody::from_written(raw)),
-            Some(Some(cut)) => match RawJson::from_string(cut) {
-                Ok(text) => Ok(McpResultBody::from_written(text)),
-                Err(_) => Err(raw),
-            },
+            Some(Cow::Owned(cut)) => RawJson::from_string(cut)
+                .map(McpResultBody::from_written)
+                .map_err(|_| raw),
+            Some(Cow::Borrowed(_)) => Ok(McpResultBody::from_written(raw)),
             None => Err(raw),
         };
     };
