@@ -69,6 +69,13 @@ pub(crate) struct ClientOtel {
 }
 
 impl ClientOtel {
+    /// Whether a request's span or measurements may read its params: a debug-level span may
+    /// be enabled, or the metrics are recorded. (When neither, the span is disabled and
+    /// nothing is measured: the raw path reads no names for them.)
+    pub(crate) fn reads_params(&self) -> bool {
+        self.metrics.is_some() || tracing::level_enabled!(tracing::Level::DEBUG)
+    }
+
     pub(crate) fn new(
         options: OtelOptions,
         network: NetworkPeer,

@@ -135,6 +135,124 @@ impl<'de> Visitor<'de> for HeadVisitor {
     }
 }
 
+/// [`Head`] read by a walk over the bytes of the top level, skipping each member's value to
+/// its end (the text is one valid JSON value: a [`RawJson`]). `None` when serde must read it:
+/// not an object, a key or a `resultType` with an escape, a `resultType` that is not a string
+/// or `null` (serde's error then says why).
+fn scan_head(text: &str) -> Option<Head<'_>> {
+    let b = text.as_bytes();
+    let mut head = Head::default();
+    if b.first() != Some(&b'{') {
+        return None;
+    }
+    let mut i = skip_ws(b, 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(head);
+    }
+    loop {
+        let (key_end, escaped) = string_end(b, i)?;
+        if escaped {
+            return None;
+        }
+        let key = text.get(i + 1..key_end - 1)?;
+        i = skip_ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let end = value_end(b, i)?;
+        let value = text.get(i..end)?;
+        match key {
+            "resultType" => {
+                head.result_type = match value.strip_prefix('"') {
+                    Some(_) if escaped_string(b, i)? => return None,
+                    Some(quoted) => Some(Cow::Borrowed(quoted.strip_suffix('"')?)),
+                    None if value == "null" => None,
+                    None => return None,
+                };
+            }
+            "isError" => head.is_error = value == "true",
+            "content" => head.has_content = true,
+            _ => {}
+        }
+        i = skip_ws(b, end);
+        match b.get(i)? {
+            b',' => i = skip_ws(b, i + 1),
+            b'}' => return Some(head),
+            _ => return None,
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// The end (after its closing quote) of the string whose opening quote is at `i`, and
+/// whether it has an escape.
+fn string_end(b: &[u8], i: usize) -> Option<(usize, bool)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = i + 1;
+    let mut escaped = false;
+    loop {
+        match b.get(j)? {
+            b'"' => return Some((j + 1, escaped)),
+            b'\\' => {
+                escaped = true;
+                j += 2;
+            }
+            _ => j += 1,
+        }
+    }
+}
+
+fn escaped_string(b: &[u8], i: usize) -> Option<bool> {
+    string_end(b, i).map(|(_, escaped)| escaped)
+}
+
+/// The end of the value that starts at `i`.
+fn value_end(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'"' => string_end(b, i).map(|(end, _)| end),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match b.get(j)? {
+                    b'"' => {
+                        j = string_end(b, j)?.0;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let mut j = i;
+            while !matches!(
+                b.get(j),
+                None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            ) {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
+}
+
 impl Client {
     /// Sends one request by name with params given as JSON text (an object) and returns the
     /// result as the server wrote it, unread. For relaying: a gateway forwards a call and
@@ -196,7 +314,10 @@ impl Client {
             let mut call = call;
             // The span names the tool, prompt or resource; the params stay unread otherwise
             // (no arguments or result text are recorded on this path).
-            let mut probe = probe_of(method, &params);
+            let mut probe = match inner.otel.reads_params() {
+                true => probe_of(method, &params),
+                false => JsonObject::new(),
+            };
             let traced = crate::otel::OutgoingCall::start(inner, method, &mut probe);
             if probe.contains_key("_meta") {
                 // A trace context to carry: the params are sent as a tree.
@@ -345,8 +466,10 @@ fn checked(inner: &Inner, method: &str, payload: Payload) -> Result<(Checked, bo
         Payload::Raw(raw) => raw,
         Payload::Value(value) => encode(method, &value)?,
     };
-    let head: Head<'_> =
-        serde_json::from_str(raw.get()).map_err(|e| ClientError::decode(method, e))?;
+    let head = match scan_head(raw.get()) {
+        Some(head) => head,
+        None => serde_json::from_str(raw.get()).map_err(|e| ClientError::decode(method, e))?,
+    };
     let is_error = head.is_error;
     let tools_call = method == methods::TOOLS_CALL;
     match head.result_type.as_deref() {
@@ -375,4 +498,44 @@ fn checked(inner: &Inner, method: &str, payload: Payload) -> Result<(Checked, bo
         }
     }
     Ok((Checked::Done(raw), is_error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// B91: the byte walk reads a result's top level as serde does (the `resultType`, `isError`
+    /// and `content` that `checked` decides on), whatever is nested, escaped or spaced, or it
+    /// leaves the text to serde.
+    #[test]
+    fn b91_the_head_walk_reads_what_serde_reads() {
+        let texts = [
+            r#"{"content":[{"type":"text","text":"5"}],"resultType":"complete","_meta":{"a":{"resultType":"task"}}}"#,
+            r#"{"resultType":"input_required","inputRequests":{"x":{"isError":true}}}"#,
+            r#"{"isError":true,"content":[]}"#,
+            r#"{"isError":false,"isError":true}"#,
+            r#"{"resultType":"task","resultType":"complete"}"#,
+            r#"{"resultType":null,"content":"}{\"resultType\":\"task\""}"#,
+            r#"{ "content" : [ 1 , {"a":"]"} ] , "resultType" : "complete" , "n" : -1.5e3 }"#,
+            r#"{"structuredContent":{"resultType":"task","content":[]},"isError":"true"}"#,
+            r#"{}"#,
+            r#"{"x":[[[]]],"y":{"z":{}},"t":true,"f":false,"n":null}"#,
+        ];
+        for text in texts {
+            let walked = scan_head(text).unwrap_or_else(|| panic!("walked: {text}"));
+            let read: Head<'_> = serde_json::from_str(text).unwrap();
+            assert_eq!(walked.result_type, read.result_type, "{text}");
+            assert_eq!(walked.is_error, read.is_error, "{text}");
+            assert_eq!(walked.has_content, read.has_content, "{text}");
+        }
+        // Left to serde: escapes in a key or in `resultType`, a `resultType` of another type.
+        for text in [
+            r#"{"result\u0054ype":"task"}"#,
+            r#"{"resultType":"t\u0061sk"}"#,
+            r#"{"resultType":1}"#,
+            "[1]",
+        ] {
+            assert!(scan_head(text).is_none(), "{text}");
+        }
+    }
 }

@@ -119,8 +119,7 @@ impl ToolCallRoute for RawTools {
                     return None;
                 }
                 let (mount, tool) = self.find(call.name.as_deref()?)?;
-                let arguments = call.arguments.map(|a| RawJson::from(a.to_owned()));
-                (mount, tool, arguments)
+                (mount, tool, Arguments::Borrowed(call.arguments))
             }
             // Params handed over in process, or changed by a layer: a tree already.
             None => {
@@ -133,10 +132,10 @@ impl ToolCallRoute for RawTools {
                 }
                 let (mount, tool) = self.find(call.get("name")?.as_str()?)?;
                 let arguments = match call.get("arguments") {
-                    Some(a) => Some(RawJson::from(serde_json::value::to_raw_value(a).ok()?)),
+                    Some(a) => Some(serde_json::value::to_raw_value(a).ok()?),
                     None => None,
                 };
-                (mount, tool, arguments)
+                (mount, tool, Arguments::Owned(arguments))
             }
         };
         if !plain_at_front(tool.support, ctx) {
@@ -149,7 +148,11 @@ impl ToolCallRoute for RawTools {
         {
             return None;
         }
-        let params = backend_params(&tool.backend_name, arguments.as_ref())?;
+        let arguments = match &arguments {
+            Arguments::Borrowed(a) => *a,
+            Arguments::Owned(a) => a.as_deref(),
+        };
+        let params = backend_params(&tool.backend_name, arguments)?;
         let ctx = ctx.clone();
         Some(Box::pin(async move {
             mount
@@ -159,6 +162,12 @@ impl ToolCallRoute for RawTools {
                 .map_err(HandlerError::Protocol)
         }))
     }
+}
+
+/// The front's arguments: borrowed from its params' text, or written from a tree.
+enum Arguments<'a> {
+    Borrowed(Option<&'a RawValue>),
+    Owned(Option<Box<RawValue>>),
 }
 
 /// Whether the front serves a call of a tool with `support` as a plain call (no task
@@ -172,14 +181,21 @@ fn plain_at_front(support: TaskSupport, ctx: &RequestContext) -> bool {
     }
 }
 
-/// `{"name":NAME,"arguments":ARGUMENTS}` for the backend, the arguments as the front got them.
-fn backend_params(name: &str, arguments: Option<&RawJson>) -> Option<RawJson> {
-    let mut params = RawJson::from_string("{}".to_owned()).ok()?;
-    if let Some(arguments) = arguments {
-        params = params.with_first_member("arguments", arguments)?;
-    }
-    let name = serde_json::value::to_raw_value(name).ok()?;
-    params.with_first_member("name", &RawJson::from(name))
+/// The backend's params: its tool's name and the arguments as the front got them.
+#[derive(serde::Serialize)]
+struct BackendCall<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a RawValue>,
+}
+
+/// `{"name":NAME,"arguments":ARGUMENTS}` for the backend, written in one pass (the arguments'
+/// text copied as it is).
+fn backend_params(name: &str, arguments: Option<&RawValue>) -> Option<RawJson> {
+    let call = BackendCall { name, arguments };
+    serde_json::value::to_raw_value(&call)
+        .ok()
+        .map(RawJson::from)
 }
 
 impl Route {

@@ -16,9 +16,12 @@ use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorObject, Payload, RawJson};
 use serde_json::{Value, json};
 
+/// The backend's usual answer.
+const ECHOED: &str = r#"{"resultType":"complete","content":[{"type":"text","text":"echoed"}],"structuredContent":{"z":1,"a":[true]}}"#;
+
 /// A 2026-07-28 backend written against the dispatcher: one tool `echo`; it keeps the params
-/// text of each `tools/call` and answers with a fixed result.
-fn backend(seen: Arc<Mutex<Vec<String>>>) -> Backend {
+/// text of each `tools/call` and answers with the result text `answer`.
+fn backend(seen: Arc<Mutex<Vec<String>>>, answer: &'static str) -> Backend {
     Backend::transport(move || {
         let seen = seen.clone();
         let handler = handler_fn(move |_ctx, method, params: Option<Payload>| {
@@ -36,11 +39,9 @@ fn backend(seen: Arc<Mutex<Vec<String>>>) -> Backend {
                     "tools/call" => {
                         let text = params.map(|p| p.to_json_string()).unwrap_or_default();
                         seen.lock().unwrap().push(text);
-                        Ok(Payload::from(json!({
-                            "resultType": "complete",
-                            "content": [{"type": "text", "text": "echoed"}],
-                            "structuredContent": {"z": 1, "a": [true]},
-                        })))
+                        Ok(Payload::Raw(
+                            RawJson::from_string(answer.to_owned()).unwrap(),
+                        ))
                     }
                     _ => Err(ErrorObject::method_not_found(&method).into()),
                 }
@@ -62,7 +63,7 @@ async fn plain_tool_calls_are_forwarded_as_text() {
         for era in ERAS {
             let seen: Arc<Mutex<Vec<String>>> = Arc::default();
             let composed = Composer::builder("hub", "1")
-                .mount("b", backend(seen.clone()))
+                .mount("b", backend(seen.clone(), ECHOED))
                 .build()
                 .await
                 .unwrap();
@@ -93,6 +94,41 @@ async fn plain_tool_calls_are_forwarded_as_text() {
             assert_eq!(common::text(&typed), "echoed");
             let sent = seen.lock().unwrap().pop().unwrap();
             assert!(sent.contains(r#""arguments":{"k":1}"#), "{sent}");
+            composed.shutdown().await;
+        }
+    })
+    .await
+    .unwrap();
+}
+
+/// B90: a 2026-07-28 backend's result reaches a handshake-era front client as the backend
+/// wrote it (member order, number forms), minus the `resultType` the front's revision does
+/// not define, wherever it is written: the kernel takes it out of the text instead of
+/// reading the result into a tree, shaping it and writing it again.
+#[tokio::test]
+async fn b90_a_modern_backends_result_reaches_an_older_front_as_written() {
+    tokio::time::timeout(DEADLINE, async {
+        let body =
+            r#""content":[{"type":"text","text":"echoed"}],"structuredContent":{"z":1,"n":1.50}"#;
+        let meta = r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"b","version":"1"}}"#;
+        let first = format!(r#"{{"resultType":"complete",{body},{meta}}}"#);
+        let middle = format!(r#"{{{body},"resultType":"complete",{meta}}}"#);
+        let last = format!(r#"{{{body},{meta},"resultType":"complete"}}"#);
+        for answer in [first, middle, last] {
+            let answer: &'static str = Box::leak(answer.into_boxed_str());
+            let composed = Composer::builder("hub", "1")
+                .mount("b", backend(Arc::default(), answer))
+                .build()
+                .await
+                .unwrap();
+            let client = front_client(composed.server(), Era::Handshake).await;
+            let params =
+                RawJson::from_string(r#"{"name":"b_echo","arguments":{}}"#.into()).unwrap();
+            let result = client
+                .request_raw("tools/call", params, RequestOptions::new())
+                .await
+                .unwrap();
+            assert_eq!(result.get(), format!("{{{body},{meta}}}"), "{answer}");
             composed.shutdown().await;
         }
     })

@@ -4,6 +4,8 @@
 //! values) it is shaped and checked as a value. A result that does not fit its type is logged
 //! and answered -32603.
 
+use std::borrow::Cow;
+
 use ferromcp_dispatch::HandlerError;
 use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::{ErrorObject, RawJson};
@@ -67,9 +69,18 @@ fn raw_result(
     raw: RawJson,
 ) -> Result<McpResultBody, RawJson> {
     let Some(stamps) = stamps(server, method, version) else {
-        return match fits(spec, version, raw.get()) {
-            true => Ok(McpResultBody::from_written(raw)),
-            false => Err(raw),
+        // Before 2026-07-28 a relayed 2026-07-28 result loses its `resultType` on the text
+        // (owned); borrowed: it fits as it is (any object, for a custom method).
+        let fitted = match spec {
+            Some(m) if raw.get().starts_with('{') => m.fitted_result_text(version, raw.get()),
+            _ => fits(spec, version, raw.get()).then_some(Cow::Borrowed("")),
+        };
+        return match fitted {
+            Some(Cow::Owned(cut)) => RawJson::from_string(cut)
+                .map(McpResultBody::from_written)
+                .map_err(|_| raw),
+            Some(Cow::Borrowed(_)) => Ok(McpResultBody::from_written(raw)),
+            None => Err(raw),
         };
     };
     // The stamps after the text's own members: one copy, checked as one value. (On the path

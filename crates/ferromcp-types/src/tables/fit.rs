@@ -17,9 +17,16 @@
 //! - a schema that only is a `$ref`: its target; a scalar, or a container under a schema that
 //!   says nothing about its inside: read to its end and checked by `raw.rs`.
 //!
+//! Before 2026-07-28 shaping drops a top-level `resultType`, whatever it holds: the walk that
+//! may cut ([`result_fitted`]) reads past it and hands back the text without it (what a
+//! 2026-07-28 peer's result relayed to an older client needs), the other says no.
+//!
 //! Anything else is a no, and a no only sends the caller to the walks over a parsed value
 //! (which then shape, check and report exactly as before): a false no costs time, never a
 //! wrong answer. The tests compare the walk with shaping and validation over values.
+
+use std::borrow::Cow;
+use std::cell::Cell;
 
 use super::data::VersionData;
 use super::raw::{self, skip_ws, string_end_escaped, unquote, value_end};
@@ -31,14 +38,70 @@ use super::validate::MAX_DEPTH;
 /// as it is; `modern`: the revision is 2026-07-28 or later (before it, shaping removes a
 /// top-level `resultType`).
 pub(super) fn result_fits(c: &VersionData, root: NodeId, text: &str, modern: bool) -> bool {
-    let walk = Walk {
+    walk::<false>(c, root, text, modern).is_some()
+}
+
+/// The text shaping and validation would make of the result text `text` (node `root`), when
+/// the walk is sure of it: `text` itself when it fits as it is, or (before 2026-07-28) `text`
+/// without its top-level `resultType` member when that is all shaping would change (the result
+/// of a 2026-07-28 peer relayed to an older client).
+pub(super) fn result_fitted<'t>(
+    c: &VersionData,
+    root: NodeId,
+    text: &'t str,
+    modern: bool,
+) -> Option<Cow<'t, str>> {
+    match modern {
+        true => walk::<false>(c, root, text, modern),
+        false => walk::<true>(c, root, text, modern),
+    }
+}
+
+/// The walk; `CUT`: a top-level `resultType` that shaping drops is taken out of the text
+/// instead of making the walk say no (a parameter of the type, so that the walk that never
+/// cuts carries none of it).
+fn walk<'t, const CUT: bool>(
+    c: &VersionData,
+    root: NodeId,
+    text: &'t str,
+    modern: bool,
+) -> Option<Cow<'t, str>> {
+    let b = text.as_bytes();
+    let walk = Walk::<CUT> {
         c,
         text,
-        b: text.as_bytes(),
+        b,
         keep_result_type: modern,
+        cut: Cell::new(None),
     };
-    walk.value(root, 0, 0, Pos::Top)
-        .is_some_and(|end| skip_ws(text.as_bytes(), end) == text.len())
+    let end = walk.value(root, 0, 0, Pos::Top)?;
+    if skip_ws(b, end) != text.len() {
+        return None;
+    }
+    let cut = match CUT {
+        true => walk.cut.get(),
+        false => None,
+    };
+    let Some((start, end)) = cut else {
+        return Some(Cow::Borrowed(text));
+    };
+    // The member and one comma next to it: the one after it, else the one before it (the
+    // last member), else none (the only member).
+    let after = skip_ws(b, end);
+    let (from, to) = match b.get(after)? {
+        b',' => (start, skip_ws(b, after + 1)),
+        _ => {
+            let before = text.get(..start)?.trim_end_matches([' ', '\n', '\r', '\t']);
+            match before.ends_with(',') {
+                true => (before.len() - 1, end),
+                false => (start, end),
+            }
+        }
+    };
+    let mut out = String::with_capacity(text.len() - (to - from));
+    out.push_str(text.get(..from)?);
+    out.push_str(text.get(to..)?);
+    Some(Cow::Owned(out))
 }
 
 /// Where a value sits, for what shaping does to it.
@@ -52,14 +115,16 @@ enum Pos {
     Untouched,
 }
 
-struct Walk<'a> {
+struct Walk<'a, const CUT: bool> {
     c: &'a VersionData,
     text: &'a str,
     b: &'a [u8],
     keep_result_type: bool,
+    /// With `CUT`, the top-level `resultType` member to take out: from its key's quote to its value's end.
+    cut: Cell<Option<(usize, usize)>>,
 }
 
-impl Walk<'_> {
+impl<const CUT: bool> Walk<'_, CUT> {
     /// The end of the value that starts at `i`, when it matches node `id` (and shaping leaves
     /// it as it is); `None` for no (or not sure).
     fn value(&self, id: NodeId, i: usize, depth: u32, pos: Pos) -> Option<usize> {
@@ -144,10 +209,13 @@ impl Walk<'_> {
                 if c.bounds(node).is_some() || (node.types != 0 && !type_admits(node, first)) {
                     return None;
                 }
-                return c
-                    .any_of(node)
-                    .iter()
-                    .find_map(|&branch| self.value(branch, i, depth + 1, pos));
+                return c.any_of(node).iter().find_map(|&branch| {
+                    // A branch that says no takes back what it would have cut.
+                    if CUT && pos == Pos::Top {
+                        self.cut.set(None);
+                    }
+                    self.value(branch, i, depth + 1, pos)
+                });
             }
             match first {
                 b'{' if node.types == 0 || node.types & T_OBJECT != 0 => {
@@ -192,7 +260,7 @@ impl Walk<'_> {
         let mut pin_required_seen = 0usize;
         // The result's own members: one written twice (a handler's `_meta` next to the one
         // the kernel appends) is a no, so that the path of values decides which one stays.
-        let mut top_keys: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+        let mut top_keys: Vec<Cow<'_, str>> = Vec::new();
         let mut at = skip_ws(b, i + 1);
         if b.get(at) == Some(&b'}') {
             let none_required =
@@ -203,9 +271,10 @@ impl Walk<'_> {
             if *b.get(at)? != b'"' {
                 return None;
             }
+            let key_start = at;
             let (key_end, escaped) = string_end_escaped(b, at)?;
             let key = match escaped {
-                false => std::borrow::Cow::Borrowed(self.text.get(at + 1..key_end - 1)?),
+                false => Cow::Borrowed(self.text.get(at + 1..key_end - 1)?),
                 true => unquote(self.text.get(at..key_end)?)?,
             };
             at = skip_ws(b, key_end);
@@ -213,14 +282,27 @@ impl Walk<'_> {
                 return None;
             }
             at = skip_ws(b, at + 1);
+            let mut cut = false;
             if pos == Pos::Top {
-                if (!self.keep_result_type && key == RESULT_TYPE) || top_keys.contains(&key) {
+                if top_keys.contains(&key) {
                     return None;
+                }
+                if !self.keep_result_type && key == RESULT_TYPE {
+                    // Shaping drops it, whatever it holds.
+                    if !CUT {
+                        return None;
+                    }
+                    cut = true;
                 }
                 top_keys.push(key.clone());
             }
             let is_meta = key == META;
             let end = match c.find_prop(props, &Key::new(&key)) {
+                _ if CUT && cut => {
+                    let end = value_end(b, at)?;
+                    self.cut.set(Some((key_start, end)));
+                    end
+                }
                 Some(prop) => {
                     required_seen += usize::from(prop.required);
                     let child = if is_meta { Pos::Untouched } else { inner };

@@ -38,6 +38,26 @@ fn yes_is_sure(value: &Value) -> Result<(), TestCaseError> {
                     );
                     prop_assert_eq!(&shaped, map, "{} {} on {}", v, method, text);
                 }
+                if let Some(fitted) = handle.fitted_result_text(v, text) {
+                    // The text without its top-level `resultType` at most: what shaping makes
+                    // of the value, and valid.
+                    let got: Value = serde_json::from_str(&fitted)
+                        .map_err(|e| TestCaseError::fail(format!("{fitted}: {e}")))?;
+                    let mut shaped = map.clone();
+                    let outcome = handle.shape_and_validate_result(v, &mut shaped);
+                    prop_assert!(
+                        outcome.is_ok(),
+                        "{} {} on {}: {:?}",
+                        v,
+                        method,
+                        text,
+                        outcome
+                    );
+                    prop_assert_eq!(&Value::Object(shaped), &got, "{} {} on {}", v, method, text);
+                    if !v.is_modern() {
+                        prop_assert!(got.get("resultType").is_none(), "{}", fitted);
+                    }
+                }
             }
         }
     }
@@ -155,4 +175,69 @@ fn usual_results_fit_and_others_do_not() {
     // Not one value: trailing text, truncated text.
     assert!(!fits("tools/call", v, r#"{"content":[]} x"#));
     assert!(!fits("tools/call", v, r#"{"content":["#));
+}
+
+fn fitted(method: &str, v: ProtocolVersion, text: &str) -> Option<String> {
+    super::method(method)?
+        .fitted_result_text(v, text)
+        .map(|t| t.into_owned())
+}
+
+/// B90: a 2026-07-28 peer's result relayed to a client of an older revision (a gateway's
+/// backend answering its handshake-era front) fits once its top-level `resultType` is taken
+/// out, wherever it is written; everything else about it must fit as it is.
+#[test]
+fn a_result_type_is_cut_out_before_2026_07_28() {
+    let v = ProtocolVersion::V2025_11_25;
+    let content = r#""content":[{"type":"text","text":"5"}]"#;
+    let meta = r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"b","version":"1"}}"#;
+    let rt = r#""resultType":"complete""#;
+    let cases = [
+        (
+            format!("{{{content},{rt},{meta}}}"),
+            format!("{{{content},{meta}}}"),
+        ),
+        (format!("{{{rt},{content}}}"), format!("{{{content}}}")),
+        (format!("{{{content},{rt}}}"), format!("{{{content}}}")),
+        (
+            format!("{{ {content} ,\n {rt} \n}}"),
+            format!("{{ {content}  \n}}"),
+        ),
+        (
+            format!(r#"{{{content},"result\u0054ype":"complete"}}"#),
+            format!("{{{content}}}"),
+        ),
+    ];
+    for (text, want) in &cases {
+        assert_eq!(
+            fitted("tools/call", v, text).as_deref(),
+            Some(&**want),
+            "{text}"
+        );
+        assert!(!fits("tools/call", v, text), "{text}");
+    }
+    // The only member: an empty result, which `tools/list` (no required members) is not.
+    assert_eq!(
+        fitted("ping", v, &format!("{{{rt}}}")).as_deref(),
+        Some("{}")
+    );
+    // Text that fits as it is comes back as it is.
+    let plain = format!("{{{content}}}");
+    assert!(matches!(
+        super::method("tools/call").and_then(|m| m.fitted_result_text(v, &plain)),
+        Some(std::borrow::Cow::Borrowed(_))
+    ));
+    // Written twice; anything else shaping would change; invalid: not sure.
+    for text in [
+        format!("{{{content},{rt},{rt}}}"),
+        format!(r#"{{{content},{rt},"bogus":1}}"#),
+        format!(r#"{{"content":[{{"type":"text"}}],{rt}}}"#),
+        format!("{{{rt}}}"),
+    ] {
+        assert_eq!(fitted("tools/call", v, &text), None, "{text}");
+    }
+    // At 2026-07-28 `resultType` stays: the text fits as it is or not at all.
+    let modern = ProtocolVersion::V2026_07_28;
+    let text = format!("{{{rt},{meta},{content}}}");
+    assert_eq!(fitted("tools/call", modern, &text).as_deref(), Some(&*text));
 }

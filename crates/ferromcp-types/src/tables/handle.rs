@@ -250,6 +250,35 @@ impl Method {
         }
     }
 
+    /// [`result_text_fits`](Self::result_text_fits), also sure of one change: before
+    /// 2026-07-28, text that fits but for a top-level `resultType` (the result of a
+    /// 2026-07-28 peer, relayed to an older client) comes back without that member, which is
+    /// what [`Method::shape_and_validate_result`] would make of it. `None` means "not sure",
+    /// as `false` there.
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// use ferromcp_types::{ProtocolVersion, tables};
+    ///
+    /// let call = tables::method("tools/call").unwrap();
+    /// let v = ProtocolVersion::V2025_11_25;
+    /// let text = r#"{"content":[],"resultType":"complete","_meta":{"a":1}}"#;
+    /// assert_eq!(call.fitted_result_text(v, text).as_deref(), Some(r#"{"content":[],"_meta":{"a":1}}"#));
+    /// let plain = r#"{"content":[]}"#;
+    /// assert!(matches!(call.fitted_result_text(v, plain), Some(Cow::Borrowed(_))));
+    /// // 2026-07-28 keeps `resultType`; invalid text is not sure.
+    /// let modern = ProtocolVersion::V2026_07_28;
+    /// assert!(call.fitted_result_text(modern, r#"{"content":[],"bogus":1}"#).is_none());
+    /// ```
+    pub fn fitted_result_text<'t>(
+        self,
+        v: ProtocolVersion,
+        text: &'t str,
+    ) -> Option<std::borrow::Cow<'t, str>> {
+        let root = self.entry(v).result?;
+        super::fit::result_fitted(data(v), root, text, v.is_modern())
+    }
+
     /// Shapes a result of the method for revision `v` and validates the shaped result, in one
     /// walk where it can: the same shaped `result` and the same outcome (and error) as
     /// [`Method::shape_result`] followed by [`Method::validate_result`], for about the cost of
