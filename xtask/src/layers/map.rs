@@ -361,6 +361,8 @@ const CLI: CrateLayers = CrateLayers {
                 "output",
                 "report",
                 "split",
+                // Every stderr line goes through its bounded queue and writer thread (std only).
+                "stderr_log",
                 "target",
                 "telemetry",
                 "terminal",
