@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ferromcp_dispatch::{BoxFuture, DispatchContext, Handler, HandlerError, Outbound};
 use ferromcp_types::jsonrpc::{ErrorObject, Payload};
 use ferromcp_types::mcp::methods;
-use ferromcp_types::mcp::{InitializeRequestParams, InitializeResult, JsonObject, Meta};
+use ferromcp_types::mcp::{InitializeRequestParams, InitializeResult, Meta};
 use ferromcp_types::tables::{self, Kind};
 use ferromcp_types::{Era, ProtocolVersion};
 use serde_json::Value;
