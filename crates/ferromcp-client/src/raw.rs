@@ -14,6 +14,7 @@ use ferromcp_types::mcp::{
     JsonObject, LoggingLevel, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
     META_PROTOCOL_VERSION, methods,
 };
+use ferromcp_types::tables::ObjectMembers;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
@@ -135,122 +136,34 @@ impl<'de> Visitor<'de> for HeadVisitor {
     }
 }
 
-/// [`Head`] read by a walk over the bytes of the top level, skipping each member's value to
-/// its end (the text is one valid JSON value: a [`RawJson`]). `None` when serde must read it:
-/// not an object, a key or a `resultType` with an escape, a `resultType` that is not a string
-/// or `null` (serde's error then says why).
+/// [`Head`] read by a walk over the top level ([`ObjectMembers`]: each member's value skipped
+/// to its end; the text is one valid JSON value, a [`RawJson`]). `None` when serde must read
+/// it: not an object, a key or a `resultType` with an escape, a `resultType` that is not a
+/// string or `null` (serde's error then says why).
 fn scan_head(text: &str) -> Option<Head<'_>> {
-    let b = text.as_bytes();
     let mut head = Head::default();
-    if b.first() != Some(&b'{') {
-        return None;
-    }
-    let mut i = skip_ws(b, 1);
-    if b.get(i) == Some(&b'}') {
-        return Some(head);
-    }
-    loop {
-        let (key_end, escaped) = string_end(b, i)?;
-        if escaped {
+    let mut members = ObjectMembers::new(text);
+    for (key, value) in members.by_ref() {
+        // An escaped key comes unescaped (owned): serde reads those.
+        let Cow::Borrowed(key) = key else {
             return None;
-        }
-        let key = text.get(i + 1..key_end - 1)?;
-        i = skip_ws(b, key_end);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i = skip_ws(b, i + 1);
-        let end = value_end(b, i)?;
-        let value = text.get(i..end)?;
+        };
         match key {
             "resultType" => {
                 head.result_type = match value.strip_prefix('"') {
-                    Some(_) if escaped_string(b, i)? => return None,
-                    Some(quoted) => Some(Cow::Borrowed(quoted.strip_suffix('"')?)),
+                    Some(quoted) if !quoted.contains('\\') => {
+                        Some(Cow::Borrowed(quoted.strip_suffix('"')?))
+                    }
                     None if value == "null" => None,
-                    None => return None,
+                    _ => return None,
                 };
             }
             "isError" => head.is_error = value == "true",
             "content" => head.has_content = true,
             _ => {}
         }
-        i = skip_ws(b, end);
-        match b.get(i)? {
-            b',' => i = skip_ws(b, i + 1),
-            b'}' => return Some(head),
-            _ => return None,
-        }
     }
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        i += 1;
-    }
-    i
-}
-
-/// The end (after its closing quote) of the string whose opening quote is at `i`, and
-/// whether it has an escape.
-fn string_end(b: &[u8], i: usize) -> Option<(usize, bool)> {
-    if b.get(i) != Some(&b'"') {
-        return None;
-    }
-    let mut j = i + 1;
-    let mut escaped = false;
-    loop {
-        match b.get(j)? {
-            b'"' => return Some((j + 1, escaped)),
-            b'\\' => {
-                escaped = true;
-                j += 2;
-            }
-            _ => j += 1,
-        }
-    }
-}
-
-fn escaped_string(b: &[u8], i: usize) -> Option<bool> {
-    string_end(b, i).map(|(_, escaped)| escaped)
-}
-
-/// The end of the value that starts at `i`.
-fn value_end(b: &[u8], i: usize) -> Option<usize> {
-    match b.get(i)? {
-        b'"' => string_end(b, i).map(|(end, _)| end),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match b.get(j)? {
-                    b'"' => {
-                        j = string_end(b, j)?.0;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
-        _ => {
-            let mut j = i;
-            while !matches!(
-                b.get(j),
-                None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-            ) {
-                j += 1;
-            }
-            Some(j)
-        }
-    }
+    (!members.is_broken()).then_some(head)
 }
 
 impl Client {

@@ -51,6 +51,7 @@ mod validate;
 use std::fmt;
 
 pub use handle::{Method, method};
+pub use raw::ObjectMembers;
 pub use shape::shape_result;
 pub use validate::{
     ParamsError, ParamsErrorKind, Target, validate_notification_params, validate_params,

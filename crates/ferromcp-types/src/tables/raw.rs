@@ -352,6 +352,44 @@ impl<'a> Iterator for Members<'a> {
     }
 }
 
+/// The members of a JSON object's text, in order, each value as its text (not parsed): the
+/// walk the tables' text checks use, for callers that read a few top-level members of text
+/// they know is one valid JSON value (a [`RawJson`](crate::jsonrpc::RawJson)). A key with an
+/// escape comes unescaped (owned). When the text is not an object, or stops being one, the
+/// iteration ends early and [`ObjectMembers::is_broken`] says so.
+///
+/// ```
+/// use ferromcp_types::tables::ObjectMembers;
+///
+/// let mut members = ObjectMembers::new(r#"{"content":[{"a":"}"}],"isError":true}"#);
+/// let keys: Vec<_> = members.by_ref().map(|(key, value)| (key.into_owned(), value)).collect();
+/// assert_eq!(keys, [("content".into(), r#"[{"a":"}"}]"#), ("isError".into(), "true")]);
+/// assert!(!members.is_broken());
+/// let mut not_one = ObjectMembers::new("[1]");
+/// assert!(not_one.next().is_none() && not_one.is_broken());
+/// ```
+pub struct ObjectMembers<'a>(Members<'a>);
+
+impl<'a> ObjectMembers<'a> {
+    /// The members of `text`.
+    pub fn new(text: &'a str) -> Self {
+        Self(Members::new(text))
+    }
+
+    /// Whether the text turned out not to be an object (the iteration ended there).
+    pub fn is_broken(&self) -> bool {
+        self.0.broken
+    }
+}
+
+impl<'a> Iterator for ObjectMembers<'a> {
+    type Item = (Cow<'a, str>, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next()
+    }
+}
+
 /// The items of an array's text, in order; `broken` when the text was not an array.
 struct Items<'a> {
     text: &'a str,
