@@ -73,7 +73,7 @@ fn raw_result(
         // (owned); borrowed: it fits as it is (any object, for a custom method).
         let fitted = match spec {
             Some(m) if raw.get().starts_with('{') => m.fitted_result_text(version, raw.get()),
-            _ => fits(spec, version, raw.get()).then_some(Cow::Borrowed("")),
+            _ => fits(spec, version, raw.get()).then_some(Cow::Borrowed(raw.get())),
         };
         return match fitted {
             Some(Cow::Owned(cut)) => RawJson::from_string(cut)
