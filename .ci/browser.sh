@@ -15,6 +15,8 @@
 # Exit status: non-zero when any test file fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=install-retry.sh
+. .ci/install-retry.sh
 
 if [[ -z "${CHROMIUM:-}" ]]; then
   if ! command -v chromium >/dev/null 2>&1; then
@@ -34,7 +36,8 @@ if [[ -z "${FERROMCP_BIN:-}" ]]; then
 fi
 export FERROMCP_BIN
 
-(cd browser && npm ci --no-audit --no-fund --loglevel=error)
+(cd browser && install_retry "npm ci in browser/" npm ci --no-audit --no-fund --loglevel=error) ||
+  exit 1
 
 failed=0
 for t in browser/*.test.mjs; do

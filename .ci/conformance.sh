@@ -37,6 +37,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# shellcheck source=install-retry.sh
+. .ci/install-retry.sh
 
 harness_v1=0.1.16
 harness_v2=${CONFORMANCE_ALPHA:-0.2.0-alpha.12}
@@ -68,8 +70,9 @@ npm_install() {
   fi
   say "installing $package@$version into ${dir#"$root"/}"
   mkdir -p "$dir"
-  npm install --prefix "$dir" --save-exact --prefer-offline --no-audit --no-fund \
-    --loglevel=error "$package@$version" >/dev/null
+  install_retry "npm install $package@$version" \
+    npm install --prefix "$dir" --save-exact --prefer-offline --no-audit --no-fund \
+    --loglevel=error "$package@$version"
 }
 
 install_tools() {
@@ -77,8 +80,9 @@ install_tools() {
   if ! [[ -x $node && $("$node" --version) == v22.* ]]; then
     say "installing node 22 into .ci/tools"
     mkdir -p "$tools"
-    npm install --prefix "$tools" --prefer-offline --no-audit --no-fund --loglevel=error \
-      node@22 >/dev/null
+    install_retry "npm install node@22" \
+      npm install --prefix "$tools" --prefer-offline --no-audit --no-fund --loglevel=error \
+      node@22
   fi
   "$node" --version | grep -q '^v22\.' || die "node 22 did not install"
   npm_install "$tools/c016" @modelcontextprotocol/conformance "$harness_v1"

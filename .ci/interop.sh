@@ -42,6 +42,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
+# shellcheck source=install-retry.sh
+. .ci/install-retry.sh
 TOOLS=$ROOT/.ci/tools
 LOGS=$TOOLS/interop-logs
 PY_MCP_VERSION=2.3.0
@@ -70,7 +72,9 @@ install_python() {
   [[ -f $stamp ]] && return 0
   [[ ${INTEROP_OFFLINE:-} == 1 ]] && die "no Python venv with mcp==$PY_MCP_VERSION at $VENV"
   say "installing mcp==$PY_MCP_VERSION into $VENV"
-  python3 -m venv "$VENV" && "$VENV/bin/pip" install -q --disable-pip-version-check "mcp==$PY_MCP_VERSION" &&
+  python3 -m venv "$VENV" &&
+    install_retry "pip install mcp==$PY_MCP_VERSION" \
+      "$VENV/bin/pip" install -q --disable-pip-version-check "mcp==$PY_MCP_VERSION" &&
     touch "$stamp"
 }
 
@@ -81,8 +85,9 @@ install_node() {
   say "installing $NODE_PACKAGE and @modelcontextprotocol/sdk@$TS_SDK_VERSION into $NPM_DIR"
   mkdir -p "$NPM_DIR" &&
     (cd "$NPM_DIR" && { [[ -f package.json ]] || npm init -y >/dev/null; } &&
-      npm install --no-audit --no-fund --loglevel=error "$NODE_PACKAGE" \
-        "@modelcontextprotocol/sdk@$TS_SDK_VERSION" >/dev/null) &&
+      install_retry "npm install $NODE_PACKAGE @modelcontextprotocol/sdk@$TS_SDK_VERSION" \
+        npm install --no-audit --no-fund --loglevel=error "$NODE_PACKAGE" \
+        "@modelcontextprotocol/sdk@$TS_SDK_VERSION") &&
     touch "$stamp"
 }
 
@@ -99,12 +104,14 @@ install_ts_v2() {
   if [[ -n $TS_V2_VERSION ]]; then
     say "installing @modelcontextprotocol/client and /server $TS_V2_VERSION into $NPM_V2_DIR"
     (cd "$NPM_V2_DIR" && npm init -y >/dev/null &&
-      npm install --no-audit --no-fund --loglevel=error --save-exact \
-        "@modelcontextprotocol/client@$TS_V2_VERSION" "@modelcontextprotocol/server@$TS_V2_VERSION" >/dev/null)
+      install_retry "npm install the TS SDK v2 $TS_V2_VERSION" \
+        npm install --no-audit --no-fund --loglevel=error --save-exact \
+        "@modelcontextprotocol/client@$TS_V2_VERSION" "@modelcontextprotocol/server@$TS_V2_VERSION")
   else
     say "installing the TS SDK v2 from $lock into $NPM_V2_DIR (npm ci)"
     cp interop/typescript-v2/package.json "$lock" "$NPM_V2_DIR"/ &&
-      (cd "$NPM_V2_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+      (cd "$NPM_V2_DIR" && install_retry "npm ci of the TS SDK v2" \
+        npm ci --no-audit --no-fund --loglevel=error)
   fi && touch "$stamp"
 }
 
