@@ -23,8 +23,9 @@
 //! `CancellationToken` extractor is raised by `tasks/cancel` (the handler gets
 //! [`TaskSettings::cancel_grace`] to stop before it is dropped).
 //!
-//! Tasks are bound to the authorization context that created them: the HTTP
-//! [`CallerId`](crate::CallerId) when there is one, else the handshake-era session, else the
+//! Tasks are bound to the authorization context that created them: the principal
+//! ([`RequestContext::principal`]: the HTTP token check's, or one a middleware layer supplied
+//! on any transport; else an HTTP [`CallerId`](crate::CallerId)) when there is one, else the handshake-era session, else the
 //! long-lived connection (stdio, in-memory), else nobody in particular (stateless HTTP
 //! without authentication: then the task id, 128 random bits from the OS, is the only
 //! secret, and `tasks/list` shows such an anonymous caller nothing). Another owner gets the
@@ -321,7 +322,18 @@ const ANONYMOUS: &str = "anonymous";
 
 /// The authorization context a task is bound to: the principal, else the handshake-era
 /// session, else the long-lived connection (stdio, in-memory), else [`ANONYMOUS`].
+///
+/// The principal is the one in the request's extensions ([`RequestContext::principal`]:
+/// the HTTP token check's or a middleware layer's, on any transport), named by its
+/// [`binding_key`](crate::Principal::binding_key); without one, an HTTP
+/// [`CallerId`](crate::CallerId) that some other layer recorded. The HTTP token check records
+/// both, the `CallerId` being the same binding key, so an HTTP-authenticated caller's owner string is
+/// what it was when only the `CallerId` was read (tasks already in a shared store keep
+/// their owner).
 fn owner_of(ctx: &RequestContext) -> String {
+    if let Some(principal) = ctx.principal() {
+        return format!("principal:{}", principal.binding_key());
+    }
     if let Some(caller) = ctx.caller_id() {
         return format!("principal:{}", caller.0);
     }
