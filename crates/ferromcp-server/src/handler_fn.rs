@@ -17,7 +17,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::context::RequestContext;
-use crate::deserialize_reason::params_reason;
+use crate::deserialize_reason::traced_params_reason;
 use crate::middleware::McpParams;
 
 /// A request handler with its params and result erased: what the handler table holds.
@@ -105,17 +105,18 @@ where
     Arc::new(move |ctx, params| {
         // Raw params are read from their text straight into the typed struct (no `Value`);
         // a value moves into it instead of being cloned.
-        let typed = match params.into_typed::<P>() {
+        // Params that do not fit are answered naming the full path (`items[2].name`).
+        let typed = match params.into_typed_traced::<P>() {
             Ok(p) => p,
             // Valid text that serde_json will not read: nesting deeper than it parses (a
             // decoder set above its default depth let it through), a parse error as before.
-            Err(e) if e.classify() == serde_json::error::Category::Syntax => {
-                let err = ErrorObject::parse_error(e.to_string());
+            Err(e) if e.error.classify() == serde_json::error::Category::Syntax => {
+                let err = ErrorObject::parse_error(e.error.to_string());
                 return Box::pin(std::future::ready(Err(err.into())));
             }
             Err(e) => {
-                tracing::debug!(error = %e, "request params did not deserialize");
-                let err = ErrorObject::invalid_params(params_reason(&e));
+                tracing::debug!(error = %e.error, "request params did not deserialize");
+                let err = ErrorObject::invalid_params(traced_params_reason(&e));
                 return Box::pin(std::future::ready(Err(err.into())));
             }
         };

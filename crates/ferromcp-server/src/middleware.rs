@@ -232,6 +232,19 @@ impl McpParams {
         }
     }
 
+    /// [`into_typed`](Self::into_typed), a failure naming the path to the part that did not
+    /// fit (see [`crate::deserialize_reason::Traced`]).
+    pub(crate) fn into_typed_traced<T: DeserializeOwned>(
+        self,
+    ) -> Result<T, crate::deserialize_reason::Traced> {
+        use crate::deserialize_reason::{traced_from_str, traced_from_value};
+        match self.0 {
+            Repr::Absent => traced_from_value(Value::Object(JsonObject::new())),
+            Repr::Raw(raw, _) => traced_from_str(raw.get()),
+            Repr::Value(value) => traced_from_value(value),
+        }
+    }
+
     /// The params as a JSON value (`None` when absent or when the text does not parse; see
     /// [`as_ref`](Self::as_ref)).
     pub fn into_value(self) -> Option<Value> {

@@ -350,3 +350,70 @@ async fn b86_spec_params_of_every_shape_get_the_tables_path() {
     })
     .await;
 }
+
+/// B96: a typed low-level handler's -32602 names the full path to what did not fit, through
+/// nested structs and arrays (`items[1].quantity`, `customer.name`), never serde's text,
+/// with params as text and as a value. Before, only the innermost field serde names.
+#[tokio::test]
+async fn b96_typed_handler_invalid_params_name_the_full_path() {
+    within(async {
+        let server = Server::builder("shapes", "1")
+            .on_request("acme/order", order)
+            .build()
+            .unwrap();
+        let two_items = |second: Value| {
+            with(
+                &["items"],
+                Some(json!([{"sku": "a-1", "quantity": 1}, second])),
+            )
+        };
+        let cases = [
+            (
+                with(&["customer", "name"], None),
+                "Invalid params: missing field `customer.name`",
+            ),
+            (
+                with(&["customer", "email"], Some(json!("a@b"))),
+                "Invalid params: unknown field `customer.email`",
+            ),
+            (
+                with(&["customer", "age"], Some(json!(300))),
+                "Invalid params: `customer.age`: a value has the wrong type or is out of range",
+            ),
+            (
+                two_items(json!({"sku": "b-2", "quantity": "two"})),
+                "Invalid params: `items[1].quantity`: a value has the wrong type or is out of range",
+            ),
+            (
+                two_items(json!({"quantity": 2})),
+                "Invalid params: missing field `items[1].sku`",
+            ),
+            (
+                two_items(json!(7)),
+                "Invalid params: `items[1]`: a value has the wrong type or is out of range",
+            ),
+            // At the top level, as before.
+            (
+                with(&["items"], None),
+                "Invalid params: missing field `items`",
+            ),
+            (
+                with(&["coupon"], Some(json!(1))),
+                "Invalid params: unknown field `coupon`",
+            ),
+        ];
+        for via in [Via::Value, Via::Text] {
+            let (mut c, mut id) = client(&server).await;
+            for (params, expected) in &cases {
+                let e = ask(&mut c, &mut id, via, "acme/order", params)
+                    .await
+                    .unwrap_err();
+                assert_eq!(e.code.0, -32602, "{params} ({via:?}): {e:?}");
+                assert_eq!(e.message, *expected, "{params} ({via:?})");
+                let text = serde_json::to_string(&e).unwrap();
+                assert_clean(expected, via, &text);
+            }
+        }
+    })
+    .await;
+}

@@ -296,7 +296,8 @@ async fn b62_params_checked_on_their_text_answer_as_a_parsed_value_did() {
             assert!(text_of(&r).starts_with("a"), "{text}: {r}");
         }
         // A typed handler's params that do not deserialize from the text: the field and a
-        // generic reason, as from a value (no serde position, no Rust type names).
+        // generic reason, as from a value (no serde position, no Rust type names); a wrong
+        // value names its path (B96).
         let cases = [
             (r#"{"count":1}"#, "Invalid params: missing field `name`"),
             (
@@ -305,7 +306,7 @@ async fn b62_params_checked_on_their_text_answer_as_a_parsed_value_did() {
             ),
             (
                 r#"{"name":"a","count":-1}"#,
-                "Invalid params: a value has the wrong type or is out of range",
+                "Invalid params: `count`: a value has the wrong type or is out of range",
             ),
         ];
         for (i, (text, expected)) in (50..).zip(cases) {
