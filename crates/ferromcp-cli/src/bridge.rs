@@ -228,7 +228,7 @@ fn http_to_stdio(
                 }
             }
             _ = remote_task => {
-                eprintln!("ferromcp: the HTTP connection to {url} ended");
+                crate::stderr_log::status!("ferromcp: the HTTP connection to {url} ended");
                 local.close();
             }
         }
@@ -296,7 +296,7 @@ fn stdio_to_http(addr: &str, config: HttpConfig, argv: Vec<String>) -> ExitCode 
     let shown = relay.argv.join(" ");
     let served = runtime.block_on(async {
         let server = HttpServer::bind(addr, server, config).await?;
-        eprintln!(
+        crate::stderr_log::status!(
             "ferromcp: bridging `{shown}` at http://{}/mcp",
             server.local_addr()
         );

@@ -49,7 +49,8 @@ Examples:
 Environment:
     FERROMCP_LOG=error|warn|info|debug|trace   log level on stderr (default warn)
     FERROMCP_LOG_BUFFER=BYTES    log lines waiting for stderr, at most (default 1048576);
-                                 past it lines are dropped and counted, never blocking
+                                 past it lines are dropped and counted, never blocking;
+                                 0: no queue, each line written at once (may block)
     FERROMCP_LOG_FLUSH_MS=MS     at exit, the longest wait for those lines (default 1000)
 
 The demo server exposes:";

@@ -99,8 +99,10 @@ fn print_out(text: &str) {
     let _ = std::io::stdout().write_all(text.as_bytes());
 }
 
+/// The command's error on stderr: after any log lines queued before it (through the queue
+/// once it exists; `main` flushes it before exiting), never a panic on a closed stderr.
 fn fail(message: &str) -> ExitCode {
-    eprintln!("ferromcp: {message}");
+    stderr_log::message(&format!("ferromcp: {message}\n"));
     ExitCode::FAILURE
 }
 

@@ -257,7 +257,7 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         }
         let legacy_sse = config.legacy_sse;
         let server = HttpServer::bind(addr.as_str(), demo.server().clone(), config).await?;
-        eprintln!(
+        crate::stderr_log::status!(
             "ferromcp: serving the demo server at http://{}/mcp{}",
             server.local_addr(),
             args.front
@@ -266,7 +266,7 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
                 .unwrap_or_default()
         );
         if legacy_sse {
-            eprintln!(
+            crate::stderr_log::status!(
                 "ferromcp: and over the 2024-11-05 HTTP+SSE transport at http://{}/sse",
                 server.local_addr()
             );
@@ -286,7 +286,7 @@ async fn serve_with_auth(
     config: HttpConfig,
 ) -> std::io::Result<()> {
     let server = bind_with_auth(addr, server, config).await?;
-    eprintln!(
+    crate::stderr_log::status!(
         "ferromcp: serving the demo server at {} (OAuth 2.1 protected; authorization server \
          {}, approving every request: development only)",
         server.resource(),

@@ -12,6 +12,15 @@
 //! silently: there is nowhere to say so. At exit, [`flush`] waits for the queued lines to be
 //! written, at most `FERROMCP_LOG_FLUSH_MS` milliseconds ([`DEFAULT_FLUSH_WAIT`] when unset),
 //! so that a stuck stderr cannot keep the process from exiting.
+//!
+//! `FERROMCP_LOG_BUFFER=0` means no queue: each line is written by the thread that logs it,
+//! in order with anything else written to stderr, and a stderr nobody reads then blocks that
+//! thread (F40 given up, deliberately). A bound of 0 bytes would otherwise drop every line.
+//!
+//! Other one-off messages written while the queue may hold lines (a server's "serving at"
+//! banner, a connection that ended, a fatal error at the end of a command) go through it too
+//! ([`status!`], [`message`]), so they come out in order with the log lines, never block, and
+//! never panic on a closed stderr as `eprintln!` does (F35).
 
 use std::io::{self, Write};
 use std::sync::OnceLock;
@@ -36,6 +45,8 @@ struct Queue {
     /// Lines dropped since the writer last reported them.
     dropped: AtomicU64,
     limit: usize,
+    /// `FERROMCP_LOG_BUFFER=0`: no queue, no writer thread; each line is written directly.
+    direct: bool,
 }
 
 static QUEUE: OnceLock<Queue> = OnceLock::new();
@@ -66,7 +77,12 @@ fn queue() -> &'static Queue {
             queued: AtomicUsize::new(0),
             dropped: AtomicU64::new(0),
             limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            direct: limit == 0,
         };
+        if q.direct {
+            // Nothing to write for: the receiver goes, and `flush` has nothing to wait for.
+            return q;
+        }
         // Without its thread the receiver is gone: every line is then dropped, never blocks.
         let _ = std::thread::Builder::new()
             .name("ferromcp-stderr".to_owned())
@@ -111,6 +127,11 @@ fn write_lines(rx: &mpsc::Receiver<Message>) {
 /// Queues `line` (one or more whole lines); drops and counts it when the queue is full.
 fn submit(line: Vec<u8>) {
     let q = queue();
+    if q.direct {
+        // A failed write (stderr closed) drops the line, as the writer thread does.
+        let _ = io::stderr().lock().write_all(&line);
+        return;
+    }
     let len = line.len();
     let before = q.queued.fetch_add(len, Ordering::AcqRel);
     if before.saturating_add(len) > q.limit {
@@ -146,6 +167,28 @@ pub(crate) fn write(bytes: &[u8]) {
         submit(bytes.to_vec());
     }
 }
+
+/// Writes `text` (whole lines) to stderr: through the queue once it exists (some line was
+/// logged, so this one comes after it), else directly; either way a closed stderr drops it.
+/// For a message that may come before any logging (a command's fatal error).
+pub(crate) fn message(text: &str) {
+    if QUEUE.get().is_some() {
+        write(text.as_bytes());
+    } else {
+        let _ = io::stderr().lock().write_all(text.as_bytes());
+    }
+}
+
+/// `writeln!` to stderr through the queue ([`line`]): for messages a command writes while it
+/// logs (after `init_logging`), so they keep their order with the log lines, never block on
+/// a stderr nobody reads, and are dropped, not a panic, when stderr is closed.
+macro_rules! status {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!($crate::stderr_log::line(), $($arg)*);
+    }};
+}
+pub(crate) use status;
 
 /// One line (or a few) being written: collected, then queued as a whole when dropped.
 pub(crate) struct Line(Vec<u8>);

@@ -63,10 +63,10 @@ impl Drop for Guard {
             return;
         };
         if let Err(e) = installed.tracer.shutdown() {
-            eprintln!("ferromcp: exporting traces failed: {e}");
+            crate::stderr_log::status!("ferromcp: exporting traces failed: {e}");
         }
         if let Err(e) = installed.meter.shutdown() {
-            eprintln!("ferromcp: exporting metrics failed: {e}");
+            crate::stderr_log::status!("ferromcp: exporting metrics failed: {e}");
         }
         if let Some(runtime) = installed.runtime.take() {
             runtime.shutdown_timeout(Duration::from_secs(1));

@@ -312,3 +312,21 @@ async fn f40_gateway_audit_lines_never_block_it() {
     })
     .await;
 }
+
+/// F41: `FERROMCP_LOG_BUFFER=0` means no queue: each line is written by the thread that logs
+/// it, so a warning is on stderr by the time the request after it is answered, and none is
+/// dropped. Before, a bound of 0 bytes dropped every line.
+#[tokio::test]
+async fn f41_a_zero_buffer_writes_each_line_at_once() {
+    run(async {
+        let mut p = Peer::spawn("warn", &[("FERROMCP_LOG_BUFFER", "0")]);
+        let stderr = p.read_stderr();
+        p.handshake().await;
+        p.flood(20, 2).await;
+        p.finish(Duration::from_secs(10)).await;
+        let stderr = stderr.await.unwrap();
+        assert_eq!(dropped(&stderr), 0, "{stderr}");
+        assert_eq!(warnings(&stderr), 20, "{stderr}");
+    })
+    .await;
+}

@@ -186,7 +186,7 @@ pub(crate) fn run(
         let mut out = std::io::stdout();
         let _ = writeln!(out, "{url}");
         let _ = out.flush();
-        eprintln!(
+        crate::stderr_log::status!(
             "ferromcp: web inspector on {} (MCP Apps sandbox on {}); Ctrl-C ends it",
             guard.origin(),
             sandbox_guard.origin()
@@ -215,7 +215,7 @@ pub(crate) fn run(
                 oauth: false,
             };
             if let Err((_, e)) = state.connect(req).await {
-                eprintln!("ferromcp: {e}");
+                crate::stderr_log::status!("ferromcp: {e}");
             }
         }
         std::future::pending::<()>().await;
