@@ -21,6 +21,7 @@ use ferromcp_types::mcp::{
     ClientCapabilities, Implementation, JsonObject, LoggingLevel, META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, Meta,
 };
+use ferromcp_types::tables::ObjectMembers;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -185,19 +186,25 @@ impl TextEnvelope {
             return None;
         }
         let mut meta = None;
-        for (key, value) in Members::of(text)? {
-            if key_is(key, "_meta")? {
+        // Keys come decoded; one that does not decode (a lone surrogate) stops the walk
+        // (`is_broken`): such text takes the `Value` path.
+        let mut members = ObjectMembers::new(text);
+        for (key, value) in members.by_ref() {
+            if key == "_meta" {
                 if meta.is_some() {
                     return None; // twice: unreadable, as a struct with that field says
                 }
                 meta = Some(value);
             }
         }
+        if members.is_broken() {
+            return None;
+        }
         let meta = meta?;
         let mut keys = Keys::default();
         // `null`, or anything but an object, is no `_meta`.
-        for (key, value) in Members::of(meta)? {
-            let key = decoded(key)?;
+        let mut members = ObjectMembers::new(meta);
+        for (key, value) in members.by_ref() {
             let slot = match key.as_ref() {
                 META_PROTOCOL_VERSION => &mut keys.version,
                 META_CLIENT_CAPABILITIES => &mut keys.caps,
@@ -206,6 +213,9 @@ impl TextEnvelope {
                 _ => continue,
             };
             *slot = Some(value); // the last of a duplicated key, as a `Value` keeps it
+        }
+        if members.is_broken() {
+            return None;
         }
         let version = keys.version.map(|v| match v.strip_prefix('"') {
             Some(inner) if !v.contains('\\') => {
@@ -246,22 +256,6 @@ fn decode<T: DeserializeOwned>(text: &str) -> Option<T> {
     })
 }
 
-/// An object key as written (between its quotes) read as its value: escapes decoded.
-/// `None` when it does not decode (a lone surrogate; such text takes the `Value` path).
-fn decoded(key: &str) -> Option<Cow<'_, str>> {
-    if !key.contains('\\') {
-        return Some(Cow::Borrowed(key));
-    }
-    serde_json::from_str::<String>(&format!("\"{key}\""))
-        .ok()
-        .map(Cow::Owned)
-}
-
-/// Whether a key as written is `name` once decoded.
-fn key_is(key: &str, name: &str) -> Option<bool> {
-    Some(decoded(key)? == name)
-}
-
 /// The envelope keys of a `_meta` object, as text.
 #[derive(Default)]
 struct Keys<'a> {
@@ -269,119 +263,6 @@ struct Keys<'a> {
     caps: Option<&'a str>,
     info: Option<&'a str>,
     log_level: Option<&'a str>,
-}
-
-/// The members of a JSON object's text, which must be valid JSON (a `RawJson`, or a part of
-/// one): each key as written between its quotes, and its value's text. A hand-written walk,
-/// as serde_json's reading of a map costs several times more; it stops (`None`) at anything
-/// it does not expect, and never panics.
-struct Members<'a> {
-    text: &'a str,
-    at: usize,
-}
-
-impl<'a> Members<'a> {
-    /// The members of `text`, if it is an object.
-    fn of(text: &'a str) -> Option<Self> {
-        text.starts_with('{').then_some(Self { text, at: 1 })
-    }
-
-    fn skip_ws(&mut self) {
-        let b = self.text.as_bytes();
-        while matches!(b.get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
-    }
-
-    fn byte(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.at).copied()
-    }
-}
-
-/// The index of the quote that ends the string whose opening quote is at `open` (`b` is
-/// `text`'s bytes).
-fn string_end(text: &str, open: usize) -> Option<usize> {
-    let b = text.as_bytes();
-    let mut from = open + 1;
-    loop {
-        // The next quote, found word-at-a-time (a long string is skipped at memchr speed);
-        // it ends the string unless an odd run of backslashes escapes it.
-        let quote = from + text.get(from..)?.find('"')?;
-        let escapes = b
-            .get(..quote)?
-            .iter()
-            .rev()
-            .take_while(|&&c| c == b'\\')
-            .count();
-        if escapes % 2 == 0 {
-            return Some(quote);
-        }
-        from = quote + 1;
-    }
-}
-
-/// The index just past the value that starts at `start`.
-fn value_end(text: &str, start: usize) -> Option<usize> {
-    let b = text.as_bytes();
-    match b.get(start)? {
-        b'"' => string_end(text, start).map(|e| e + 1),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut i = start;
-            loop {
-                match b.get(i)? {
-                    b'"' => i = string_end(text, i)?,
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        _ => {
-            let mut i = start;
-            while !matches!(
-                b.get(i),
-                None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-            ) {
-                i += 1;
-            }
-            Some(i)
-        }
-    }
-}
-
-impl<'a> Iterator for Members<'a> {
-    type Item = (&'a str, &'a str);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.skip_ws();
-        if self.byte()? == b',' {
-            self.at += 1;
-            self.skip_ws();
-        }
-        if self.byte()? != b'"' {
-            return None; // `}`: the end
-        }
-        let open = self.at;
-        let close = string_end(self.text, open)?;
-        self.at = close + 1;
-        self.skip_ws();
-        if self.byte()? != b':' {
-            return None;
-        }
-        self.at += 1;
-        self.skip_ws();
-        let start = self.at;
-        let end = value_end(self.text, start)?;
-        self.at = end;
-        Some((self.text.get(open + 1..close)?, self.text.get(start..end)?))
-    }
 }
 
 /// A request's `_meta` as its context holds it: parsed, or its text, parsed when a handler
@@ -553,17 +434,15 @@ mod tests {
         cases
     }
 
-    /// The hand-written walk stops on text it does not expect (any cut of valid text), and
-    /// never panics.
+    /// The member walk (the tables' `ObjectMembers`) stops on text it does not expect (any
+    /// cut of valid text), and reading the envelope never panics.
     #[test]
     fn b66_the_member_walk_never_panics_on_cut_text() {
         for text in cases() {
             for end in 0..=text.len() {
                 let Some(cut) = text.get(..end) else { continue };
                 let _ = TextEnvelope::read(cut);
-                if let Some(members) = Members::of(cut) {
-                    assert!(members.count() <= cut.len());
-                }
+                assert!(ObjectMembers::new(cut).count() <= cut.len());
             }
         }
     }
