@@ -28,20 +28,16 @@
 //! backoff_max = 60
 //! ```
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ferromcp_client::{HttpTransport, Lifecycle, StdioTransport};
 use ferromcp_compose::{Backend, Composer};
-use ferromcp_dispatch::{BoxFuture, HandlerError};
 use ferromcp_http_server::{HttpConfig, HttpServer};
-use ferromcp_server::middleware::{McpRequest, McpResult, Middleware, Next};
 use serde::Deserialize;
-use serde_json::Value;
 use tokio::sync::watch;
 
 /// Writes a status line to stderr, queued (a stderr nobody reads never blocks the gateway,
@@ -53,8 +49,10 @@ macro_rules! status {
     }};
 }
 
+mod audit;
 mod health;
 
+use audit::{Audit, Limiter};
 use health::{Health, HealthConfig, supervise, try_mount};
 
 /// After the options of `ferromcp gateway --help`.
@@ -158,68 +156,6 @@ impl Default for RateLimit {
             per_principal: DEFAULT_CALLS_PER_PRINCIPAL_PER_MINUTE,
             total: DEFAULT_CALLS_PER_MINUTE,
         }
-    }
-}
-
-/// Fixed one-minute windows of tool calls, per principal and in total. A principal is
-/// tracked only once one of its calls is admitted, so at most `total` are tracked.
-struct Limiter(std::sync::Mutex<Window>);
-
-struct Window {
-    limits: RateLimit,
-    started: Instant,
-    total: u32,
-    by_principal: std::collections::HashMap<String, u32>,
-}
-
-impl Limiter {
-    fn new(limits: RateLimit) -> Self {
-        Self(std::sync::Mutex::new(Window {
-            limits,
-            started: Instant::now(),
-            total: 0,
-            by_principal: std::collections::HashMap::new(),
-        }))
-    }
-
-    /// New limits (a config reload); the current window's counts stay.
-    fn set(&self, limits: RateLimit) {
-        if let Ok(mut w) = self.0.lock() {
-            w.limits = limits;
-        }
-    }
-
-    /// Whether `who` may make one more call now (counting it if so).
-    fn admit(&self, who: &str) -> bool {
-        let Ok(mut w) = self.0.lock() else {
-            return false;
-        };
-        if w.started.elapsed() >= RATE_WINDOW {
-            w.started = Instant::now();
-            w.total = 0;
-            w.by_principal.clear();
-        }
-        let Window {
-            limits,
-            total,
-            by_principal,
-            ..
-        } = &mut *w;
-        if *total >= limits.total {
-            return false;
-        }
-        let used = by_principal.get(who).copied().unwrap_or(0);
-        if used >= limits.per_principal {
-            return false;
-        }
-        match by_principal.get_mut(who) {
-            Some(n) => *n = used + 1,
-            None => {
-                by_principal.insert(who.to_owned(), used + 1);
-            }
-        }
-        *total += 1;
-        true
     }
 }
 
@@ -408,132 +344,6 @@ fn backend(name: &str, server: ServerConfig) -> Result<Backend, String> {
         backend = backend.tool_filter(move |tool| tools.keeps(tool));
     }
     Ok(backend)
-}
-
-/// One audit line per `tools/call` (who called, which backend and tool, the outcome and how
-/// long it took), after the per-principal rate limit.
-struct Audit(Arc<Limiter>);
-
-/// Who made a request: the authenticated principal (`subject/client`), else the HTTP
-/// client's IP address, else the session, else `stdio`.
-fn who(ctx: &ferromcp_server::RequestContext) -> Cow<'static, str> {
-    if let Some(p) = ctx.principal() {
-        return Cow::Owned(match &p.client_id {
-            Some(client) => format!("{}/{client}", p.subject),
-            None => p.subject.clone(),
-        });
-    }
-    let peer = ctx
-        .http_parts()
-        .and_then(|parts| parts.extensions.get::<ferromcp_server::PeerAddr>());
-    if let Some(peer) = peer {
-        return Cow::Owned(peer.0.ip().to_string());
-    }
-    match ctx.connection().session_id() {
-        Some(s) => Cow::Owned(format!("session:{s}")),
-        None => Cow::Borrowed("stdio"),
-    }
-}
-
-/// How a tool call ended, as its audit line says.
-enum Outcome {
-    RateLimited,
-    ToolError,
-    InputRequired,
-    Ok,
-    /// A JSON-RPC error with its code.
-    Error(i32),
-    /// Any other failure.
-    Failed,
-}
-
-impl Outcome {
-    fn of(result: &McpResult) -> Self {
-        match result {
-            Ok(r) if r.get("isError").as_deref() == Some(&Value::Bool(true)) => Self::ToolError,
-            Ok(r)
-                if r.get("resultType").as_deref().and_then(Value::as_str)
-                    == Some("input_required") =>
-            {
-                Self::InputRequired
-            }
-            Ok(_) => Self::Ok,
-            Err(HandlerError::Protocol(e)) => Self::Error(e.code.0),
-            Err(_) => Self::Failed,
-        }
-    }
-}
-
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::RateLimited => f.write_str("rate-limited"),
-            Self::ToolError => f.write_str("tool-error"),
-            Self::InputRequired => f.write_str("input-required"),
-            Self::Ok => f.write_str("ok"),
-            Self::Error(code) => write!(f, "error:{code}"),
-            Self::Failed => f.write_str("error"),
-        }
-    }
-}
-
-thread_local! {
-    /// The audit line being written, reused from call to call.
-    static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
-
-/// Writes one audit line to stderr, in one write (queued, F40).
-fn audit_line(who: &str, tool: &str, outcome: &Outcome, duration_ms: u128) {
-    use std::fmt::Write as _;
-    // Mount names contain no '_': the backend is the tool's prefix.
-    let backend = tool.split_once('_').map_or("-", |(m, _)| m);
-    LINE.with_borrow_mut(|line| {
-        line.clear();
-        let _ = writeln!(
-            line,
-            "ferromcp gateway: audit who={who} backend={backend} tool={tool} \
-             outcome={outcome} duration_ms={duration_ms}"
-        );
-        crate::stderr_log::write(line.as_bytes());
-    });
-}
-
-/// The `name` of `tools/call` params (read from their text, nothing else built).
-#[derive(serde::Deserialize)]
-struct Named {
-    #[serde(default)]
-    name: String,
-}
-
-impl Middleware for Audit {
-    fn handle(&self, request: McpRequest, next: Next) -> BoxFuture<'static, McpResult> {
-        if request.method != "tools/call" {
-            return next.run(request);
-        }
-        let tool = request
-            .params_as::<Named>()
-            .map(|n| n.name)
-            .unwrap_or_default();
-        let who = who(&request.ctx);
-        let started = Instant::now();
-        if !self.0.admit(&who) {
-            audit_line(&who, &tool, &Outcome::RateLimited, 0);
-            let mut refused = serde_json::Map::new();
-            refused.insert(
-                "content".to_owned(),
-                serde_json::json!([{"type": "text", "text":
-                    "rate limit: too many tool calls through this gateway; try again in a minute"}]),
-            );
-            refused.insert("isError".to_owned(), Value::Bool(true));
-            return Box::pin(async move { Ok(refused.into()) });
-        }
-        Box::pin(async move {
-            let result = next.run(request).await;
-            let ms = started.elapsed().as_millis();
-            audit_line(&who, &tool, &Outcome::of(&result), ms);
-            result
-        })
-    }
 }
 
 /// How often the config file is checked for changes.

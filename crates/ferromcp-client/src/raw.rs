@@ -218,10 +218,11 @@ impl Client {
             });
         }
         let modern = inner.era() == Era::Modern;
-        let Some(payload) = outgoing(inner, &params, &opts, modern) else {
+        let Some(meta) = outgoing(inner, &params, &opts, modern) else {
             return tree_path(inner, method, &params, &opts, modern).await;
         };
-        let call = inner.call_options(method, &opts);
+        let mut call = inner.call_options(method, &opts);
+        call.meta = meta;
         #[cfg(feature = "otel")]
         let (mut traced, call) = {
             let mut call = call;
@@ -242,7 +243,7 @@ impl Client {
             }
             (traced, call)
         };
-        let send = inner.send_routed(method, payload, call, &opts);
+        let send = inner.send_routed(method, Payload::Raw(params), call, &opts);
         #[cfg(feature = "otel")]
         let send: ferromcp_dispatch::BoxFuture<'static, _> =
             Box::pin(tracing::Instrument::instrument(send, traced.span().clone()));
@@ -308,20 +309,23 @@ fn probe_of(method: &str, params: &RawJson) -> JsonObject {
     probe
 }
 
-/// The params with the envelope (2026-07-28) and the options' `_meta` spliced in as text;
-/// `None` when they must be read as a tree (they hold `_meta`, or the options carry
+/// The `_meta` members the params go out with ([`CallOptions::meta`]: the dispatcher writes
+/// them into the params' text in the same copy as the progress token), `Some(None)` for none;
+/// `None` when the params must be read as a tree (they hold `_meta`, or the options carry
 /// `_meta` keys other than the log level).
+///
+/// [`CallOptions::meta`]: ferromcp_dispatch::CallOptions::meta
 fn outgoing(
     inner: &Inner,
     params: &RawJson,
     opts: &RequestOptions,
     modern: bool,
-) -> Option<Payload> {
+) -> Option<Option<RawJson>> {
     let extra = opts.meta.as_ref().filter(|m| !m.is_empty());
     if !modern {
         // Handshake era: no envelope; the dispatcher adds `_meta` for the progress token.
         return match extra {
-            None => Some(Payload::Raw(params.clone())),
+            None => Some(None),
             Some(_) => None,
         };
     }
@@ -336,9 +340,7 @@ fn outgoing(
         Some(_) => return None,
     };
     let envelope = inner.envelope.text(&inner.settings, level)?;
-    params
-        .with_first_member("_meta", envelope)
-        .map(Payload::Raw)
+    Some(Some(envelope.clone()))
 }
 
 /// The typed path's way for params that cannot stay text: read, sent as a tree, the answer
@@ -404,8 +406,7 @@ fn checked(inner: &Inner, method: &str, payload: Payload) -> Result<(Checked, bo
     }
     if tools_call && !head.has_content {
         // Lenient as typed calls are: a tool result without `content` is an empty one.
-        let empty =
-            RawJson::from_string("[]".to_owned()).map_err(|e| ClientError::decode(method, e))?;
+        let empty = RawJson::from_valid_unchecked("[]".to_owned());
         if let Some(with) = raw.with_first_member("content", &empty) {
             return Ok((Checked::Done(with), is_error));
         }

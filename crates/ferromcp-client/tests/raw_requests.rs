@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use common::*;
 use ferromcp_client::{Client, ClientError, Lifecycle, RequestOptions};
-use ferromcp_dispatch::handler_fn;
+use ferromcp_dispatch::{DirectDispatcher, Dispatcher, handler_fn};
 use ferromcp_types::jsonrpc::{ErrorCode, Payload, RawJson};
 use ferromcp_types::mcp::{LoggingLevel, Meta};
 use serde_json::{Value, json};
@@ -29,6 +29,15 @@ fn raw(text: &str) -> RawJson {
 fn recording(
     modern: bool,
     answer: &'static str,
+) -> (Arc<Mutex<Vec<String>>>, ferromcp_client::Connected) {
+    recording_on(modern, answer, false)
+}
+
+/// [`recording`] over a JSON-RPC connection, or (`direct`) an in-process `DirectDispatcher`.
+fn recording_on(
+    modern: bool,
+    answer: &'static str,
+    direct: bool,
 ) -> (Arc<Mutex<Vec<String>>>, ferromcp_client::Connected) {
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let keep = seen.clone();
@@ -59,7 +68,12 @@ fn recording(
         }
     })
     .into_arc();
-    (seen, raw_server(server))
+    if !direct {
+        return (seen, raw_server(server));
+    }
+    let (client_end, server_end) = DirectDispatcher::pair();
+    tokio::spawn(async move { server_end.run(server).await });
+    (seen, ferromcp_client::Connected::new(Arc::new(client_end)))
 }
 
 /// The params text goes out as written (members in the caller's order, which a tree would
@@ -112,6 +126,52 @@ async fn params_and_result_stay_text_in_both_eras() {
             } else {
                 assert_eq!(meta, &json!({}), "{sent}");
             }
+        }
+    })
+    .await;
+}
+
+/// C66: at 2026-07-28 a raw request with progress goes out with one `_meta`, first, holding
+/// the progress token and then the envelope's members, and the caller's members after it as
+/// written (the dispatcher writes both into the text in one copy, `CallOptions::meta`); in
+/// process (`DirectDispatcher`, which routes progress by the request and sends no token) the
+/// envelope's members alone.
+#[tokio::test]
+async fn c66_the_envelope_and_the_progress_token_go_out_in_one_meta() {
+    within(async {
+        for direct in [false, true] {
+            let (seen, connected) = recording_on(true, r#"{"content":[]}"#, direct);
+            let client = Client::builder()
+                .lifecycle(Lifecycle::Auto)
+                .connect(connected)
+                .await
+                .unwrap();
+            let opts = RequestOptions::new().on_progress(|_| {});
+            let params = raw(r#"{"name":"add","arguments":{"b":2,"a":1}}"#);
+            client
+                .request_raw("tools/call", params, opts)
+                .await
+                .unwrap();
+            let sent = seen.lock().unwrap().pop().unwrap();
+            let first = match direct {
+                false => r#"{"_meta":{"progressToken":"#,
+                true => r#"{"_meta":{"io.modelcontextprotocol/"#,
+            };
+            assert!(sent.starts_with(first), "direct={direct}: {sent}");
+            assert!(
+                sent.ends_with(r#"},"name":"add","arguments":{"b":2,"a":1}}"#),
+                "direct={direct}: {sent}"
+            );
+            let value: Value = serde_json::from_str(&sent).unwrap();
+            let meta = value["_meta"].as_object().unwrap();
+            assert_eq!(
+                meta["io.modelcontextprotocol/protocolVersion"],
+                "2026-07-28"
+            );
+            assert!(meta["io.modelcontextprotocol/clientInfo"]["name"].is_string());
+            assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object());
+            assert_eq!(meta.contains_key("progressToken"), !direct, "{sent}");
+            assert_eq!(meta.len(), if direct { 3 } else { 4 }, "{sent}");
         }
     })
     .await;

@@ -162,7 +162,7 @@ impl Route {
         let _permits = self.admit()?;
         let _inflight = self.inflight.enter(ctx.clone());
         let (tx, mut rx) = mpsc::channel(self.max_queued_reports);
-        let opts = reporting(self.options(ctx), &tx, &self.mount, &self.dropped_reports);
+        let opts = self.reporting_options(ctx, &tx);
         let work = work(opts, tx);
         tokio::pin!(work);
         let mut last = NO_PROGRESS;
@@ -183,6 +183,21 @@ impl Route {
                 Some(r) = rx.recv() => report(ctx, r, &mut last).await,
             }
         }
+    }
+
+    /// [`Route::options`] with the backend request's progress and related log records queued
+    /// on `reports`: what [`Route::relay`] hands its work.
+    pub(crate) fn reporting_options(
+        &self,
+        ctx: &RequestContext,
+        reports: &mpsc::Sender<Report>,
+    ) -> RequestOptions {
+        reporting(
+            self.options(ctx),
+            reports,
+            &self.mount,
+            &self.dropped_reports,
+        )
     }
 
     /// The options of a request forwarded for `ctx`: the backend timeout and, to a 2026-07-28

@@ -6,7 +6,6 @@
 //! front's tool registry and [`Route::forward`].
 
 use std::borrow::Cow;
-use std::fmt;
 use std::sync::Arc;
 
 use ferromcp_dispatch::{BoxFuture, HandlerError};
@@ -16,7 +15,7 @@ use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorObject, RawJson};
 use ferromcp_types::mcp::methods::{self, CallTool};
 use ferromcp_types::mcp::{CallToolRequestParams, CallToolResult, MaybeInputRequired, TaskSupport};
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use ferromcp_types::tables::ObjectMembers;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -29,47 +28,42 @@ pub(crate) struct RawTools {
     pub(crate) mounts: Mounts,
 }
 
-/// What the raw path reads of the front's params: the tool's name, its arguments as
+/// What the raw path reads of the front's params: the tool's name, its arguments' text as
 /// written, and whether anything asks for the typed path.
 #[derive(Default)]
 struct FrontCall<'a> {
     name: Option<Cow<'a, str>>,
-    arguments: Option<&'a RawValue>,
+    arguments: Option<&'a str>,
     /// `task`, `inputResponses` or `requestState`: the typed path serves those.
     typed: bool,
 }
 
-impl<'de> serde::Deserialize<'de> for FrontCall<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(FrontCallVisitor)
+/// [`FrontCall`] read by one walk over the top level of the front's params text (checked
+/// JSON: the front's decoder read it), each member's value skipped to its end as the tables'
+/// text checks do; a later member of the same name wins, as with serde. `None` (the typed path
+/// decides) when the text is not an object or the name is not a string. An `arguments` of
+/// `null` is none.
+fn front_call(text: &str) -> Option<FrontCall<'_>> {
+    let mut call = FrontCall::default();
+    let mut members = ObjectMembers::new(text);
+    for (key, value) in members.by_ref() {
+        match &*key {
+            "name" => call.name = Some(json_string(value)?),
+            "arguments" => call.arguments = (value != "null").then_some(value),
+            "task" | "inputResponses" | "requestState" => call.typed = true,
+            _ => {}
+        }
     }
+    (!members.is_broken()).then_some(call)
 }
 
-struct FrontCallVisitor;
-
-impl<'de> Visitor<'de> for FrontCallVisitor {
-    type Value = FrontCall<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("tools/call params")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FrontCall<'de>, A::Error> {
-        let mut call = FrontCall::default();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            match &*key {
-                "name" => call.name = Some(map.next_value()?),
-                "arguments" => call.arguments = Some(map.next_value()?),
-                "task" | "inputResponses" | "requestState" => {
-                    call.typed = true;
-                    map.next_value::<IgnoredAny>()?;
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(call)
+/// The string a JSON string's text holds: borrowed when it has no escape, else unescaped by
+/// serde; `None` when the text is not a string.
+fn json_string(text: &str) -> Option<Cow<'_, str>> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    match inner.contains('\\') {
+        false => Some(Cow::Borrowed(inner)),
+        true => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
     }
 }
 
@@ -114,7 +108,7 @@ impl ToolCallRoute for RawTools {
         }
         let (mount, tool, arguments) = match params.raw() {
             Some(raw) => {
-                let call: FrontCall<'_> = serde_json::from_str(raw.get()).ok()?;
+                let call = front_call(raw.get())?;
                 if call.typed {
                     return None;
                 }
@@ -150,9 +144,9 @@ impl ToolCallRoute for RawTools {
         }
         let arguments = match &arguments {
             Arguments::Borrowed(a) => *a,
-            Arguments::Owned(a) => a.as_deref(),
+            Arguments::Owned(a) => a.as_deref().map(RawValue::get),
         };
-        let params = backend_params(&tool.backend_name, arguments)?;
+        let params = backend_params(&tool.backend_name, arguments);
         let ctx = ctx.clone();
         Some(Box::pin(async move {
             mount
@@ -164,9 +158,9 @@ impl ToolCallRoute for RawTools {
     }
 }
 
-/// The front's arguments: borrowed from its params' text, or written from a tree.
+/// The front's arguments' text: borrowed from its params' text, or written from a tree.
 enum Arguments<'a> {
-    Borrowed(Option<&'a RawValue>),
+    Borrowed(Option<&'a str>),
     Owned(Option<Box<RawValue>>),
 }
 
@@ -181,21 +175,28 @@ fn plain_at_front(support: TaskSupport, ctx: &RequestContext) -> bool {
     }
 }
 
-/// The backend's params: its tool's name and the arguments as the front got them.
-#[derive(serde::Serialize)]
-struct BackendCall<'a> {
-    name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    arguments: Option<&'a RawValue>,
-}
-
-/// `{"name":NAME,"arguments":ARGUMENTS}` for the backend, written in one pass (the arguments'
-/// text copied as it is).
-fn backend_params(name: &str, arguments: Option<&RawValue>) -> Option<RawJson> {
-    let call = BackendCall { name, arguments };
-    serde_json::value::to_raw_value(&call)
-        .ok()
-        .map(RawJson::from)
+/// `{"name":NAME,"arguments":ARGUMENTS}` for the backend, written in one pass: the name
+/// escaped as serde_json escapes it, the arguments' text copied as it is. `arguments` is one
+/// JSON value's text, cut from the front's checked params or written by serde_json, so the
+/// whole is valid by construction and not read again (issue 23 point 5).
+fn backend_params(name: &str, arguments: Option<&str>) -> RawJson {
+    let args_len = arguments.map_or(0, |a| a.len() + 13);
+    let mut out = String::with_capacity(name.len() + args_len + 12);
+    out.push_str("{\"name\":");
+    match name.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        false => {
+            out.push('"');
+            out.push_str(name);
+            out.push('"');
+        }
+        true => out.push_str(&serde_json::to_string(name).unwrap_or_else(|_| "\"\"".into())),
+    }
+    if let Some(arguments) = arguments {
+        out.push_str(",\"arguments\":");
+        out.push_str(arguments);
+    }
+    out.push('}');
+    RawJson::from_valid_unchecked(out)
 }
 
 impl Route {
@@ -211,7 +212,7 @@ impl Route {
         self.relay(ctx, |opts, reports| async move {
             let raw = self
                 .client
-                .request_raw(methods::TOOLS_CALL, params.clone(), opts.clone())
+                .request_raw(methods::TOOLS_CALL, params.clone(), opts)
                 .await
                 .map_err(|e| self.client_error(methods::TOOLS_CALL, e))?;
             // Only a result that spells `input_required` may be one: read those typed.
@@ -221,6 +222,8 @@ impl Route {
                 if let MaybeInputRequired::InputRequired(_) = &answer {
                     let typed: CallToolRequestParams =
                         serde_json::from_str(params.get()).map_err(|e| self.bad_answer(&e))?;
+                    // The options again, as `relay` made them (not cloned for every call).
+                    let opts = self.reporting_options(ctx, &reports);
                     let result = self
                         .rounds::<CallTool>(ctx, typed, opts, &reports, Some(answer))
                         .await?;

@@ -135,3 +135,74 @@ async fn b90_a_modern_backends_result_reaches_an_older_front_as_written() {
     .await
     .unwrap();
 }
+
+/// C64: the params the raw path writes for the backend (the backend's tool name, escaped as
+/// JSON, and the front's arguments' text cut from its params, not read again) are one valid
+/// JSON object for every way a front client may write its params: spaced, members in another
+/// order, strings holding braces and quotes, an escaped name, no `arguments`.
+#[tokio::test]
+async fn c64_the_backend_params_cut_from_the_front_text_are_valid_json() {
+    tokio::time::timeout(DEADLINE, async {
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let composed = Composer::builder("hub", "1")
+            .mount("b", backend(seen.clone(), ECHOED))
+            .build()
+            .await
+            .unwrap();
+        let client = front_client(composed.server(), Era::Handshake).await;
+        let cases = [
+            (
+                r#"{ "name" : "b_echo" , "arguments" : { "s" : "}\"{,]" , "n" : [ 1 , {"k":null} ] } }"#,
+                Some(json!({"s": "}\"{,]", "n": [1, {"k": null}]})),
+            ),
+            (
+                r#"{"arguments":{"x":"\u00e9\n"},"name":"b_echo"}"#,
+                Some(json!({"x": "\u{e9}\n"})),
+            ),
+            (r#"{"name":"b\u005fecho","arguments":{}}"#, Some(json!({}))),
+            (r#"{"name":"b_echo"}"#, None),
+        ];
+        for (front, arguments) in cases {
+            let params = RawJson::from_string(front.into()).unwrap();
+            let result = client
+                .request_raw("tools/call", params, RequestOptions::new())
+                .await
+                .unwrap();
+            assert!(result.get().contains("echoed"), "{front}");
+            let sent = seen.lock().unwrap().pop().unwrap();
+            // The backend's dispatcher read it (a `RawJson` it checked); read it again here.
+            let sent: Value = serde_json::from_str(&sent).unwrap_or_else(|e| panic!("{e}: {sent}"));
+            assert_eq!(sent["name"], "echo", "{front}");
+            assert_eq!(sent.get("arguments").cloned(), arguments, "{front}");
+        }
+        composed.shutdown().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// C65: the backend's result is cut (its `resultType` taken out for a handshake-era front) only
+/// when the walk that cuts it found it valid at the front's revision: a 2026-07-28 backend's
+/// result that is not valid there (a text item without `text`) is refused with -32603 naming
+/// what is wrong, not relayed as the backend wrote it.
+#[tokio::test]
+async fn c65_an_invalid_backend_result_is_refused_not_cut_and_relayed() {
+    tokio::time::timeout(DEADLINE, async {
+        let bad = r#"{"resultType":"complete","content":[{"type":"text"}]}"#;
+        let composed = Composer::builder("hub", "1")
+            .mount("b", backend(Arc::default(), bad))
+            .build()
+            .await
+            .unwrap();
+        let client = front_client(composed.server(), Era::Handshake).await;
+        let params = RawJson::from_string(r#"{"name":"b_echo","arguments":{}}"#.into()).unwrap();
+        let err = client
+            .request_raw("tools/call", params, RequestOptions::new())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code().map(|c| c.0), Some(-32603), "{err:?}");
+        composed.shutdown().await;
+    })
+    .await
+    .unwrap();
+}

@@ -20,7 +20,7 @@ use crate::error::RunError;
 use crate::handler::Handler;
 use crate::jsonrpc::RequestState;
 use crate::options::{CallOptions, ProgressCallback};
-use crate::utility::{CANCELLED, parse_cancelled};
+use crate::utility::{CANCELLED, parse_cancelled, with_meta};
 use crate::wait::{Outcome, wait_for_answer};
 
 /// One end of the pair.
@@ -221,6 +221,12 @@ impl DirectDispatcher {
         if self.is_closed() {
             return Err(ErrorObject::connection_closed());
         }
+        // The caller's `_meta` members go in as over a connection (the progress token does
+        // not: progress is routed by the request here).
+        let params = match &options.meta {
+            Some(extra) => Some(with_meta(params, None, Some(extra))),
+            None => params,
+        };
         // The handler's cancellation state: a flag, and a token only once someone waits on it
         // (most handlers never do, and a token is an allocation plus locking).
         let state = Arc::new(RequestState::new());

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use ferromcp_jsonrpc::RequestId;
+use ferromcp_jsonrpc::{RawJson, RequestId};
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 /// One progress report for an in-flight request (`notifications/progress`).
@@ -195,6 +195,12 @@ pub struct CallOptions {
     pub resumption: Option<Arc<dyn ResumptionHooks>>,
     /// Receives the request's id once assigned (see [`IdCallback`]).
     pub on_id: Option<IdCallback>,
+    /// Members the request's params `_meta` is sent with (the text of a JSON object), after
+    /// the progress token: written into raw params without a tree when they hold no `_meta`
+    /// yet, else merged into theirs. For a caller that stamps the same members on every
+    /// request (an MCP client's 2026-07-28 envelope): the params are copied once, with the
+    /// token. The caller makes sure it holds no `progressToken` when `on_progress` is set.
+    pub meta: Option<RawJson>,
 }
 
 impl Default for CallOptions {
@@ -209,6 +215,7 @@ impl Default for CallOptions {
             headers: None,
             resumption: None,
             on_id: None,
+            meta: None,
         }
     }
 }
@@ -302,6 +309,7 @@ impl fmt::Debug for CallOptions {
             .field("headers", &self.headers)
             .field("resumption", &self.resumption.is_some())
             .field("on_id", &self.on_id.is_some())
+            .field("meta", &self.meta)
             .finish()
     }
 }

@@ -125,12 +125,17 @@ fn may_hold_token(text: &str) -> bool {
 }
 
 /// Outbound request params, always an object carrying `_meta` (with the progress token when
-/// there is one). Params that are not an object are sent as they are.
-pub(crate) fn with_meta(params: Option<Payload>, token: Option<&RequestId>) -> Payload {
+/// there is one, then the members of `extra`, [`CallOptions::meta`](crate::CallOptions::meta)).
+/// Params that are not an object are sent as they are.
+pub(crate) fn with_meta(
+    params: Option<Payload>,
+    token: Option<&RequestId>,
+    extra: Option<&RawJson>,
+) -> Payload {
     // Raw object params stay text when `_meta` can be added or completed in place: they carry
     // none (nothing spells it), or it is their first member and holds no token yet.
     let params = match params {
-        Some(Payload::Raw(raw)) => match raw_with_meta(&raw, token) {
+        Some(Payload::Raw(raw)) => match raw_with_meta(&raw, token, extra) {
             Some(done) => return Payload::Raw(done),
             None => Some(Payload::Raw(raw)),
         },
@@ -151,33 +156,37 @@ pub(crate) fn with_meta(params: Option<Payload>, token: Option<&RequestId>) -> P
     if !meta.is_object() {
         *meta = Value::Object(Map::new());
     }
-    if let (Some(token), Value::Object(meta)) = (token, meta) {
-        meta.insert("progressToken".into(), id_value(token));
+    if let Value::Object(meta) = meta {
+        if let Some(Ok(Value::Object(extra))) =
+            extra.map(|e| serde_json::from_str::<Value>(e.get()))
+        {
+            meta.extend(extra);
+        }
+        if let Some(token) = token {
+            meta.insert("progressToken".into(), id_value(token));
+        }
     }
     Payload::Value(Value::Object(map))
 }
 
 /// [`with_meta`] on raw object params without reading them into a tree; `None` when the
 /// text does not allow it (not an object, `_meta` elsewhere than first, a token already, an
-/// escape).
-fn raw_with_meta(raw: &RawJson, token: Option<&RequestId>) -> Option<RawJson> {
+/// escape, `_meta` members to merge into one it has).
+fn raw_with_meta(
+    raw: &RawJson,
+    token: Option<&RequestId>,
+    extra: Option<&RawJson>,
+) -> Option<RawJson> {
     let text = raw.get();
     if !text.starts_with('{') {
         return None;
     }
     if !may_hold_meta(text.as_bytes()) {
-        let meta = match token {
-            Some(token) => {
-                let id = id_raw(token)?;
-                RawJson::from_string("{}".to_owned())
-                    .ok()?
-                    .with_first_member("progressToken", &id)?
-            }
-            None => RawJson::from_string("{}".to_owned()).ok()?,
-        };
-        return raw.with_first_member("_meta", &meta);
+        // One copy: `{"_meta":{"progressToken":ID,...extra},...params}`.
+        let token = token.map(|t| ("progressToken", t));
+        return raw.with_first_object("_meta", token, extra);
     }
-    if !text.starts_with("{\"_meta\":{") {
+    if extra.is_some() || !text.starts_with("{\"_meta\":{") {
         return None;
     }
     match token {
@@ -201,10 +210,13 @@ mod tests {
 
     #[test]
     fn meta_is_always_present() {
-        assert_eq!(with_meta(None, None), Payload::from(json!({"_meta": {}})));
+        assert_eq!(
+            with_meta(None, None, None),
+            Payload::from(json!({"_meta": {}}))
+        );
         let raw: Payload = serde_json::from_str(r#"{"a":1,"_meta":{"x":2}}"#).unwrap();
         assert_eq!(
-            with_meta(Some(raw), Some(&RequestId::from("t"))),
+            with_meta(Some(raw), Some(&RequestId::from("t")), None),
             Payload::from(json!({"a": 1, "_meta": {"x": 2, "progressToken": "t"}}))
         );
     }
@@ -220,24 +232,88 @@ mod tests {
         };
         let t = RequestId::from(4);
         assert_eq!(
-            text(with_meta(Some(raw(r#"{"name":"x"}"#)), Some(&t))),
+            text(with_meta(Some(raw(r#"{"name":"x"}"#)), Some(&t), None)),
             r#"{"_meta":{"progressToken":4},"name":"x"}"#
         );
-        assert_eq!(text(with_meta(Some(raw("{}")), None)), r#"{"_meta":{}}"#);
-        let envelope = r#"{"_meta":{"v":"2026-07-28"},"name":"x"}"#;
-        assert_eq!(text(with_meta(Some(raw(envelope)), None)), envelope);
         assert_eq!(
-            text(with_meta(Some(raw(envelope)), Some(&RequestId::from("s")))),
+            text(with_meta(Some(raw("{}")), None, None)),
+            r#"{"_meta":{}}"#
+        );
+        let envelope = r#"{"_meta":{"v":"2026-07-28"},"name":"x"}"#;
+        assert_eq!(text(with_meta(Some(raw(envelope)), None, None)), envelope);
+        assert_eq!(
+            text(with_meta(
+                Some(raw(envelope)),
+                Some(&RequestId::from("s")),
+                None
+            )),
             r#"{"_meta":{"progressToken":"s","v":"2026-07-28"},"name":"x"}"#
         );
         // `_meta` not first, or a token already there: read and changed.
-        let late = with_meta(Some(raw(r#"{"a":1,"_meta":{"x":2}}"#)), Some(&t));
+        let late = with_meta(Some(raw(r#"{"a":1,"_meta":{"x":2}}"#)), Some(&t), None);
         assert_eq!(
             late,
             Payload::from(json!({"a": 1, "_meta": {"x": 2, "progressToken": 4}}))
         );
-        let had = with_meta(Some(raw(r#"{"_meta":{"progressToken":1}}"#)), Some(&t));
+        let had = with_meta(
+            Some(raw(r#"{"_meta":{"progressToken":1}}"#)),
+            Some(&t),
+            None,
+        );
         assert_eq!(had, Payload::from(json!({"_meta": {"progressToken": 4}})));
+    }
+
+    /// C67: `CallOptions::meta`'s members join the progress token in the params' `_meta`:
+    /// written into raw params that have none in one copy (the token first), and merged
+    /// into the `_meta` the params have (raw or a tree) without losing its members; params
+    /// that are not an object go as they are.
+    #[test]
+    fn c67_call_meta_members_join_the_token_in_one_meta() {
+        let raw = |t: &str| Payload::Raw(RawJson::from_string(t.to_owned()).unwrap());
+        let extra = RawJson::from_string(r#"{"v":"x","w":{"a":[1]}}"#.to_owned()).unwrap();
+        let t = RequestId::from(4);
+        let text = |p: Payload| match p {
+            Payload::Raw(r) => r.get().to_owned(),
+            Payload::Value(v) => panic!("read into a tree: {v}"),
+        };
+        assert_eq!(
+            text(with_meta(
+                Some(raw(r#"{"name":"x"}"#)),
+                Some(&t),
+                Some(&extra)
+            )),
+            r#"{"_meta":{"progressToken":4,"v":"x","w":{"a":[1]}},"name":"x"}"#
+        );
+        assert_eq!(
+            text(with_meta(Some(raw(r#"{ }"#)), None, Some(&extra))),
+            r#"{"_meta":{"v":"x","w":{"a":[1]}}}"#
+        );
+        let s = RequestId::from("s\"q");
+        let empty = RawJson::from_string("{}".to_owned()).unwrap();
+        assert_eq!(
+            text(with_meta(Some(raw(r#"{"a":1}"#)), Some(&s), Some(&empty))),
+            r#"{"_meta":{"progressToken":"s\"q"},"a":1}"#
+        );
+        for params in [
+            raw(r#"{"a":1,"_meta":{"y":2}}"#),
+            raw(r#"{"_meta":{"y":2},"a":1}"#),
+            Payload::from(json!({"a": 1, "_meta": {"y": 2}})),
+        ] {
+            assert_eq!(
+                with_meta(Some(params), Some(&t), Some(&extra)),
+                Payload::from(json!({"a": 1, "_meta": {
+                    "y": 2, "v": "x", "w": {"a": [1]}, "progressToken": 4
+                }}))
+            );
+        }
+        assert_eq!(
+            with_meta(None, None, Some(&extra)),
+            Payload::from(json!({"_meta": {"v": "x", "w": {"a": [1]}}}))
+        );
+        assert_eq!(
+            with_meta(Some(raw("[1]")), Some(&t), Some(&extra)),
+            raw("[1]")
+        );
     }
 
     #[test]

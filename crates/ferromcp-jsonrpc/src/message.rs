@@ -177,7 +177,7 @@ impl Message {
 }
 
 /// An id as serde_json writes it: an integer, or a string.
-fn write_id(id: &RequestId, out: &mut Vec<u8>) {
+pub(super) fn write_id(id: &RequestId, out: &mut Vec<u8>) {
     match id {
         RequestId::Number(n) => write_i64(*n, out),
         RequestId::String(s) => write_str(s, out),

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::RequestId;
+use super::message::write_id;
 use super::scan::Checked;
 
 /// The text of one valid JSON value, kept as written (no whitespace around it): what
@@ -51,6 +53,35 @@ impl RawJson {
     /// public constructors establish, so nothing is checked again here.
     pub(super) fn from_checked(checked: Checked<'_>) -> Self {
         Self(checked.text().into())
+    }
+
+    /// Keeps `json` **without checking it**: the caller guarantees that it is one valid JSON
+    /// value with no whitespace around it, the promise every `RawJson` keeps.
+    ///
+    /// For text made only of parts of JSON that was already checked, joined so that the
+    /// whole is valid by construction: a member cut out of an object read from a `RawJson`,
+    /// a member's value copied into a new object with keys the caller writes (escaped), where
+    /// reading the result again would only repeat the check its parts passed (a relay's
+    /// per-call cost, issue 23). Never for text that came from outside the program and was
+    /// not read: use [`RawJson::from_string`] for that. Text that breaks the promise is
+    /// written out as it is, and a peer reading it fails. Debug builds check it (and panic
+    /// when it is not valid), so tests catch a caller that joins wrongly.
+    ///
+    /// ```
+    /// use ferromcp_jsonrpc::RawJson;
+    ///
+    /// let params = RawJson::from_string(r#"{"a":[1,2],"b":true}"#.to_owned()).unwrap();
+    /// // `[1,2]` is a member's value, cut where a walk over the checked text found its ends.
+    /// let value = &params.get()[5..10];
+    /// let joined = RawJson::from_valid_unchecked(format!(r#"{{"x":{value}}}"#));
+    /// assert_eq!(joined.get(), r#"{"x":[1,2]}"#);
+    /// ```
+    pub fn from_valid_unchecked(json: String) -> Self {
+        debug_assert!(
+            RawValue::from_string(json.clone()).is_ok_and(|raw| raw.get() == json),
+            "RawJson::from_valid_unchecked given text that is not one valid JSON value: {json}"
+        );
+        Self(json.into())
     }
 
     /// The JSON text, as written.
@@ -112,6 +143,67 @@ impl RawJson {
         out.push_str(head);
         out.push_str(&join_member(key, value, after));
         Some(Self(out.into()))
+    }
+}
+
+impl RawJson {
+    /// This object with `key` put first, its value an object of the member `first` (a
+    /// request id: a progress token) when given, then the members of `object` when given:
+    /// `{"key":{"first":ID,...object's members},...self's members}`, written in one copy
+    /// from the texts without reading them again; `None` when `self` or `object` is not an
+    /// object. As with [`with_first_member`](Self::with_first_member), the caller makes sure
+    /// `self` has no member `key` and `object` no member named as `first`.
+    ///
+    /// ```
+    /// use ferromcp_jsonrpc::{RawJson, RequestId};
+    ///
+    /// let params = RawJson::from_string(r#"{"name":"add"}"#.to_owned()).unwrap();
+    /// let meta = RawJson::from_string(r#"{"v":"x"}"#.to_owned()).unwrap();
+    /// let token = RequestId::from(7);
+    /// let both = params.with_first_object("_meta", Some(("progressToken", &token)), Some(&meta));
+    /// assert_eq!(both.unwrap().get(), r#"{"_meta":{"progressToken":7,"v":"x"},"name":"add"}"#);
+    /// let empty = RawJson::from_string("{ }".to_owned()).unwrap();
+    /// assert_eq!(empty.with_first_object("_meta", None, None).unwrap().get(), r#"{"_meta":{}}"#);
+    /// ```
+    pub fn with_first_object(
+        &self,
+        key: &str,
+        first: Option<(&str, &RequestId)>,
+        object: Option<&RawJson>,
+    ) -> Option<RawJson> {
+        let rest = self.0.strip_prefix('{')?;
+        // The object's members without its braces (no whitespace around a `RawJson`).
+        let members = match object {
+            Some(o) => o
+                .get()
+                .strip_prefix('{')?
+                .strip_suffix('}')?
+                .trim_matches([' ', '\t', '\n', '\r']),
+            None => "",
+        };
+        let mut out = Vec::with_capacity(rest.len() + key.len() + members.len() + 48);
+        out.push(b'{');
+        write_str(key, &mut out);
+        out.extend_from_slice(b":{");
+        if let Some((name, id)) = first {
+            write_str(name, &mut out);
+            out.push(b':');
+            write_id(id, &mut out);
+            if !members.is_empty() {
+                out.push(b',');
+            }
+        }
+        out.extend_from_slice(members.as_bytes());
+        out.push(b'}');
+        let trimmed = rest.trim_start_matches([' ', '\t', '\n', '\r']);
+        if trimmed.starts_with('}') {
+            out.extend_from_slice(trimmed.as_bytes());
+        } else {
+            out.push(b',');
+            out.extend_from_slice(rest.as_bytes());
+        }
+        // Only whole UTF-8 strings and ASCII went in.
+        String::from_utf8(out).ok().map(|s| Self(s.into()))
     }
 }
 

@@ -76,9 +76,11 @@ fn raw_result(
             _ => fits(spec, version, raw.get()).then_some(Cow::Borrowed(raw.get())),
         };
         return match fitted {
-            Some(Cow::Owned(cut)) => RawJson::from_string(cut)
-                .map(McpResultBody::from_written)
-                .map_err(|_| raw),
+            // The text less one whole top-level member and a comma next to it, cut by the
+            // walk that read it: valid as `raw` is, so not checked again (issue 23).
+            Some(Cow::Owned(cut)) => Ok(McpResultBody::from_written(
+                RawJson::from_valid_unchecked(cut),
+            )),
             Some(Cow::Borrowed(_)) => Ok(McpResultBody::from_written(raw)),
             None => Err(raw),
         };

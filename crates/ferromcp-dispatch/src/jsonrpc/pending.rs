@@ -197,7 +197,7 @@ pub(super) async fn request(
         written: false,
         armed: true,
     };
-    let params = with_meta(params, with_progress.then_some(&id));
+    let params = with_meta(params, with_progress.then_some(&id), options.meta.as_ref());
     let meta = MessageMeta {
         related_request_id: related.clone(),
         headers: options.headers,
