@@ -4,6 +4,13 @@
 //! ([`Schema::compile`]), and each call's arguments are checked against it before the handler
 //! runs ([`Schema::validate`], or [`Schema::is_valid`] when only the verdict matters).
 //!
+//! It validates JSON text too, in place ([`Schema::validate_json`],
+//! [`Schema::is_valid_json`]): the same verdicts, errors and limits as on the value the text
+//! parses to, without building that value. A tool's arguments are checked this way, as the
+//! text of the request that carried them. One evaluator walks both, reading the text only
+//! where a keyword looks (an object's members, an array's items, a string borrowed when it
+//! has no escapes, a number parsed from its slice).
+//!
 //! It covers JSON Schema 2020-12 as `schemars` 1.x writes it, plus the draft-07 spellings
 //! hand-written schemas use (`definitions`, `items` as an array with `additionalItems`,
 //! `dependencies`, boolean `exclusiveMinimum`/`exclusiveMaximum`).
