@@ -223,6 +223,15 @@ impl McpParams {
         }
     }
 
+    /// The JSON text received, moved out while nothing changed the params (else the params
+    /// back).
+    pub(crate) fn into_raw(self) -> Result<RawJson, Self> {
+        match self.0 {
+            Repr::Raw(raw, _) => Ok(raw),
+            other => Err(Self(other)),
+        }
+    }
+
     /// [`parse`](Self::parse), moving a value into `T` instead of borrowing it.
     pub(crate) fn into_typed<T: DeserializeOwned>(self) -> serde_json::Result<T> {
         match self.0 {

@@ -4,6 +4,13 @@
 //! ([`Schema::compile`]), and each call's arguments are checked against it before the handler
 //! runs ([`Schema::validate`], or [`Schema::is_valid`] when only the verdict matters).
 //!
+//! It validates JSON text too, in place ([`Schema::validate_json`],
+//! [`Schema::is_valid_json`]): the same verdicts, errors and limits as on the value the text
+//! parses to, without building that value. A tool's arguments are checked this way, as the
+//! text of the request that carried them. One evaluator walks both, reading the text only
+//! where a keyword looks (an object's members, an array's items, a string borrowed when it
+//! has no escapes, a number parsed from its slice).
+//!
 //! It covers JSON Schema 2020-12 as `schemars` 1.x writes it, plus the draft-07 spellings
 //! hand-written schemas use (`definitions`, `items` as an array with `additionalItems`,
 //! `dependencies`, boolean `exclusiveMinimum`/`exclusiveMaximum`).
@@ -62,6 +69,7 @@
 
 mod compile;
 mod error;
+mod instance;
 mod limits;
 mod validate;
 mod value;
@@ -72,6 +80,7 @@ pub use error::{SchemaError, ValidationError, ValidationErrors};
 pub use limits::{InvalidPatternPolicy, Limits, UnknownKeywordPolicy};
 
 use compile::Node;
+use instance::{Instance, Text};
 use validate::{Budget, Evaluator, Path};
 
 /// A compiled JSON Schema: compile once, validate many times. Cheap to share (`Send + Sync`).
@@ -104,6 +113,46 @@ impl Schema {
     /// [`Limits::max_errors`] errors). Hitting a limit is an error too (keyword `maxDepth`,
     /// `maxSteps` or `maxRecursion`).
     pub fn validate(&self, instance: &Value) -> Result<(), ValidationErrors> {
+        self.run(instance)
+    }
+
+    /// [`validate`](Self::validate) on the JSON text of the instance, read in place: the
+    /// same verdict, the same errors in the same order and the same limits as on the value
+    /// the text parses to, without building that value. A tool's arguments are checked this
+    /// way, straight from the request's text.
+    ///
+    /// `json` must be one well-formed JSON value (whitespace around it is fine), as a
+    /// [`RawValue`](serde_json::value::RawValue) or a parsed message's params hold it. Text
+    /// that is not is never a panic: where the walk meets the damage, validation fails with
+    /// an error of keyword `json` ("not valid JSON"); damage inside a part no keyword reads
+    /// goes unnoticed, so check text from elsewhere first.
+    ///
+    /// ```
+    /// use ferromcp_server::jsonschema::{Limits, Schema};
+    /// use serde_json::json;
+    ///
+    /// let schema = Schema::compile(
+    ///     &json!({"type": "object", "properties": {"a": {"type": "number"}}}),
+    ///     &Limits::default(),
+    /// )
+    /// .expect("a valid schema");
+    /// assert!(schema.validate_json(r#"{"a": 1.50}"#).is_ok());
+    /// let errors = schema.validate_json(r#"{"a": "x"}"#).unwrap_err();
+    /// assert_eq!(errors.to_string(), "invalid arguments: arguments/a: expected number, got string");
+    /// assert_eq!(schema.validate_json(r#"{"a": tru}"#).unwrap_err().errors[0].keyword, "json");
+    /// ```
+    pub fn validate_json(&self, json: &str) -> Result<(), ValidationErrors> {
+        self.run(Text(json.trim_matches(JSON_WS)))
+    }
+
+    /// [`is_valid`](Self::is_valid) on the JSON text of the instance (see
+    /// [`validate_json`](Self::validate_json)): text that is not JSON where the walk reads it
+    /// is invalid. Allocates for each array and object it reads (their items' places).
+    pub fn is_valid_json(&self, json: &str) -> bool {
+        self.check(Text(json.trim_matches(JSON_WS)))
+    }
+
+    fn run<'i, I: Instance<'i>>(&self, instance: I) -> Result<(), ValidationErrors> {
         let mut ev = Evaluator::new(&self.nodes, self.budget, true);
         let ok = ev.eval(self.root, instance, &Path::ROOT, 0);
         if let Some(fatal) = ev.fatal {
@@ -136,7 +185,14 @@ impl Schema {
     /// for `uniqueItems` on arrays of more than 32 items and for `propertyNames`). Hitting a
     /// limit means invalid.
     pub fn is_valid(&self, instance: &Value) -> bool {
+        self.check(instance)
+    }
+
+    fn check<'i, I: Instance<'i>>(&self, instance: I) -> bool {
         let mut ev = Evaluator::new(&self.nodes, self.budget, false);
         ev.eval(self.root, instance, &Path::ROOT, 0) && ev.fatal.is_none()
     }
 }
+
+/// JSON's whitespace, allowed around a value.
+const JSON_WS: &[char] = &[' ', '\n', '\r', '\t'];

@@ -3,10 +3,11 @@
 
 use std::cmp::Ordering;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::compile::{Keywords, Node, Types};
 use super::error::ValidationError;
+use super::instance::{Instance, Items, Kind, Members};
 use super::value::{
     TooDeep, cmp_numbers, is_integer, is_multiple_of, json_eq, json_hash, render, truncate,
     type_name,
@@ -184,7 +185,13 @@ impl<'s> Evaluator<'s> {
     }
 
     /// Evaluates `inst` in bool mode, whatever the current mode.
-    fn probe(&mut self, node: usize, inst: &Value, path: &Path<'_>, rec: usize) -> bool {
+    fn probe<'i, I: Instance<'i>>(
+        &mut self,
+        node: usize,
+        inst: I,
+        path: &Path<'_>,
+        rec: usize,
+    ) -> bool {
         let collect = std::mem::replace(&mut self.collect, false);
         let ok = self.eval(node, inst, path, rec);
         self.collect = collect;
@@ -192,7 +199,13 @@ impl<'s> Evaluator<'s> {
     }
 
     /// Whether `inst` at `path` matches node `node`; `rec` is the recursion depth.
-    pub(crate) fn eval(&mut self, node: usize, inst: &Value, path: &Path<'_>, rec: usize) -> bool {
+    pub(crate) fn eval<'i, I: Instance<'i>>(
+        &mut self,
+        node: usize,
+        inst: I,
+        path: &Path<'_>,
+        rec: usize,
+    ) -> bool {
         if !self.charge(1, path) {
             return false;
         }
@@ -220,6 +233,10 @@ impl<'s> Evaluator<'s> {
                 return false;
             }
         };
+        let kind = inst.kind();
+        if let Kind::Malformed = kind {
+            return self.abort(path, "json", "not valid JSON".to_owned());
+        }
         let rec = rec + 1;
         let mut valid = true;
         macro_rules! fail {
@@ -241,10 +258,10 @@ impl<'s> Evaluator<'s> {
             }};
         }
         if let Some(types) = kw.types
-            && !type_matches(types, inst)
+            && !type_matches(types, &kind)
         {
             self.report(path, "type", || {
-                format!("expected {}, got {}", types.describe(), type_name(inst))
+                format!("expected {}, got {}", types.describe(), type_name(&kind))
             });
             // Nothing else is worth saying about a value of the wrong type.
             return false;
@@ -258,7 +275,7 @@ impl<'s> Evaluator<'s> {
                 Ok(true) => {}
                 Ok(false) => fail!(
                     "const",
-                    format!("expected {}, got {}", render(c), render(inst))
+                    format!("expected {}, got {}", render(c), inst.render())
                 ),
                 Err(TooDeep) => return self.too_deep(path),
             }
@@ -281,13 +298,12 @@ impl<'s> Evaluator<'s> {
             if !found {
                 fail!(
                     "enum",
-                    format!("expected one of {}, got {}", list(values), render(inst))
+                    format!("expected one of {}, got {}", list(values), inst.render())
                 );
             }
         }
-        match inst {
-            Value::Number(n) => {
-                let n = n.clone();
+        match kind {
+            Kind::Number(n) => {
                 let check = |bound: &Option<serde_json::Number>, ok: fn(Ordering) -> bool| {
                     bound
                         .as_ref()
@@ -312,7 +328,7 @@ impl<'s> Evaluator<'s> {
                     fail!("multipleOf", format!("must be a multiple of {m}, got {n}"));
                 }
             }
-            Value::String(s) => {
+            Kind::String(s) => {
                 // Length and pattern checks are linear in the string.
                 let has_checks =
                     kw.min_length.is_some() || kw.max_length.is_some() || kw.pattern.is_some();
@@ -335,15 +351,15 @@ impl<'s> Evaluator<'s> {
                     }
                 }
                 if let Some((re, source)) = &kw.pattern
-                    && !re.is_match(s)
+                    && !re.is_match(&s)
                 {
                     fail!(
                         "pattern",
-                        format!("{} does not match the pattern {source}", render(inst))
+                        format!("{} does not match the pattern {source}", inst.render())
                     );
                 }
             }
-            Value::Array(items) => {
+            Kind::Array(items) => {
                 let len = items.len() as u64;
                 if let Some(min) = kw.min_items.filter(|m| len < *m) {
                     fail!(
@@ -400,7 +416,7 @@ impl<'s> Evaluator<'s> {
                     }
                 }
                 if kw.unique_items {
-                    match self.duplicates(items, depth_left, path) {
+                    match self.duplicates::<I>(&items, depth_left, path) {
                         Ok(None) => {}
                         Ok(Some((a, b))) => {
                             fail!("uniqueItems", format!("items {a} and {b} are equal"))
@@ -412,15 +428,15 @@ impl<'s> Evaluator<'s> {
                     }
                 }
             }
-            Value::Object(map) => {
-                if !self.object(kw, inst, map, path, rec) {
+            Kind::Object(map) => {
+                if !self.object(kw, inst, &map, path, rec) {
                     valid = false;
                     if !self.keep_going() {
                         return false;
                     }
                 }
             }
-            Value::Null | Value::Bool(_) => {}
+            Kind::Null | Kind::Bool(_) | Kind::Malformed => {}
         }
         for &node in &kw.all_of {
             sub!(node, inst, path);
@@ -505,11 +521,11 @@ impl<'s> Evaluator<'s> {
     }
 
     /// The object keywords, in their own frame to keep `eval`'s small.
-    fn object(
+    fn object<'i, I: Instance<'i>>(
         &mut self,
         kw: &Keywords,
-        inst: &Value,
-        map: &Map<String, Value>,
+        inst: I,
+        map: &I::Object,
         path: &Path<'_>,
         rec: usize,
     ) -> bool {
@@ -570,7 +586,7 @@ impl<'s> Evaluator<'s> {
             let closed = kw
                 .additional_properties
                 .filter(|n| matches!(self.nodes.get(*n), Some(Node::Bool(false))));
-            for (key, value) in map {
+            for (key, value) in map.iter() {
                 // Each property name is matched against every pattern.
                 if !self.charge(kw.pattern_properties.len() as u64, path) {
                     return false;
@@ -602,7 +618,7 @@ impl<'s> Evaluator<'s> {
                 }
                 if let Some(node) = kw.property_names
                     && (ok || self.keep_going())
-                    && !self.probe(node, &Value::String(key.clone()), path, rec)
+                    && !self.probe(node, &Value::String(key.to_owned()), path, rec)
                 {
                     ok = false;
                     if self.fatal.is_none() {
@@ -636,11 +652,11 @@ impl<'s> Evaluator<'s> {
     /// For a failed `anyOf`/`oneOf` in collect mode: says so, then lists the errors of the
     /// alternative that came closest, if any: the one with the fewest errors among those that
     /// got past `type`, `const` and `enum` at this very value. Returns whether to go on.
-    fn explain(
+    fn explain<'i, I: Instance<'i>>(
         &mut self,
         alternatives: &[usize],
         keyword: &'static str,
-        inst: &Value,
+        inst: I,
         path: &Path<'_>,
         rec: usize,
     ) -> bool {
@@ -687,9 +703,9 @@ impl<'s> Evaluator<'s> {
     }
 
     /// The first pair of equal items, if any.
-    fn duplicates(
+    fn duplicates<'i, I: Instance<'i>>(
         &mut self,
-        items: &[Value],
+        items: &I::Array,
         depth_left: usize,
         path: &Path<'_>,
     ) -> Result<Option<(usize, usize)>, TooDeep> {
@@ -740,17 +756,18 @@ impl<'s> Evaluator<'s> {
     }
 }
 
-fn type_matches(types: Types, inst: &Value) -> bool {
-    let bit = match inst {
-        Value::Null => Types::NULL,
-        Value::Bool(_) => Types::BOOLEAN,
-        Value::Object(_) => Types::OBJECT,
-        Value::Array(_) => Types::ARRAY,
-        Value::String(_) => Types::STRING,
-        Value::Number(n) => {
+fn type_matches<'i, I: Instance<'i>>(types: Types, kind: &Kind<'i, I>) -> bool {
+    let bit = match kind {
+        Kind::Null => Types::NULL,
+        Kind::Bool(_) => Types::BOOLEAN,
+        Kind::Object(_) => Types::OBJECT,
+        Kind::Array(_) => Types::ARRAY,
+        Kind::String(_) => Types::STRING,
+        Kind::Number(n) => {
             return types.0 & Types::NUMBER != 0
                 || (types.0 & Types::INTEGER != 0 && is_integer(n));
         }
+        Kind::Malformed => return false,
     };
     types.0 & bit != 0
 }

@@ -6,6 +6,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::{Number, Value};
 
+use super::instance::{Instance, Items, Kind, Members};
+
 /// The value nests deeper than the depth budget allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TooDeep;
@@ -80,31 +82,36 @@ pub(crate) fn is_multiple_of(n: &Number, divisor: &Number) -> bool {
     (q - q.round()).abs() <= 4.0 * f64::EPSILON * q.abs().max(1.0)
 }
 
-/// JSON value equality, numbers by value; nesting beyond `depth_left` is an error.
-pub(crate) fn json_eq(a: &Value, b: &Value, depth_left: usize) -> Result<bool, TooDeep> {
-    Ok(match (a, b) {
-        (Value::Null, Value::Null) => true,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::String(x), Value::String(y)) => x == y,
-        (Value::Number(x), Value::Number(y)) => cmp_numbers(x, y) == Some(Ordering::Equal),
-        (Value::Array(x), Value::Array(y)) => {
+/// JSON value equality, numbers by value; nesting beyond `depth_left` is an error. Either
+/// side may be a value or text (see [`Instance`]).
+pub(crate) fn json_eq<'a, 'b, A: Instance<'a>, B: Instance<'b>>(
+    a: A,
+    b: B,
+    depth_left: usize,
+) -> Result<bool, TooDeep> {
+    Ok(match (a.kind(), b.kind()) {
+        (Kind::Null, Kind::Null) => true,
+        (Kind::Bool(x), Kind::Bool(y)) => x == y,
+        (Kind::String(x), Kind::String(y)) => x == y,
+        (Kind::Number(x), Kind::Number(y)) => cmp_numbers(&x, &y) == Some(Ordering::Equal),
+        (Kind::Array(x), Kind::Array(y)) => {
             if x.len() != y.len() {
                 return Ok(false);
             }
             let depth = depth_left.checked_sub(1).ok_or(TooDeep)?;
-            for (l, r) in x.iter().zip(y) {
+            for (l, r) in x.iter().zip(y.iter()) {
                 if !json_eq(l, r, depth)? {
                     return Ok(false);
                 }
             }
             true
         }
-        (Value::Object(x), Value::Object(y)) => {
+        (Kind::Object(x), Kind::Object(y)) => {
             if x.len() != y.len() {
                 return Ok(false);
             }
             let depth = depth_left.checked_sub(1).ok_or(TooDeep)?;
-            for (k, l) in x {
+            for (k, l) in x.iter() {
                 match y.get(k) {
                     Some(r) if json_eq(l, r, depth)? => {}
                     _ => return Ok(false),
@@ -116,28 +123,29 @@ pub(crate) fn json_eq(a: &Value, b: &Value, depth_left: usize) -> Result<bool, T
     })
 }
 
-/// A hash consistent with [`json_eq`]: equal values hash equal (1 and 1.0, any key order).
-pub(crate) fn json_hash(v: &Value, depth_left: usize) -> Result<u64, TooDeep> {
+/// A hash consistent with [`json_eq`]: equal values hash equal (1 and 1.0, any key order),
+/// a value and its text alike.
+pub(crate) fn json_hash<'a, I: Instance<'a>>(v: I, depth_left: usize) -> Result<u64, TooDeep> {
     let mut h = DefaultHasher::new();
-    match v {
-        Value::Null => 0u8.hash(&mut h),
-        Value::Bool(b) => (1u8, b).hash(&mut h),
-        Value::Number(n) => match exact_int(n) {
+    match v.kind() {
+        Kind::Null => 0u8.hash(&mut h),
+        Kind::Bool(b) => (1u8, b).hash(&mut h),
+        Kind::Number(n) => match exact_int(&n) {
             Some(i) => (2u8, i).hash(&mut h),
             None => (3u8, n.as_f64().map(f64::to_bits)).hash(&mut h),
         },
-        Value::String(s) => (4u8, s).hash(&mut h),
-        Value::Array(items) => {
+        Kind::String(s) => (4u8, s.as_ref()).hash(&mut h),
+        Kind::Array(items) => {
             let depth = depth_left.checked_sub(1).ok_or(TooDeep)?;
             (5u8, items.len()).hash(&mut h);
-            for item in items {
+            for item in items.iter() {
                 json_hash(item, depth)?.hash(&mut h);
             }
         }
-        Value::Object(map) => {
+        Kind::Object(map) => {
             let depth = depth_left.checked_sub(1).ok_or(TooDeep)?;
             let mut sum = 0u64;
-            for (k, item) in map {
+            for (k, item) in map.iter() {
                 let mut eh = DefaultHasher::new();
                 k.hash(&mut eh);
                 json_hash(item, depth)?.hash(&mut eh);
@@ -145,20 +153,22 @@ pub(crate) fn json_hash(v: &Value, depth_left: usize) -> Result<u64, TooDeep> {
             }
             (6u8, map.len(), sum).hash(&mut h);
         }
+        Kind::Malformed => 7u8.hash(&mut h),
     }
     Ok(h.finish())
 }
 
 /// The JSON Schema type name of a value (`integer` for integral numbers).
-pub(crate) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if is_integer(n) => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
+pub(crate) fn type_name<'a, I: Instance<'a>>(kind: &Kind<'a, I>) -> &'static str {
+    match kind {
+        Kind::Null => "null",
+        Kind::Bool(_) => "boolean",
+        Kind::Number(n) if is_integer(n) => "integer",
+        Kind::Number(_) => "number",
+        Kind::String(_) => "string",
+        Kind::Array(_) => "array",
+        Kind::Object(_) => "object",
+        Kind::Malformed => "invalid JSON",
     }
 }
 
@@ -192,13 +202,20 @@ impl std::io::Write for Bounded {
 /// Renders a value as compact JSON, cut at [`MAX_RENDERED`] bytes (with `…`), never reading
 /// more of a huge value than that.
 pub(crate) fn render(v: &Value) -> String {
+    render_with(|w| serde_json::to_writer(w, v).map_err(std::io::Error::other))
+}
+
+/// [`render`] of what `write` writes (into a writer that refuses past [`MAX_RENDERED`]).
+pub(crate) fn render_with(
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> String {
     let mut w = Bounded {
         buf: Vec::new(),
         limit: MAX_RENDERED,
         truncated: false,
     };
-    // An error only means "truncated"; what was written is kept.
-    let _ = serde_json::to_writer(&mut w, v);
+    // An error only means "truncated" (or text that is not JSON); what was written is kept.
+    let _ = write(&mut w);
     let mut s = match String::from_utf8(w.buf) {
         Ok(s) => s,
         Err(e) => {

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::arguments::Arguments;
 use super::output::ToolError;
 use super::resolve::{ResolvedValues, ResolverRef};
 use super::schema::schema_object_for;
@@ -36,7 +37,9 @@ impl StateMap {
 pub struct HandlerCall {
     pub(crate) ctx: RequestContext,
     pub(crate) name: String,
-    pub(crate) arguments: Arc<Value>,
+    /// A tool's arguments stay the text received (a value is parsed only if something asks
+    /// for one); a prompt's and a resource's are values.
+    pub(crate) arguments: Arc<Arguments>,
     pub(crate) state: Arc<StateMap>,
     /// The outputs of the handler's resolvers, computed before extraction.
     pub(crate) resolved: ResolvedValues,
@@ -54,9 +57,11 @@ impl HandlerCall {
     }
 
     /// The raw arguments (an object; `{}` when the client sent none): a tool's arguments, a
-    /// prompt's, or a resource template's variables.
+    /// prompt's, or a resource template's variables. A tool's arguments are kept as the JSON
+    /// text received: the first call parses that text into the value it returns ([`Args`]
+    /// reads its type from the text and never needs it).
     pub fn arguments(&self) -> &Value {
-        &self.arguments
+        self.arguments.value()
     }
 }
 
@@ -121,7 +126,9 @@ impl<T: DeserializeOwned + JsonSchema> FromHandlerCall for Args<T> {
     }
 
     fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
-        T::deserialize(&*call.arguments).map(Args).map_err(|e| {
+        // From the text received when the arguments are text (numbers as written: a
+        // `Box<RawValue>` field gets `1.50`, a u128 all its digits), else from the value.
+        call.arguments.deserialize::<T>().map(Args).map_err(|e| {
             // The arguments passed the input schema but not the type (a constraint the
             // schema does not say): a reason, never serde's text with Rust type names.
             tracing::debug!(error = %e, "arguments do not deserialize");
@@ -141,7 +148,7 @@ pub struct RawArgs(pub JsonObject);
 impl FromHandlerCall for RawArgs {
     fn from_handler_call(call: &HandlerCall) -> Result<Self, ToolError> {
         Ok(RawArgs(
-            call.arguments.as_object().cloned().unwrap_or_default(),
+            call.arguments().as_object().cloned().unwrap_or_default(),
         ))
     }
 }

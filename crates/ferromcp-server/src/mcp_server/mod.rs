@@ -21,6 +21,7 @@
 //! ```
 
 mod apps;
+mod arguments;
 mod completions;
 mod elicit;
 mod extract;

@@ -195,7 +195,7 @@ pub(crate) async fn get(
     let call = HandlerCall {
         ctx,
         name: params.name,
-        arguments: Arc::new(arguments),
+        arguments: Arc::new(super::arguments::Arguments::from_value(arguments)),
         state: shared.state.clone(),
         resolved: Default::default(),
     };

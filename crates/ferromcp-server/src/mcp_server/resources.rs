@@ -278,7 +278,7 @@ pub(crate) async fn read(
         let call = HandlerCall {
             ctx,
             name: uri.clone(),
-            arguments: Arc::new(Value::Object(Default::default())),
+            arguments: Arc::default(),
             state,
             resolved: Default::default(),
         };
@@ -293,7 +293,9 @@ pub(crate) async fn read(
             let call = HandlerCall {
                 ctx,
                 name: uri.clone(),
-                arguments: Arc::new(Value::Object(arguments)),
+                arguments: Arc::new(super::arguments::Arguments::from_value(Value::Object(
+                    arguments,
+                ))),
                 state,
                 resolved: Default::default(),
             };

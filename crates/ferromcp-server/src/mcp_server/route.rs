@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use ferromcp_dispatch::{BoxFuture, HandlerError};
-use ferromcp_types::mcp::methods::{self, CallTool};
+use ferromcp_types::mcp::methods;
 
 use super::{McpServerBuilder, Shared, tools};
 use crate::context::RequestContext;
-use crate::handler_fn::{RequestFn, erase_request};
+use crate::handler_fn::RequestFn;
 use crate::middleware::{McpParams, McpResultBody};
 use crate::server::ServerBuilder;
 
@@ -78,11 +78,10 @@ pub(super) fn register(
     shared: &Arc<Shared>,
     route: Option<Arc<dyn ToolCallRoute>>,
 ) -> ServerBuilder {
-    let sh = shared.clone();
+    let registry = tools::handler(shared);
     let Some(route) = route else {
-        return low.on::<CallTool, _, _, _>(move |ctx, p| tools::call(&sh, ctx, p));
+        return low.on_erased(methods::TOOLS_CALL, registry);
     };
-    let registry = erase_request(move |ctx, p| tools::call(&sh, ctx, p));
     let both: Arc<RequestFn> = Arc::new(move |ctx: RequestContext, params: McpParams| match route
         .route(&ctx, &params)
     {

@@ -6,20 +6,25 @@ use ferromcp_dispatch::{BoxFuture, HandlerError};
 use ferromcp_types::ProtocolVersion;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{
-    CallToolRequestParams, CallToolResult, Cursor, Icon, JsonObject, MaybeInputRequired,
-    TaskSupport, Tool, ToolAnnotations, ToolExecution, methods,
+    CallToolRequestParams, CallToolResult, Cursor, Icon, InputResponses, JsonObject,
+    MaybeInputRequired, Meta, TaskMetadata, TaskSupport, Tool, ToolAnnotations, ToolExecution,
+    methods,
 };
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::Shared;
 use super::apps::AppVisibility;
+use super::arguments::Arguments;
 use super::extract::HandlerCall;
 use super::handler::ToolHandler;
 use super::listed::{self, Encoded, Listed, Page};
 use super::resolve::{self, ResolverRef, Round};
 use super::schema::object_schema;
 use crate::context::RequestContext;
-use crate::jsonschema::{Limits, Schema};
+use crate::handler_fn::{Output, RequestFn, erase_request};
+use crate::jsonschema::{Limits, Schema, ValidationErrors};
+use crate::middleware::McpParams;
 use crate::server::BuildError;
 
 /// What a tool is called and how it describes itself; everything but the name is optional.
@@ -291,25 +296,127 @@ pub(crate) enum CallAnswer {
     Task(crate::tasks::TaskCreated),
 }
 
+/// What `tools/call` reads of its params: the arguments as the text received while the
+/// params are (issue 17 point 4), else as the value a layer made of them.
+pub(crate) struct CallParams {
+    name: String,
+    arguments: Arguments,
+    task: Option<TaskMetadata>,
+    input_responses: Option<InputResponses>,
+    request_state: Option<String>,
+}
+
+/// `tools/call` params read from their text: every member as the typed params read it, but
+/// `arguments` left as its text.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TextParams<'a> {
+    /// Read (and so checked) as the typed params read it; not used.
+    #[serde(rename = "_meta")]
+    #[allow(dead_code, reason = "read to fail where the typed params fail")]
+    meta: Option<Meta>,
+    name: String,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+    task: Option<TaskMetadata>,
+    input_responses: Option<InputResponses>,
+    request_state: Option<String>,
+}
+
+impl CallParams {
+    fn from_typed(params: CallToolRequestParams) -> Self {
+        let CallToolRequestParams {
+            name,
+            arguments,
+            task,
+            input_responses,
+            request_state,
+            ..
+        } = params;
+        Self {
+            name,
+            arguments: Arguments::from_value(Value::Object(arguments.unwrap_or_default())),
+            task,
+            input_responses,
+            request_state,
+        }
+    }
+
+    /// The params read from the text received, the arguments kept as text; the params back
+    /// when they are a value, or when the text is not what the typed params accept (they
+    /// then answer with the error they always did).
+    fn from_text(params: McpParams) -> Result<Self, McpParams> {
+        let Some(raw) = params.raw() else {
+            return Err(params);
+        };
+        let text = raw.get();
+        let Ok(p) = serde_json::from_str::<TextParams<'_>>(text) else {
+            return Err(params);
+        };
+        let range = match p.arguments.map(RawValue::get) {
+            None => None,
+            Some(args) if args.starts_with('{') => {
+                let start = (args.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+                let range = start..start.wrapping_add(args.len());
+                if text.get(range.clone()) != Some(args) {
+                    return Err(params);
+                }
+                Some(range)
+            }
+            // Not an object: the typed params' error.
+            Some(_) => return Err(params),
+        };
+        let (name, task, input_responses, request_state) =
+            (p.name, p.task, p.input_responses, p.request_state);
+        let raw = params.into_raw()?;
+        Ok(Self {
+            name,
+            arguments: Arguments::from_text(raw, range),
+            task,
+            input_responses,
+            request_state,
+        })
+    }
+}
+
+/// The `tools/call` handler: params read from their text when they are still text (no
+/// `Value` of the arguments is built: the input schema checks their text, `Args<T>` reads
+/// `T` from it), else from the value a layer made, as any typed handler's.
+pub(crate) fn handler(shared: &Arc<Shared>) -> Arc<RequestFn> {
+    let sh = shared.clone();
+    let typed = erase_request(move |ctx, p: CallToolRequestParams| {
+        call(&sh, ctx, CallParams::from_typed(p))
+    });
+    let shared = shared.clone();
+    Arc::new(
+        move |ctx, params: McpParams| match CallParams::from_text(params) {
+            Ok(p) => {
+                let answer = call(&shared, ctx, p);
+                Box::pin(async move { Ok(Output::Typed(Box::new(answer.await?))) })
+            }
+            Err(params) => typed(ctx, params),
+        },
+    )
+}
+
 /// `tools/call`: an unknown tool is a protocol error (-32602); a handler's failure is a tool
 /// result with `isError: true`. The handler's resolvers run first; at 2026-07-28 open
 /// questions make the result an `InputRequiredResult`. A task-capable tool may run as a task
 /// (see [`crate::tasks`]): the resolvers still run first, then the handler in the background.
-pub(crate) fn call(
+fn call(
     shared: &Arc<Shared>,
     ctx: RequestContext,
-    params: CallToolRequestParams,
+    params: CallParams,
 ) -> BoxFuture<'static, Result<CallAnswer, HandlerError>> {
     // The checks run here, synchronously; each outcome gets the smallest future that serves it
     // (the common one holds only the handler's future), as every call moves its future into
     // a box.
-    let CallToolRequestParams {
+    let CallParams {
         name,
         arguments,
         task,
         input_responses,
         request_state,
-        ..
     } = params;
     let Some(entry) = shared.tools.get(&name) else {
         let shown = ferromcp_types::jsonrpc::echo(&name);
@@ -324,10 +431,9 @@ pub(crate) fn call(
         },
         None => crate::tasks::Mode::Plain,
     };
-    let arguments = Value::Object(arguments.unwrap_or_default());
     // Arguments that do not fit the schema are a tool error the model can read and correct,
     // not a protocol error.
-    let invalid = entry.validator.validate(&arguments).err();
+    let invalid = check(&entry.validator, &arguments).err();
     let call = HandlerCall {
         ctx,
         name,
@@ -393,6 +499,15 @@ pub(crate) fn call(
             )),
         }
     })
+}
+
+/// The arguments against the input schema: their text as received, or their value (the same
+/// verdicts and errors either way).
+fn check(schema: &Schema, arguments: &Arguments) -> Result<(), ValidationErrors> {
+    match arguments.text() {
+        Some(text) => schema.validate_json(text),
+        None => schema.validate(arguments.value()),
+    }
 }
 
 /// The tool registry answers for the tools' `x-mcp-header` annotations, current as tools are

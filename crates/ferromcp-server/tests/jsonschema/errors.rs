@@ -25,7 +25,7 @@ fn errors_are_collected_and_capped() {
         &Limits::default().with_max_errors(2),
     )
     .unwrap();
-    assert_eq!(s.validate(&json!([1, 2, 3])).unwrap_err().len(), 2);
+    assert_eq!(bad(&s, json!([1, 2, 3])).len(), 2);
 }
 
 #[test]
@@ -86,5 +86,37 @@ fn malformed_keywords_are_compile_errors() {
             Schema::compile(&schema, &Limits::default()).is_err(),
             "{schema}"
         );
+    }
+}
+
+/// S145: `validate_json` takes well-formed JSON; text that is not, where the walk reads it,
+/// is an error of keyword `json` (after whatever the walk found before it), never a panic,
+/// and `is_valid_json` says invalid. Whitespace around the value is fine.
+#[test]
+fn s145_malformed_text_is_an_error_not_a_panic() {
+    let s = compile(
+        json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}}),
+    );
+    assert!(s.validate_json(" \n{\"a\": [1, 2]}\t").is_ok());
+    for text in [
+        "",
+        "{",
+        "[",
+        "\"",
+        "-",
+        "nul",
+        r#"{"a":[1,}"#,
+        r#"{"a":[1 2]}"#,
+        r#"{"a":tru}"#,
+        r#"{"a":["x}"#,
+        r#"{"a":[1e999]}"#,
+        r#"{"a":[1,2"#,
+        r#"{"a" 1}"#,
+    ] {
+        let e = s.validate_json(text).unwrap_err();
+        let last = e.errors.last().unwrap();
+        assert_eq!(last.keyword, "json", "{text}: {e}");
+        assert_eq!(last.message, "not valid JSON");
+        assert!(!s.is_valid_json(text), "{text}");
     }
 }

@@ -15,13 +15,28 @@ fn nested_arrays(depth: usize) -> Value {
     v
 }
 
+/// The text of [`nested_arrays`], written without recursion.
+fn nested_text(depth: usize) -> String {
+    format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+}
+
 /// Checks `instance` (which may be too deep to drop or clone on a test thread's stack) and
-/// leaks it.
-fn check_deep(schema: &Schema, instance: Value) -> Option<ValidationErrors> {
+/// leaks it; `text` is its JSON text, which must give the same answer (S138, S145).
+fn check_deep(schema: &Schema, instance: Value, text: &str) -> Option<ValidationErrors> {
     let verdict = schema.is_valid(&instance);
     let result = schema.validate(&instance).err();
     assert_eq!(verdict, result.is_none());
     std::mem::forget(instance);
+    assert_eq!(
+        schema.validate_json(text).err(),
+        result,
+        "the text's errors differ"
+    );
+    assert_eq!(
+        schema.is_valid_json(text),
+        verdict,
+        "the text's verdict differs"
+    );
     result
 }
 
@@ -31,7 +46,7 @@ fn deep_instance_is_an_error_not_a_stack_overflow() {
         json!({"$defs": {"n": {"type": ["array", "integer"], "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}),
     );
     ok(&s, nested_arrays(60));
-    let e = check_deep(&s, nested_arrays(5_000)).unwrap();
+    let e = check_deep(&s, nested_arrays(5_000), &nested_text(5_000)).unwrap();
     assert_eq!(e.errors[0].keyword, "maxDepth");
     assert!(e.errors[0].message.contains("deeper than 64"), "{e}");
     // uniqueItems compares deep values within the same bound; const and enum stop at the
@@ -40,15 +55,33 @@ fn deep_instance_is_an_error_not_a_stack_overflow() {
     let e = check_deep(
         &s,
         Value::Array(vec![nested_arrays(5_000), nested_arrays(5_000)]),
+        &format!("[{},{}]", nested_text(5_000), nested_text(5_000)),
     )
     .unwrap();
     assert_eq!(e.errors[0].keyword, "maxDepth");
-    let e = check_deep(&compile(json!({"const": [[1]]})), nested_arrays(5_000)).unwrap();
+    let e = check_deep(
+        &compile(json!({"const": [[1]]})),
+        nested_arrays(5_000),
+        &nested_text(5_000),
+    )
+    .unwrap();
     assert_eq!(e.errors[0].keyword, "const");
-    let e = check_deep(&compile(json!({"enum": [[[1]]]})), nested_arrays(5_000)).unwrap();
+    let e = check_deep(
+        &compile(json!({"enum": [[[1]]]})),
+        nested_arrays(5_000),
+        &nested_text(5_000),
+    )
+    .unwrap();
     assert_eq!(e.errors[0].keyword, "enum");
     // A schema that does not descend does not care.
-    assert!(check_deep(&compile(json!({"type": "array"})), nested_arrays(5_000)).is_none());
+    assert!(
+        check_deep(
+            &compile(json!({"type": "array"})),
+            nested_arrays(5_000),
+            &nested_text(5_000)
+        )
+        .is_none()
+    );
     let s = Schema::compile(
         &json!({"items": {"items": {"items": {}}}}),
         &Limits::default().with_max_instance_depth(2),
@@ -131,18 +164,28 @@ fn huge_or_deep_schemas_are_compile_errors() {
 #[test]
 fn pathological_regex_is_linear() {
     let s = compile(json!({"pattern": "^(a*)*b$"}));
-    let input = "a".repeat(100_000);
+    let input = json!("a".repeat(100_000));
+    // Timed once on the value and once on the text; then every way, untimed.
+    let text = input.to_string();
     let started = Instant::now();
-    bad_kw(&s, json!(input), "pattern");
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "took {:?}",
-        started.elapsed()
-    );
+    assert!(s.validate(&input).is_err());
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    let started = Instant::now();
+    assert!(s.validate_json(&text).is_err());
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "took {took:?} on the text");
+    bad_kw(&s, input, "pattern");
     let s = compile(json!({"patternProperties": {"^(a|aa)+$": {"type": "integer"}}}));
-    let started = Instant::now();
     let mut map = serde_json::Map::new();
     map.insert(format!("{}!", "a".repeat(50_000)), json!("x"));
-    ok(&s, Value::Object(map));
+    let input = Value::Object(map);
+    let text = input.to_string();
+    let started = Instant::now();
+    assert!(s.validate(&input).is_ok());
     assert!(started.elapsed() < Duration::from_secs(2));
+    let started = Instant::now();
+    assert!(s.validate_json(&text).is_ok());
+    assert!(started.elapsed() < Duration::from_secs(2));
+    ok(&s, input);
 }

@@ -2,6 +2,7 @@
 //! spellings, limits and error messages.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::needless_pass_by_value)]
 
+mod differential;
 mod errors;
 mod keywords;
 mod limits;

@@ -210,7 +210,7 @@ pub struct Ask {
 pub(crate) struct AskInner {
     ctx: RequestContext,
     target: String,
-    arguments: Arc<Value>,
+    arguments: Arc<crate::mcp_server::arguments::Arguments>,
     state: Arc<StateMap>,
     round: u32,
     /// Handshake era: questions are live requests.
@@ -243,7 +243,7 @@ impl Ask {
 
     /// The call's arguments (an object; a template's variables for a resource).
     pub fn arguments(&self) -> &Value {
-        &self.inner.arguments
+        self.inner.arguments.value()
     }
 
     /// Shared state registered with `McpServerBuilder::state`.

@@ -14,10 +14,10 @@ use ferromcp_dispatch::BoxFuture;
 use ferromcp_types::jsonrpc::ErrorObject;
 use ferromcp_types::mcp::{InputRequiredResult, InputResponse, InputResponses, MaybeInputRequired};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::{Ask, AskInner, Erased, ResolveError, ResolvedValues, ResolverRef, lock};
 use crate::context::RequestContext;
+use crate::mcp_server::arguments::Arguments;
 use crate::mcp_server::extract::{HandlerCall, StateMap};
 use crate::request_state::{Binding, StateKey, StateSealer};
 
@@ -196,7 +196,7 @@ pub(crate) struct LazyAsk(Arc<LazySeed>);
 
 struct LazySeed {
     target: String,
-    arguments: Arc<Value>,
+    arguments: Arc<Arguments>,
     state: Arc<StateMap>,
     ask: OnceLock<Ask>,
 }
@@ -248,7 +248,7 @@ struct Exchange {
 struct BindingSource {
     method: &'static str,
     target: String,
-    arguments: Option<Arc<Value>>,
+    arguments: Option<Arc<Arguments>>,
     principal: Option<String>,
     built: std::sync::OnceLock<Binding>,
 }
@@ -256,7 +256,8 @@ struct BindingSource {
 impl BindingSource {
     fn get(&self) -> &Binding {
         self.built.get_or_init(|| {
-            let binding = Binding::new(self.method, self.target.clone(), self.arguments.as_deref());
+            let arguments = self.arguments.as_deref().map(Arguments::value);
+            let binding = Binding::new(self.method, self.target.clone(), arguments);
             match &self.principal {
                 Some(p) => binding.with_principal(p.clone()),
                 None => binding,
