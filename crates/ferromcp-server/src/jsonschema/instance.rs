@@ -10,7 +10,6 @@
 
 use std::borrow::Cow;
 
-use ferromcp_types::tables::ObjectMembers;
 use serde_json::{Map, Number, Value};
 
 /// What an instance is, one level deep.
@@ -109,11 +108,26 @@ impl<'a> Members<'a, &'a Value> for &'a Map<String, Value> {
 #[derive(Clone, Copy)]
 pub(crate) struct Text<'a>(pub(crate) &'a str);
 
-/// An object's members read from its text: (key, value text) in [`Map`] order.
-pub(crate) struct TextObject<'a> {
-    members: Vec<(Cow<'a, str>, Text<'a>)>,
-    /// Whether the keys are in ascending order (then `get` searches by halves).
-    sorted: bool,
+/// How many members an object keeps in place, with no allocation: all of them when their
+/// keys have no escapes and come in ascending order (the common case).
+const INLINE: usize = 6;
+
+/// An object's members read from its text: (key, value text) in [`Map`] order, each key once.
+pub(crate) struct TextObject<'a>(ObjectRepr<'a>);
+
+enum ObjectRepr<'a> {
+    /// The first `len` of `members`: keys without escapes, strictly ascending (the order a
+    /// `Map` of them iterates in, whatever its ordering), so each key once.
+    Inline {
+        len: usize,
+        members: [(&'a str, Text<'a>); INLINE],
+    },
+    /// Any other object.
+    Heap {
+        members: Vec<(Cow<'a, str>, Text<'a>)>,
+        /// Whether the keys are in ascending order (then `get` searches by halves).
+        sorted: bool,
+    },
 }
 
 impl<'a> Instance<'a> for Text<'a> {
@@ -123,15 +137,13 @@ impl<'a> Instance<'a> for Text<'a> {
     fn kind(self) -> Kind<'a, Self> {
         let text = self.0;
         match text.as_bytes().first() {
-            Some(b'{') => object(text).map_or(Kind::Malformed, Kind::Object),
+            Some(b'{') => object(text),
             Some(b'[') => array(text).map_or(Kind::Malformed, Kind::Array),
             Some(b'"') => string(text).map_or(Kind::Malformed, Kind::String),
             Some(b'n') if text == "null" => Kind::Null,
             Some(b't') if text == "true" => Kind::Bool(true),
             Some(b'f') if text == "false" => Kind::Bool(false),
-            Some(b'-' | b'0'..=b'9') => {
-                serde_json::from_str::<Number>(text).map_or(Kind::Malformed, Kind::Number)
-            }
+            Some(b'-' | b'0'..=b'9') => number(text).map_or(Kind::Malformed, Kind::Number),
             _ => Kind::Malformed,
         }
     }
@@ -157,32 +169,78 @@ impl<'a> Items<'a, Text<'a>> for Vec<Text<'a>> {
 
 impl<'a> Members<'a, Text<'a>> for TextObject<'a> {
     fn len(&self) -> usize {
-        self.members.len()
+        match &self.0 {
+            ObjectRepr::Inline { len, .. } => *len,
+            ObjectRepr::Heap { members, .. } => members.len(),
+        }
     }
 
     fn get(&self, key: &str) -> Option<Text<'a>> {
-        if self.sorted {
-            let i = self
-                .members
-                .binary_search_by(|(k, _)| k.as_ref().cmp(key))
-                .ok()?;
-            return self.members.get(i).map(|(_, v)| *v);
+        match &self.0 {
+            ObjectRepr::Inline { len, members } => members
+                .get(..*len)?
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| *v),
+            ObjectRepr::Heap {
+                members,
+                sorted: true,
+            } => {
+                let i = members
+                    .binary_search_by(|(k, _)| k.as_ref().cmp(key))
+                    .ok()?;
+                members.get(i).map(|(_, v)| *v)
+            }
+            ObjectRepr::Heap { members, .. } => members
+                .iter()
+                .find(|(k, _)| k.as_ref() == key)
+                .map(|(_, v)| *v),
         }
-        self.members
-            .iter()
-            .find(|(k, _)| k.as_ref() == key)
-            .map(|(_, v)| *v)
     }
 
     fn iter(&self) -> impl Iterator<Item = (&str, Text<'a>)> + '_ {
-        self.members.iter().map(|(k, v)| (k.as_ref(), *v))
+        let (inline, heap): (&[(&'a str, Text<'a>)], &[(Cow<'a, str>, Text<'a>)]) = match &self.0 {
+            ObjectRepr::Inline { len, members } => (members.get(..*len).unwrap_or_default(), &[]),
+            ObjectRepr::Heap { members, .. } => (&[], members),
+        };
+        let inline = inline.iter().map(|(k, v)| (*k, *v));
+        inline.chain(heap.iter().map(|(k, v)| (k.as_ref(), *v)))
     }
+}
+
+/// A number's text as the [`Number`] serde_json parses it to: a short integer read here
+/// (what serde_json makes of it: `u64`, or `i64` when negative; `-0` is left to serde_json,
+/// which makes it a float), anything else by serde_json.
+fn number(text: &str) -> Option<Number> {
+    let (negative, digits) = match text.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        all => (false, all),
+    };
+    // At most 18 digits: below 10^18, in range of both u64 and i64. No leading zero.
+    if let [first, ..] = digits
+        && digits.len() <= 18
+        && (*first != b'0' || digits.len() == 1)
+        && digits.iter().all(u8::is_ascii_digit)
+    {
+        let n = digits
+            .iter()
+            .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+        if !negative {
+            return Some(Number::from(n));
+        }
+        if let Ok(n) = i64::try_from(n)
+            && n != 0
+        {
+            return Some(Number::from(-n));
+        }
+    }
+    serde_json::from_str::<Number>(text).ok()
 }
 
 /// The content of a string's text, borrowed when it has no escapes.
 fn string(text: &str) -> Option<Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
+    if inner.as_bytes().contains(&b'\\') {
         serde_json::from_str::<String>(text).ok().map(Cow::Owned)
     } else {
         Some(Cow::Borrowed(inner))
@@ -192,19 +250,62 @@ fn string(text: &str) -> Option<Cow<'_, str>> {
 /// An object's members in the order a [`Map`] parsed from the text iterates them, each key
 /// once with its last value (as the parse keeps it). Keys already in ascending order, none
 /// repeated (the common case) are that order under either of `Map`'s orderings (sorted, or
-/// insertion with `preserve_order`); otherwise a `Map` of the keys says what the order is.
-fn object(text: &str) -> Option<TextObject<'_>> {
-    let mut walk = ObjectMembers::new(text);
-    let members: Vec<(Cow<'_, str>, Text<'_>)> = walk.by_ref().map(|(k, v)| (k, Text(v))).collect();
-    if walk.is_broken() {
-        return None;
+/// insertion with `preserve_order`): up to [`INLINE`] of them without escapes are kept in
+/// place; otherwise a `Map` of the keys says what the order is.
+fn object(text: &str) -> Kind<'_, Text<'_>> {
+    let mut walk = MemberWalk { text, pos: 1 };
+    let mut inline = [("", Text("")); INLINE];
+    let mut len = 0;
+    let spilled = loop {
+        let Some(member) = walk.next() else {
+            return Kind::Malformed;
+        };
+        let Some((key, value)) = member else {
+            return Kind::Object(TextObject(ObjectRepr::Inline {
+                len,
+                members: inline,
+            }));
+        };
+        let ascending = match len.checked_sub(1).and_then(|last| inline.get(last)) {
+            Some((last, _)) => *last < key.inner,
+            None => true,
+        };
+        match inline.get_mut(len) {
+            Some(slot) if !key.escaped && ascending => {
+                *slot = (key.inner, value);
+                len += 1;
+            }
+            _ => break (key, value),
+        }
+    };
+    spill(&inline[..len], spilled, walk).map_or(Kind::Malformed, Kind::Object)
+}
+
+/// The rest of [`object`] once the members stop fitting in place: `kept` so far, then
+/// `next`, then the rest of `walk`.
+fn spill<'a>(
+    kept: &[(&'a str, Text<'a>)],
+    next: (Key<'a>, Text<'a>),
+    mut walk: MemberWalk<'a>,
+) -> Option<TextObject<'a>> {
+    let mut members: Vec<(Cow<'a, str>, Text<'a>)> = Vec::with_capacity(kept.len() * 2 + 1);
+    members.extend(kept.iter().map(|(k, v)| (Cow::Borrowed(*k), *v)));
+    let (key, value) = next;
+    members.push((key.unquoted()?, value));
+    while let Some((key, value)) = walk.next()? {
+        members.push((key.unquoted()?, value));
     }
+    Some(in_map_order(members))
+}
+
+/// `members` (in text order) in [`Map`] order, each key once with its last value.
+fn in_map_order<'a>(members: Vec<(Cow<'a, str>, Text<'a>)>) -> TextObject<'a> {
     let sorted = members.windows(2).all(|w| match w {
         [a, b] => a.0 < b.0,
         _ => true,
     });
     if sorted {
-        return Some(TextObject { members, sorted });
+        return TextObject(ObjectRepr::Heap { members, sorted });
     }
     let mut order = Map::new();
     for (i, (key, _)) in members.iter().enumerate() {
@@ -223,7 +324,71 @@ fn object(text: &str) -> Option<TextObject<'_>> {
         [a, b] => a.0 < b.0,
         _ => true,
     });
-    Some(TextObject { members, sorted })
+    TextObject(ObjectRepr::Heap { members, sorted })
+}
+
+/// A member's key as written: its text between the quotes, and whether it has escapes.
+pub(crate) struct Key<'a> {
+    inner: &'a str,
+    escaped: bool,
+}
+
+impl<'a> Key<'a> {
+    /// The key's content: borrowed, or unescaped when it has escapes (`None`: a bad escape).
+    pub(crate) fn unquoted(&self) -> Option<Cow<'a, str>> {
+        if !self.escaped {
+            return Some(Cow::Borrowed(self.inner));
+        }
+        let mut quoted = String::with_capacity(self.inner.len() + 2);
+        quoted.push('"');
+        quoted.push_str(self.inner);
+        quoted.push('"');
+        serde_json::from_str::<String>(&quoted).ok().map(Cow::Owned)
+    }
+}
+
+/// An object's members, one level deep, in text order: the walk of
+/// `ferromcp_types::tables::ObjectMembers` (what it accepts, this accepts), without
+/// unescaping keys that no one asks for.
+pub(crate) struct MemberWalk<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> MemberWalk<'a> {
+    /// The members of `text`, when it starts as an object does.
+    pub(crate) fn new(text: &'a str) -> Option<Self> {
+        text.starts_with('{').then_some(Self { text, pos: 1 })
+    }
+
+    /// The next member; `Some(None)` at the end, `None` where the text stops being an object.
+    pub(crate) fn next(&mut self) -> Option<Option<(Key<'a>, Text<'a>)>> {
+        let b = self.text.as_bytes();
+        let mut i = skip_ws(b, self.pos);
+        match *b.get(i)? {
+            b'}' => return Some(None),
+            b',' => i = skip_ws(b, i + 1),
+            _ => {}
+        }
+        if *b.get(i)? != b'"' {
+            return None;
+        }
+        let (key_end, escaped) = string_end_escaped(b, i)?;
+        let inner = self.text.get(i + 1..key_end - 1)?;
+        i = skip_ws(b, key_end);
+        if *b.get(i)? != b':' {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        // An empty scalar is kept (and is `Malformed` where a keyword reads it).
+        let end = match *b.get(i)? {
+            b',' | b'}' | b']' => i,
+            _ => value_end(b, i)?,
+        };
+        let value = self.text.get(i..end)?;
+        self.pos = end;
+        Some(Some((Key { inner, escaped }, Text(value))))
+    }
 }
 
 /// An array's items, each as its text.
@@ -255,42 +420,60 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 
 /// The end (exclusive) of the string that starts at `i` (a quote).
 fn string_end(b: &[u8], i: usize) -> Option<usize> {
+    string_end_escaped(b, i).map(|(end, _)| end)
+}
+
+/// [`string_end`], and whether the string has an escape in it.
+#[inline]
+fn string_end_escaped(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let mut j = i + 1;
+    let mut escaped = false;
     loop {
+        j = quote_or_backslash(b, j)?;
         match b.get(j)? {
-            b'"' => return Some(j + 1),
-            b'\\' => j += 2,
-            _ => j += 1,
+            b'"' => return Some((j + 1, escaped)),
+            _ => {
+                escaped = true;
+                j += 2;
+            }
         }
+    }
+}
+
+/// The first quote or backslash at or after `j`: eight bytes at a time (a key of a few
+/// letters and its closing quote are one word; a long string costs a fraction of an
+/// instruction per byte), byte by byte for the last few.
+#[inline]
+fn quote_or_backslash(b: &[u8], mut j: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    while let Some(&[b0, b1, b2, b3, b4, b5, b6, b7]) = b.get(j..j + 8) {
+        let w = u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7]);
+        // A zero byte of `w ^ c` is a byte equal to `c`; the lowest flagged byte is exact.
+        let (q, s) = (w ^ QUOTES, w ^ BACKSLASHES);
+        let found = (q.wrapping_sub(ONES) & !q | s.wrapping_sub(ONES) & !s) & HIGHS;
+        if found != 0 {
+            return Some(j + (found.trailing_zeros() / 8) as usize);
+        }
+        j += 8;
+    }
+    loop {
+        if matches!(b.get(j)?, b'"' | b'\\') {
+            return Some(j);
+        }
+        j += 1;
     }
 }
 
 /// The end (exclusive) of the value that starts at `i`: containers by counting brackets
 /// outside strings (no recursion, whatever the nesting).
+#[inline]
 fn value_end(b: &[u8], i: usize) -> Option<usize> {
     match b.get(i)? {
         b'"' => string_end(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match b.get(j)? {
-                    b'"' => {
-                        j = string_end(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
+        b'{' | b'[' => container_end(b, i),
         _ => {
             let mut j = i;
             while b
@@ -301,6 +484,29 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
             }
             (j > i).then_some(j)
         }
+    }
+}
+
+/// [`value_end`] of an array or an object.
+fn container_end(b: &[u8], i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut j = i;
+    loop {
+        match b.get(j)? {
+            b'"' => {
+                j = string_end(b, j)?;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(j + 1);
+                }
+            }
+            _ => {}
+        }
+        j += 1;
     }
 }
 

@@ -80,6 +80,7 @@ pub use error::{SchemaError, ValidationError, ValidationErrors};
 pub use limits::{InvalidPatternPolicy, Limits, UnknownKeywordPolicy};
 
 use compile::Node;
+pub(crate) use instance::MemberWalk;
 use instance::{Instance, Text};
 use validate::{Budget, Evaluator, Path};
 

@@ -302,12 +302,13 @@ impl<'s> Evaluator<'s> {
                 );
             }
         }
-        match kind {
+        // By reference: an object's members are kept in place, not moved again.
+        match &kind {
             Kind::Number(n) => {
                 let check = |bound: &Option<serde_json::Number>, ok: fn(Ordering) -> bool| {
                     bound
                         .as_ref()
-                        .filter(|b| !cmp_numbers(&n, b).is_some_and(ok))
+                        .filter(|b| !cmp_numbers(n, b).is_some_and(ok))
                         .cloned()
                 };
                 if let Some(b) = check(&kw.minimum, Ordering::is_ge) {
@@ -323,7 +324,7 @@ impl<'s> Evaluator<'s> {
                     fail!("exclusiveMaximum", format!("must be < {b}, got {n}"));
                 }
                 if let Some(m) = &kw.multiple_of
-                    && !is_multiple_of(&n, m)
+                    && !is_multiple_of(n, m)
                 {
                     fail!("multipleOf", format!("must be a multiple of {m}, got {n}"));
                 }
@@ -416,7 +417,7 @@ impl<'s> Evaluator<'s> {
                     }
                 }
                 if kw.unique_items {
-                    match self.duplicates::<I>(&items, depth_left, path) {
+                    match self.duplicates::<I>(items, depth_left, path) {
                         Ok(None) => {}
                         Ok(Some((a, b))) => {
                             fail!("uniqueItems", format!("items {a} and {b} are equal"))
@@ -429,7 +430,7 @@ impl<'s> Evaluator<'s> {
                 }
             }
             Kind::Object(map) => {
-                if !self.object(kw, inst, &map, path, rec) {
+                if !self.object(kw, inst, map, path, rec) {
                     valid = false;
                     if !self.keep_going() {
                         return false;

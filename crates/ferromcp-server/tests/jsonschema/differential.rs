@@ -148,3 +148,89 @@ fn generated_texts_answer_as_their_values() {
     // Both verdicts occur, often.
     assert!(invalid > 3_000 && invalid < 24_000, "{invalid}");
 }
+
+/// S147: the text walk's short cuts answer as the value does: strings long enough to be
+/// searched eight bytes at a time, with a quote, a backslash or an escape at every offset
+/// (as values and as keys, so a wrong end shifts every later member); objects of more members
+/// than are kept in place, in order, reversed and repeated; integers at the edges of the
+/// short parse (18 and 19 digits, `i64`/`u64` bounds, `-0`).
+#[test]
+fn s147_short_cuts_answer_as_their_values() {
+    let mut texts = Vec::new();
+    for len in 0..40 {
+        for special in [r#"\""#, r"\\", r"\n", r"\u0041", "é"] {
+            for at in [0, len / 2, len] {
+                let mut s = "x".repeat(len);
+                s.insert_str(at, special);
+                texts.push(format!(r#"{{"s":"{s}","n":5}}"#));
+                texts.push(format!(r#"{{"{s}":"v","n":5}}"#));
+                texts.push(format!(r#"["{s}",5,"{s}"]"#));
+            }
+        }
+        texts.push(format!(r#"{{"s":"{}","n":5}}"#, "y".repeat(len)));
+    }
+    for n in [7, 8, 9, 12] {
+        let keys: Vec<String> = (0..n).map(|i| format!("k{i:02}")).collect();
+        let members = |keys: &[String]| -> Vec<String> {
+            keys.iter()
+                .map(|k| format!(r#""{k}":{}"#, k.len()))
+                .collect()
+        };
+        let ordered = members(&keys);
+        let mut reversed = ordered.clone();
+        reversed.reverse();
+        let mut repeated = ordered.clone();
+        repeated.push(r#""k01":"again""#.to_owned());
+        let mut escaped = ordered.clone();
+        escaped.push(r#""k\u0030":true"#.to_owned());
+        for m in [ordered, reversed, repeated, escaped] {
+            texts.push(format!("{{{}}}", m.join(",")));
+        }
+    }
+    for n in [
+        "0",
+        "-0",
+        "10",
+        "-10",
+        "999999999999999999",
+        "-999999999999999999",
+        "1000000000000000000",
+        "-1000000000000000000",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551615",
+        "18446744073709551616",
+    ] {
+        texts.push(n.to_owned());
+        texts.push(format!("[{n},{n}]"));
+    }
+    let schemas: Vec<_> = [
+        json!({"type": "object", "properties": {"s": {"type": "string", "maxLength": 20,
+            "pattern": "^x*$"}, "n": {"type": "string"}, "k01": {"type": "integer"},
+            "k05": {"type": "string"}, "k0": {"type": "boolean"}},
+            "required": ["k00", "k08", "k11", "n"], "propertyNames": {"maxLength": 12},
+            "additionalProperties": {"type": "string", "minLength": 2}, "maxProperties": 8}),
+        json!({"items": {"type": "string", "maxLength": 12}, "uniqueItems": true}),
+        json!({"type": "integer", "maximum": 999_999_999_999_999_999_u64,
+            "exclusiveMinimum": -999_999_999_999_999_999_i64, "multipleOf": 3}),
+        json!({"enum": [999_999_999_999_999_999_u64, -1_000_000_000_000_000_000_i64, -0.0,
+            18_446_744_073_709_551_615_u64, [10, 10]]}),
+        json!({"items": {"const": -10}, "uniqueItems": true}),
+    ]
+    .into_iter()
+    .map(compile)
+    .collect();
+    for t in &texts {
+        let parsed: Value = serde_json::from_str(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+        for schema in &schemas {
+            let _ = same_on_text(schema, &parsed, t);
+        }
+    }
+    // Digits that are not a JSON number are not read as one.
+    for bad in ["01", "-01", "00", "-", "1-", "12a"] {
+        let errors = schemas[2].validate_json(bad).unwrap_err();
+        assert_eq!(errors.errors[0].keyword, "json", "{bad}");
+        assert!(!schemas[2].is_valid_json(bad), "{bad}");
+    }
+}
