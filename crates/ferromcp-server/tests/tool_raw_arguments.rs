@@ -396,3 +396,109 @@ async fn s144_a_state_bound_to_text_arguments_opens_for_the_same_value() {
     })
     .await;
 }
+
+impl Wire {
+    /// `tools/call` with the params' members `members` as written (the envelope first at
+    /// 2026-07-28); the whole answer, without its id.
+    async fn call_with(&mut self, members: &str) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let meta = if self.modern {
+            format!(r#""_meta":{ENVELOPE},"#)
+        } else {
+            String::new()
+        };
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{meta}{members}}}}}"#
+        ))
+        .await;
+        let mut answer = self.read().await;
+        assert_eq!(answer["id"], id, "{answer}");
+        answer.as_object_mut().unwrap().remove("id");
+        answer
+    }
+}
+
+/// S148: `tools/call` params read from their text (one walk of their members) answer as the
+/// typed params read from a value do: members in any order, escaped keys, unknown members
+/// ignored; a name that is not a string, no name, a member of the wrong type (`arguments:
+/// null`, `_meta: null`, `task`, `requestState`) are the same -32602 (a repeated member, the
+/// decoder's -32600); in both eras (`_meta` cases in the handshake era, where the envelope
+/// does not read it).
+#[tokio::test]
+async fn s148_params_read_from_text_answer_as_typed_params() {
+    within(async {
+        const ADD: &str = r#""arguments":{"a":2,"b":3}"#;
+        let both = [
+            (r#""name":"add","#.to_owned() + ADD, Ok("5")),
+            (r#""n\u0061me":"add","#.to_owned() + ADD, Ok("5")),
+            (ADD.to_owned() + r#","name":"a\u0064d""#, Ok("5")),
+            (
+                r#""name":"add","x":[1,{"}":"{"}],"#.to_owned() + ADD + r#","y":0"#,
+                Ok("5"),
+            ),
+            (r#""name":"raw","arguments":null"#.to_owned(), Err(-32602)),
+            (
+                r#""name":"add","name":"add","#.to_owned() + ADD,
+                Err(-32600),
+            ),
+            (
+                r#""name":"add","arguments":{},"#.to_owned() + ADD,
+                Err(-32600),
+            ),
+            (r#""name":5,"#.to_owned() + ADD, Err(-32602)),
+            (ADD.to_owned(), Err(-32602)),
+            (
+                r#""name":"add","requestState":5,"#.to_owned() + ADD,
+                Err(-32602),
+            ),
+            (
+                r#""name":"add","task":{"ttl":"x"},"#.to_owned() + ADD,
+                Err(-32602),
+            ),
+        ];
+        let long_meta = format!(r#""_meta":{{"k":"{}"}},"#, "x".repeat(300));
+        let handshake = [
+            (r#""_meta":{"k":1},"name":"add","#.to_owned() + ADD, Ok("5")),
+            (
+                r#""_meta":null,"name":"add","#.to_owned() + ADD,
+                Err(-32602),
+            ),
+            (long_meta + r#""name":"add","# + ADD, Ok("5")),
+            (r#""_meta":5,"name":"add","#.to_owned() + ADD, Err(-32602)),
+            (r#""_meta":[],"name":"add","#.to_owned() + ADD, Err(-32602)),
+        ];
+        for modern in [false, true] {
+            let cases: Vec<&(String, Result<&str, i64>)> = if modern {
+                both.iter().collect()
+            } else {
+                both.iter().chain(&handshake).collect()
+            };
+            let mut answers = Vec::new();
+            for value_path in [false, true] {
+                let mut w = Wire::open(&server(value_path, |b| b), modern).await;
+                let mut got = Vec::new();
+                for (members, _) in &cases {
+                    got.push(w.call_with(members).await);
+                }
+                answers.push(got);
+            }
+            assert_eq!(answers[0], answers[1], "{modern}");
+            for (r, (members, want)) in answers[0].iter().zip(&cases) {
+                match want {
+                    Ok(t) => assert_eq!(text(r), *t, "{members}: {r}"),
+                    Err(code) => assert_eq!(r["error"]["code"], *code, "{members}: {r}"),
+                }
+            }
+        }
+        // A `_meta` no value holds (a number out of range) fails on the text as the typed
+        // params fail: -32700, serde_json's syntax error (the value path cannot make a value of
+        // it at all).
+        let mut w = Wire::open(&server(false, |b| b), false).await;
+        let r = w
+            .call_with(&(r#""_meta":{"k":1e400},"name":"add","#.to_owned() + ADD))
+            .await;
+        assert_eq!(r["error"]["code"], -32700, "{r}");
+    })
+    .await;
+}

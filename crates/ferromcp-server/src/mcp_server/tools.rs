@@ -23,7 +23,7 @@ use super::resolve::{self, ResolverRef, Round};
 use super::schema::object_schema;
 use crate::context::RequestContext;
 use crate::handler_fn::{Output, RequestFn, erase_request};
-use crate::jsonschema::{Limits, Schema, ValidationErrors};
+use crate::jsonschema::{Limits, MemberWalk, Schema, ValidationErrors};
 use crate::middleware::McpParams;
 use crate::server::BuildError;
 
@@ -323,6 +323,86 @@ struct TextParams<'a> {
     request_state: Option<String>,
 }
 
+/// What [`CallParams::from_text`] reads: [`TextParams`], the arguments as their text.
+struct ReadParams<'a> {
+    name: String,
+    arguments: Option<&'a str>,
+    task: Option<TaskMetadata>,
+    input_responses: Option<InputResponses>,
+    request_state: Option<String>,
+}
+
+/// The longest `_meta` the walk reads on its own: far too short to nest as deep as serde_json
+/// reads (128 levels), so reading it alone or inside the params fails alike.
+const SHORT_META: usize = 200;
+
+impl<'a> ReadParams<'a> {
+    /// The params of `text` as serde reads [`TextParams`] (`None` where it fails).
+    fn read(text: &'a str) -> Option<Self> {
+        if let Some(p) = Self::walk(text) {
+            return Some(p);
+        }
+        let p = serde_json::from_str::<TextParams<'a>>(text).ok()?;
+        Some(Self {
+            name: p.name,
+            arguments: p.arguments.map(RawValue::get),
+            task: p.task,
+            input_responses: p.input_responses,
+            request_state: p.request_state,
+        })
+    }
+
+    /// Params of only `name`, `arguments` and a short `_meta` (any call but a task's or a
+    /// multi-round retry's; other members are ignored, as serde ignores them) by one walk of
+    /// the members, each read as serde reads it: a repeated member, a name that is not a
+    /// string, arguments that are neither an object nor `null`, a `_meta` that is neither:
+    /// `None`. So is anything else, which is then left to serde.
+    fn walk(text: &'a str) -> Option<Self> {
+        let mut name = None;
+        let mut arguments = None;
+        let mut meta = false;
+        let mut members = MemberWalk::new(text)?;
+        while let Some((key, value)) = members.next()? {
+            let value = value.0;
+            match key.unquoted()?.as_ref() {
+                "name" if name.is_none() => name = Some(json_string(value)?),
+                "arguments" if arguments.is_none() => {
+                    arguments = Some(match value.as_bytes().first() {
+                        Some(b'{') => Some(value),
+                        Some(b'n') if value == "null" => None,
+                        _ => return None,
+                    });
+                }
+                "_meta" if !meta && value.len() <= SHORT_META => {
+                    meta = true;
+                    serde_json::from_str::<Option<Meta>>(value).ok()?;
+                }
+                "name" | "arguments" | "_meta" | "task" | "inputResponses" | "requestState" => {
+                    return None;
+                }
+                _ => {}
+            }
+        }
+        Some(Self {
+            name: name?,
+            arguments: arguments.flatten(),
+            task: None,
+            input_responses: None,
+            request_state: None,
+        })
+    }
+}
+
+/// The content of a JSON string's text, as serde reads a `String` from it (`None`: not a
+/// string).
+fn json_string(text: &str) -> Option<String> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    if !inner.as_bytes().contains(&b'\\') {
+        return Some(inner.to_owned());
+    }
+    serde_json::from_str(text).ok()
+}
+
 impl CallParams {
     fn from_typed(params: CallToolRequestParams) -> Self {
         let CallToolRequestParams {
@@ -350,10 +430,10 @@ impl CallParams {
             return Err(params);
         };
         let text = raw.get();
-        let Ok(p) = serde_json::from_str::<TextParams<'_>>(text) else {
+        let Some(p) = ReadParams::read(text) else {
             return Err(params);
         };
-        let range = match p.arguments.map(RawValue::get) {
+        let range = match p.arguments {
             None => None,
             Some(args) if args.starts_with('{') => {
                 let start = (args.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
