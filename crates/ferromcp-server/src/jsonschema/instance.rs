@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 
+use ferromcp_types::tables::ObjectMembers;
 use serde_json::{Map, Number, Value};
 
 /// What an instance is, one level deep.
@@ -111,6 +112,11 @@ pub(crate) struct Text<'a>(pub(crate) &'a str);
 /// How many members an object keeps in place, with no allocation: all of them when their
 /// keys have no escapes and come in ascending order (the common case).
 const INLINE: usize = 6;
+
+/// From this many bytes on, an object's members are found by `ObjectMembers`, whose string
+/// search is vectorized (`memchr`): a long string costs less per byte there, a short member
+/// more than here.
+pub(crate) const LONG_OBJECT: usize = 256;
 
 /// An object's members read from its text: (key, value text) in [`Map`] order, each key once.
 pub(crate) struct TextObject<'a>(ObjectRepr<'a>);
@@ -253,6 +259,9 @@ fn string(text: &str) -> Option<Cow<'_, str>> {
 /// insertion with `preserve_order`): up to [`INLINE`] of them without escapes are kept in
 /// place; otherwise a `Map` of the keys says what the order is.
 fn object(text: &str) -> Kind<'_, Text<'_>> {
+    if text.len() >= LONG_OBJECT {
+        return long_object(text).map_or(Kind::Malformed, Kind::Object);
+    }
     let mut walk = MemberWalk { text, pos: 1 };
     let mut inline = [("", Text("")); INLINE];
     let mut len = 0;
@@ -279,6 +288,16 @@ fn object(text: &str) -> Kind<'_, Text<'_>> {
         }
     };
     spill(&inline[..len], spilled, walk).map_or(Kind::Malformed, Kind::Object)
+}
+
+/// [`object`] of a long text.
+fn long_object(text: &str) -> Option<TextObject<'_>> {
+    let mut walk = ObjectMembers::new(text);
+    let members: Vec<(Cow<'_, str>, Text<'_>)> = walk.by_ref().map(|(k, v)| (k, Text(v))).collect();
+    if walk.is_broken() {
+        return None;
+    }
+    Some(in_map_order(members))
 }
 
 /// The rest of [`object`] once the members stop fitting in place: `kept` so far, then
@@ -334,6 +353,11 @@ pub(crate) struct Key<'a> {
 }
 
 impl<'a> Key<'a> {
+    /// The key's content when it has no escapes (then it is the text as written).
+    pub(crate) fn plain(&self) -> Option<&'a str> {
+        (!self.escaped).then_some(self.inner)
+    }
+
     /// The key's content: borrowed, or unescaped when it has escapes (`None`: a bad escape).
     pub(crate) fn unquoted(&self) -> Option<Cow<'a, str>> {
         if !self.escaped {
@@ -363,6 +387,16 @@ impl<'a> MemberWalk<'a> {
 
     /// The next member; `Some(None)` at the end, `None` where the text stops being an object.
     pub(crate) fn next(&mut self) -> Option<Option<(Key<'a>, Text<'a>)>> {
+        let Some(key) = self.next_key()? else {
+            return Some(None);
+        };
+        Some(Some((key, self.value()?)))
+    }
+
+    /// The next member's key, the walk left at its value (then [`value`](Self::value), or
+    /// [`rest`](Self::rest) and [`skip`](Self::skip)); `Some(None)` at the end, `None` where
+    /// the text stops being an object.
+    pub(crate) fn next_key(&mut self) -> Option<Option<Key<'a>>> {
         let b = self.text.as_bytes();
         let mut i = skip_ws(b, self.pos);
         match *b.get(i)? {
@@ -379,7 +413,13 @@ impl<'a> MemberWalk<'a> {
         if *b.get(i)? != b':' {
             return None;
         }
-        i = skip_ws(b, i + 1);
+        self.pos = skip_ws(b, i + 1);
+        Some(Some(Key { inner, escaped }))
+    }
+
+    /// The value of the member whose key was just read, its text.
+    pub(crate) fn value(&mut self) -> Option<Text<'a>> {
+        let (b, i) = (self.text.as_bytes(), self.pos);
         // An empty scalar is kept (and is `Malformed` where a keyword reads it).
         let end = match *b.get(i)? {
             b',' | b'}' | b']' => i,
@@ -387,7 +427,18 @@ impl<'a> MemberWalk<'a> {
         };
         let value = self.text.get(i..end)?;
         self.pos = end;
-        Some(Some((Key { inner, escaped }, Text(value))))
+        Some(Text(value))
+    }
+
+    /// The text from the value of the member whose key was just read to the end.
+    pub(crate) fn rest(&self) -> &'a str {
+        self.text.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Moves past the first `len` bytes of [`rest`](Self::rest): the value, read by the
+    /// caller.
+    pub(crate) fn skip(&mut self, len: usize) {
+        self.pos = self.pos.saturating_add(len);
     }
 }
 

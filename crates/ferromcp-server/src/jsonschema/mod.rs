@@ -80,8 +80,8 @@ pub use error::{SchemaError, ValidationError, ValidationErrors};
 pub use limits::{InvalidPatternPolicy, Limits, UnknownKeywordPolicy};
 
 use compile::Node;
-pub(crate) use instance::MemberWalk;
 use instance::{Instance, Text};
+pub(crate) use instance::{LONG_OBJECT, MemberWalk};
 use validate::{Budget, Evaluator, Path};
 
 /// A compiled JSON Schema: compile once, validate many times. Cheap to share (`Send + Sync`).

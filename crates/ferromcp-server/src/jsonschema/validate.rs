@@ -164,11 +164,17 @@ impl<'s> Evaluator<'s> {
     }
 
     /// Counts `steps` against the budget; `false` (and the validation fails) when it is spent.
+    #[inline]
     fn charge(&mut self, steps: u64, path: &Path<'_>) -> bool {
         self.steps = self.steps.saturating_add(steps);
         if self.steps <= self.budget.max_steps {
             return true;
         }
+        self.spent(path)
+    }
+
+    #[cold]
+    fn spent(&mut self, path: &Path<'_>) -> bool {
         let max = self.budget.max_steps;
         self.abort(
             path,
