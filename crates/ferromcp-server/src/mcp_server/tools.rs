@@ -10,6 +10,7 @@ use ferromcp_types::mcp::{
     MaybeInputRequired, Meta, TaskMetadata, TaskSupport, Tool, ToolAnnotations, ToolExecution,
     methods,
 };
+use ferromcp_types::tables::ObjectMembers;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -23,7 +24,7 @@ use super::resolve::{self, ResolverRef, Round};
 use super::schema::object_schema;
 use crate::context::RequestContext;
 use crate::handler_fn::{Output, RequestFn, erase_request};
-use crate::jsonschema::{Limits, MemberWalk, Schema, ValidationErrors};
+use crate::jsonschema::{LONG_OBJECT, Limits, MemberWalk, Schema, ValidationErrors};
 use crate::middleware::McpParams;
 use crate::server::BuildError;
 
@@ -332,9 +333,10 @@ struct ReadParams<'a> {
     request_state: Option<String>,
 }
 
-/// The longest `_meta` the walk reads on its own: far too short to nest as deep as serde_json
-/// reads (128 levels), so reading it alone or inside the params fails alike.
-const SHORT_META: usize = 200;
+/// How deep a `_meta` the walk reads on its own may nest (counting every opening bracket in
+/// it): well short of the 128 levels serde_json reads, so reading it alone or inside the
+/// params fails alike.
+const SHALLOW_META: usize = 100;
 
 impl<'a> ReadParams<'a> {
     /// The params of `text` as serde reads [`TextParams`] (`None` where it fails).
@@ -352,28 +354,69 @@ impl<'a> ReadParams<'a> {
         })
     }
 
-    /// Params of only `name`, `arguments` and a short `_meta` (any call but a task's or a
+    /// Params of only `name`, `arguments` and a shallow `_meta` (any call but a task's or a
     /// multi-round retry's; other members are ignored, as serde ignores them) by one walk of
     /// the members, each read as serde reads it: a repeated member, a name that is not a
     /// string, arguments that are neither an object nor `null`, a `_meta` that is neither:
     /// `None`. So is anything else, which is then left to serde.
     fn walk(text: &'a str) -> Option<Self> {
+        if text.len() >= LONG_OBJECT {
+            return Self::walk_long(text);
+        }
         let mut name = None;
         let mut arguments = None;
         let mut meta = false;
         let mut members = MemberWalk::new(text)?;
-        while let Some((key, value)) = members.next()? {
-            let value = value.0;
-            match key.unquoted()?.as_ref() {
-                "name" if name.is_none() => name = Some(json_string(value)?),
-                "arguments" if arguments.is_none() => {
-                    arguments = Some(match value.as_bytes().first() {
-                        Some(b'{') => Some(value),
-                        Some(b'n') if value == "null" => None,
-                        _ => return None,
-                    });
+        while let Some(key) = members.next_key()? {
+            let unquoted;
+            let key = match key.plain() {
+                Some(plain) => plain,
+                None => {
+                    unquoted = key.unquoted()?;
+                    unquoted.as_ref()
                 }
-                "_meta" if !meta && value.len() <= SHORT_META => {
+            };
+            match key {
+                "name" if name.is_none() => name = Some(json_string(members.value()?.0)?),
+                "arguments" if arguments.is_none() => {
+                    arguments = Some(object_or_null(members.value()?.0)?);
+                }
+                "_meta" if !meta => {
+                    meta = true;
+                    // Read as serde reads it, where it stands (serde_json says where it
+                    // ends: no walk of it first).
+                    let mut read = serde_json::Deserializer::from_str(members.rest())
+                        .into_iter::<Option<Meta>>();
+                    read.next()?.ok()?;
+                    let len = read.byte_offset();
+                    if too_deep(members.rest().get(..len)?) {
+                        return None;
+                    }
+                    members.skip(len);
+                }
+                "name" | "arguments" | "_meta" | "task" | "inputResponses" | "requestState" => {
+                    return None;
+                }
+                _ => {
+                    members.value()?;
+                }
+            }
+        }
+        Some(Self::of(name?, arguments))
+    }
+
+    /// [`walk`](Self::walk) of long params (a long argument, most likely): the members found
+    /// by `ObjectMembers`, whose string search is vectorized.
+    fn walk_long(text: &'a str) -> Option<Self> {
+        let mut name = None;
+        let mut arguments = None;
+        let mut meta = false;
+        let mut members = ObjectMembers::new(text);
+        for (key, value) in members.by_ref() {
+            match key.as_ref() {
+                "name" if name.is_none() => name = Some(json_string(value)?),
+                "arguments" if arguments.is_none() => arguments = Some(object_or_null(value)?),
+                "_meta" if !meta && !too_deep(value) => {
                     meta = true;
                     serde_json::from_str::<Option<Meta>>(value).ok()?;
                 }
@@ -383,21 +426,48 @@ impl<'a> ReadParams<'a> {
                 _ => {}
             }
         }
-        Some(Self {
-            name: name?,
+        if members.is_broken() {
+            return None;
+        }
+        Some(Self::of(name?, arguments))
+    }
+
+    fn of(name: String, arguments: Option<Option<&'a str>>) -> Self {
+        Self {
+            name,
             arguments: arguments.flatten(),
             task: None,
             input_responses: None,
             request_state: None,
-        })
+        }
     }
+}
+
+/// `arguments` as serde reads them into `Option<&RawValue>` that the typed params accept: an
+/// object's text, or `null` (none); anything else `None`.
+fn object_or_null(value: &str) -> Option<Option<&str>> {
+    match value.as_bytes().first() {
+        Some(b'{') => Some(Some(value)),
+        Some(b'n') if value == "null" => Some(None),
+        _ => None,
+    }
+}
+
+/// Whether a `_meta`'s text may nest about as deep as serde_json reads (128 levels, the
+/// params' own level included), where reading it alone and inside the params could differ:
+/// then the walk leaves the params to serde. Counts every opening bracket; under 200 bytes
+/// nothing nests 100 deep.
+fn too_deep(meta: &str) -> bool {
+    meta.len() >= 2 * SHALLOW_META
+        && meta.bytes().filter(|c| matches!(c, b'{' | b'[')).count() >= SHALLOW_META
 }
 
 /// The content of a JSON string's text, as serde reads a `String` from it (`None`: not a
 /// string).
 fn json_string(text: &str) -> Option<String> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if !inner.as_bytes().contains(&b'\\') {
+    // A tool's name is short: byte by byte costs less than a search.
+    if !inner.bytes().any(|c| c == b'\\') {
         return Some(inner.to_owned());
     }
     serde_json::from_str(text).ok()
