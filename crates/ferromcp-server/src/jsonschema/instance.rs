@@ -121,6 +121,11 @@ pub(crate) const LONG_OBJECT: usize = 256;
 /// An object's members read from its text: (key, value text) in [`Map`] order, each key once.
 pub(crate) struct TextObject<'a>(ObjectRepr<'a>);
 
+/// A member kept in place: its key (no escapes) and its value.
+type InlineMember<'a> = (&'a str, Text<'a>);
+/// A member of any other object: its key (unescaped) and its value.
+type HeapMember<'a> = (Cow<'a, str>, Text<'a>);
+
 enum ObjectRepr<'a> {
     /// The first `len` of `members`: keys without escapes, strictly ascending (the order a
     /// `Map` of them iterates in, whatever its ordering), so each key once.
@@ -205,7 +210,7 @@ impl<'a> Members<'a, Text<'a>> for TextObject<'a> {
     }
 
     fn iter(&self) -> impl Iterator<Item = (&str, Text<'a>)> + '_ {
-        let (inline, heap): (&[(&'a str, Text<'a>)], &[(Cow<'a, str>, Text<'a>)]) = match &self.0 {
+        let (inline, heap): (&[InlineMember<'a>], &[HeapMember<'a>]) = match &self.0 {
             ObjectRepr::Inline { len, members } => (members.get(..*len).unwrap_or_default(), &[]),
             ObjectRepr::Heap { members, .. } => (&[], members),
         };

@@ -358,7 +358,7 @@ impl<'s> Evaluator<'s> {
                     }
                 }
                 if let Some((re, source)) = &kw.pattern
-                    && !re.is_match(&s)
+                    && !re.is_match(s)
                 {
                     fail!(
                         "pattern",
