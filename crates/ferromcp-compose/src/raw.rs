@@ -15,7 +15,7 @@ use ferromcp_types::Era;
 use ferromcp_types::jsonrpc::{ErrorObject, RawJson};
 use ferromcp_types::mcp::methods::{self, CallTool};
 use ferromcp_types::mcp::{CallToolRequestParams, CallToolResult, MaybeInputRequired, TaskSupport};
-use ferromcp_types::tables::ObjectMembers;
+use ferromcp_types::tables::{ObjectMembers, unquote};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -48,23 +48,13 @@ fn front_call(text: &str) -> Option<FrontCall<'_>> {
     let mut members = ObjectMembers::new(text);
     for (key, value) in members.by_ref() {
         match &*key {
-            "name" => call.name = Some(json_string(value)?),
+            "name" => call.name = Some(unquote(value)?),
             "arguments" => call.arguments = (value != "null").then_some(value),
             "task" | "inputResponses" | "requestState" => call.typed = true,
             _ => {}
         }
     }
     (!members.is_broken()).then_some(call)
-}
-
-/// The string a JSON string's text holds: borrowed when it has no escape, else unescaped by
-/// serde; `None` when the text is not a string.
-fn json_string(text: &str) -> Option<Cow<'_, str>> {
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    match inner.contains('\\') {
-        false => Some(Cow::Borrowed(inner)),
-        true => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
-    }
 }
 
 impl RawTools {

@@ -21,7 +21,7 @@ use ferromcp_types::mcp::{
     ClientCapabilities, Implementation, JsonObject, LoggingLevel, META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, Meta,
 };
-use ferromcp_types::tables::ObjectMembers;
+use ferromcp_types::tables::{ObjectMembers, unquote};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -217,13 +217,9 @@ impl TextEnvelope {
         if members.is_broken() {
             return None;
         }
-        let version = keys.version.map(|v| match v.strip_prefix('"') {
-            Some(inner) if !v.contains('\\') => {
-                Field::Str(inner.strip_suffix('"').unwrap_or(inner).to_owned())
-            }
-            Some(_) => serde_json::from_str::<String>(v).map_or(Field::NotString, Field::Str),
-            None => Field::NotString,
-        });
+        let version = keys
+            .version
+            .map(|v| unquote(v).map_or(Field::NotString, |v| Field::Str(v.into_owned())));
         Some(Self {
             meta: meta.into(),
             version,

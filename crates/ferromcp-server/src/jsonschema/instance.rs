@@ -10,7 +10,7 @@
 
 use std::borrow::Cow;
 
-use ferromcp_types::tables::ObjectMembers;
+use ferromcp_types::tables::{ArrayItems, MemberKey, MemberWalk, unquote};
 use serde_json::{Map, Number, Value};
 
 /// What an instance is, one level deep.
@@ -113,11 +113,6 @@ pub(crate) struct Text<'a>(pub(crate) &'a str);
 /// keys have no escapes and come in ascending order (the common case).
 const INLINE: usize = 6;
 
-/// From this many bytes on, an object's members are found by `ObjectMembers`, whose string
-/// search is vectorized (`memchr`): a long string costs less per byte there, a short member
-/// more than here.
-pub(crate) const LONG_OBJECT: usize = 256;
-
 /// An object's members read from its text: (key, value text) in [`Map`] order, each key once.
 pub(crate) struct TextObject<'a>(ObjectRepr<'a>);
 
@@ -150,7 +145,7 @@ impl<'a> Instance<'a> for Text<'a> {
         match text.as_bytes().first() {
             Some(b'{') => object(text),
             Some(b'[') => array(text).map_or(Kind::Malformed, Kind::Array),
-            Some(b'"') => string(text).map_or(Kind::Malformed, Kind::String),
+            Some(b'"') => unquote(text).map_or(Kind::Malformed, Kind::String),
             Some(b'n') if text == "null" => Kind::Null,
             Some(b't') if text == "true" => Kind::Bool(true),
             Some(b'f') if text == "false" => Kind::Bool(false),
@@ -248,26 +243,15 @@ fn number(text: &str) -> Option<Number> {
     serde_json::from_str::<Number>(text).ok()
 }
 
-/// The content of a string's text, borrowed when it has no escapes.
-fn string(text: &str) -> Option<Cow<'_, str>> {
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.as_bytes().contains(&b'\\') {
-        serde_json::from_str::<String>(text).ok().map(Cow::Owned)
-    } else {
-        Some(Cow::Borrowed(inner))
-    }
-}
-
 /// An object's members in the order a [`Map`] parsed from the text iterates them, each key
 /// once with its last value (as the parse keeps it). Keys already in ascending order, none
 /// repeated (the common case) are that order under either of `Map`'s orderings (sorted, or
 /// insertion with `preserve_order`): up to [`INLINE`] of them without escapes are kept in
 /// place; otherwise a `Map` of the keys says what the order is.
 fn object(text: &str) -> Kind<'_, Text<'_>> {
-    if text.len() >= LONG_OBJECT {
-        return long_object(text).map_or(Kind::Malformed, Kind::Object);
-    }
-    let mut walk = MemberWalk { text, pos: 1 };
+    let Some(mut walk) = MemberWalk::new(text) else {
+        return Kind::Malformed;
+    };
     let mut inline = [("", Text("")); INLINE];
     let mut len = 0;
     let spilled = loop {
@@ -280,13 +264,15 @@ fn object(text: &str) -> Kind<'_, Text<'_>> {
                 members: inline,
             }));
         };
-        let ascending = match len.checked_sub(1).and_then(|last| inline.get(last)) {
-            Some((last, _)) => *last < key.inner,
-            None => true,
-        };
-        match inline.get_mut(len) {
-            Some(slot) if !key.escaped && ascending => {
-                *slot = (key.inner, value);
+        let value = Text(value);
+        let plain = key.plain().filter(|plain| {
+            len.checked_sub(1)
+                .and_then(|last| inline.get(last))
+                .is_none_or(|(last, _)| last < plain)
+        });
+        match (inline.get_mut(len), plain) {
+            (Some(slot), Some(plain)) => {
+                *slot = (plain, value);
                 len += 1;
             }
             _ => break (key, value),
@@ -295,21 +281,11 @@ fn object(text: &str) -> Kind<'_, Text<'_>> {
     spill(&inline[..len], spilled, walk).map_or(Kind::Malformed, Kind::Object)
 }
 
-/// [`object`] of a long text.
-fn long_object(text: &str) -> Option<TextObject<'_>> {
-    let mut walk = ObjectMembers::new(text);
-    let members: Vec<(Cow<'_, str>, Text<'_>)> = walk.by_ref().map(|(k, v)| (k, Text(v))).collect();
-    if walk.is_broken() {
-        return None;
-    }
-    Some(in_map_order(members))
-}
-
 /// The rest of [`object`] once the members stop fitting in place: `kept` so far, then
 /// `next`, then the rest of `walk`.
 fn spill<'a>(
     kept: &[(&'a str, Text<'a>)],
-    next: (Key<'a>, Text<'a>),
+    next: (MemberKey<'a>, Text<'a>),
     mut walk: MemberWalk<'a>,
 ) -> Option<TextObject<'a>> {
     let mut members: Vec<(Cow<'a, str>, Text<'a>)> = Vec::with_capacity(kept.len() * 2 + 1);
@@ -317,7 +293,7 @@ fn spill<'a>(
     let (key, value) = next;
     members.push((key.unquoted()?, value));
     while let Some((key, value)) = walk.next()? {
-        members.push((key.unquoted()?, value));
+        members.push((key.unquoted()?, Text(value)));
     }
     Some(in_map_order(members))
 }
@@ -351,219 +327,11 @@ fn in_map_order<'a>(members: Vec<(Cow<'a, str>, Text<'a>)>) -> TextObject<'a> {
     TextObject(ObjectRepr::Heap { members, sorted })
 }
 
-/// A member's key as written: its text between the quotes, and whether it has escapes.
-pub(crate) struct Key<'a> {
-    inner: &'a str,
-    escaped: bool,
-}
-
-impl<'a> Key<'a> {
-    /// The key's content when it has no escapes (then it is the text as written).
-    pub(crate) fn plain(&self) -> Option<&'a str> {
-        (!self.escaped).then_some(self.inner)
-    }
-
-    /// The key's content: borrowed, or unescaped when it has escapes (`None`: a bad escape).
-    pub(crate) fn unquoted(&self) -> Option<Cow<'a, str>> {
-        if !self.escaped {
-            return Some(Cow::Borrowed(self.inner));
-        }
-        let mut quoted = String::with_capacity(self.inner.len() + 2);
-        quoted.push('"');
-        quoted.push_str(self.inner);
-        quoted.push('"');
-        serde_json::from_str::<String>(&quoted).ok().map(Cow::Owned)
-    }
-}
-
-/// An object's members, one level deep, in text order: the walk of
-/// `ferromcp_types::tables::ObjectMembers` (what it accepts, this accepts), without
-/// unescaping keys that no one asks for.
-pub(crate) struct MemberWalk<'a> {
-    text: &'a str,
-    pos: usize,
-}
-
-impl<'a> MemberWalk<'a> {
-    /// The members of `text`, when it starts as an object does.
-    pub(crate) fn new(text: &'a str) -> Option<Self> {
-        text.starts_with('{').then_some(Self { text, pos: 1 })
-    }
-
-    /// The next member; `Some(None)` at the end, `None` where the text stops being an object.
-    pub(crate) fn next(&mut self) -> Option<Option<(Key<'a>, Text<'a>)>> {
-        let Some(key) = self.next_key()? else {
-            return Some(None);
-        };
-        Some(Some((key, self.value()?)))
-    }
-
-    /// The next member's key, the walk left at its value (then [`value`](Self::value), or
-    /// [`rest`](Self::rest) and [`skip`](Self::skip)); `Some(None)` at the end, `None` where
-    /// the text stops being an object.
-    pub(crate) fn next_key(&mut self) -> Option<Option<Key<'a>>> {
-        let b = self.text.as_bytes();
-        let mut i = skip_ws(b, self.pos);
-        match *b.get(i)? {
-            b'}' => return Some(None),
-            b',' => i = skip_ws(b, i + 1),
-            _ => {}
-        }
-        if *b.get(i)? != b'"' {
-            return None;
-        }
-        let (key_end, escaped) = string_end_escaped(b, i)?;
-        let inner = self.text.get(i + 1..key_end - 1)?;
-        i = skip_ws(b, key_end);
-        if *b.get(i)? != b':' {
-            return None;
-        }
-        self.pos = skip_ws(b, i + 1);
-        Some(Some(Key { inner, escaped }))
-    }
-
-    /// The value of the member whose key was just read, its text.
-    pub(crate) fn value(&mut self) -> Option<Text<'a>> {
-        let (b, i) = (self.text.as_bytes(), self.pos);
-        // An empty scalar is kept (and is `Malformed` where a keyword reads it).
-        let end = match *b.get(i)? {
-            b',' | b'}' | b']' => i,
-            _ => value_end(b, i)?,
-        };
-        let value = self.text.get(i..end)?;
-        self.pos = end;
-        Some(Text(value))
-    }
-
-    /// The text from the value of the member whose key was just read to the end.
-    pub(crate) fn rest(&self) -> &'a str {
-        self.text.get(self.pos..).unwrap_or_default()
-    }
-
-    /// Moves past the first `len` bytes of [`rest`](Self::rest): the value, read by the
-    /// caller.
-    pub(crate) fn skip(&mut self, len: usize) {
-        self.pos = self.pos.saturating_add(len);
-    }
-}
-
 /// An array's items, each as its text.
 fn array(text: &str) -> Option<Vec<Text<'_>>> {
-    let b = text.as_bytes();
-    let mut items = Vec::new();
-    let mut i = skip_ws(b, 1);
-    if b.get(i) == Some(&b']') {
-        return Some(items);
-    }
-    loop {
-        let end = value_end(b, i)?;
-        items.push(Text(text.get(i..end)?));
-        i = skip_ws(b, end);
-        match b.get(i)? {
-            b',' => i = skip_ws(b, i + 1),
-            b']' if i + 1 == b.len() => return Some(items),
-            _ => return None,
-        }
-    }
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-        i += 1;
-    }
-    i
-}
-
-/// The end (exclusive) of the string that starts at `i` (a quote).
-fn string_end(b: &[u8], i: usize) -> Option<usize> {
-    string_end_escaped(b, i).map(|(end, _)| end)
-}
-
-/// [`string_end`], and whether the string has an escape in it.
-#[inline]
-fn string_end_escaped(b: &[u8], i: usize) -> Option<(usize, bool)> {
-    let mut j = i + 1;
-    let mut escaped = false;
-    loop {
-        j = quote_or_backslash(b, j)?;
-        match b.get(j)? {
-            b'"' => return Some((j + 1, escaped)),
-            _ => {
-                escaped = true;
-                j += 2;
-            }
-        }
-    }
-}
-
-/// The first quote or backslash at or after `j`: eight bytes at a time (a key of a few
-/// letters and its closing quote are one word; a long string costs a fraction of an
-/// instruction per byte), byte by byte for the last few.
-#[inline]
-fn quote_or_backslash(b: &[u8], mut j: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    const QUOTES: u64 = ONES * b'"' as u64;
-    const BACKSLASHES: u64 = ONES * b'\\' as u64;
-    while let Some(&[b0, b1, b2, b3, b4, b5, b6, b7]) = b.get(j..j + 8) {
-        let w = u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7]);
-        // A zero byte of `w ^ c` is a byte equal to `c`; the lowest flagged byte is exact.
-        let (q, s) = (w ^ QUOTES, w ^ BACKSLASHES);
-        let found = (q.wrapping_sub(ONES) & !q | s.wrapping_sub(ONES) & !s) & HIGHS;
-        if found != 0 {
-            return Some(j + (found.trailing_zeros() / 8) as usize);
-        }
-        j += 8;
-    }
-    loop {
-        if matches!(b.get(j)?, b'"' | b'\\') {
-            return Some(j);
-        }
-        j += 1;
-    }
-}
-
-/// The end (exclusive) of the value that starts at `i`: containers by counting brackets
-/// outside strings (no recursion, whatever the nesting).
-#[inline]
-fn value_end(b: &[u8], i: usize) -> Option<usize> {
-    match b.get(i)? {
-        b'"' => string_end(b, i),
-        b'{' | b'[' => container_end(b, i),
-        _ => {
-            let mut j = i;
-            while b
-                .get(j)
-                .is_some_and(|c| !matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
-            {
-                j += 1;
-            }
-            (j > i).then_some(j)
-        }
-    }
-}
-
-/// [`value_end`] of an array or an object.
-fn container_end(b: &[u8], i: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut j = i;
-    loop {
-        match b.get(j)? {
-            b'"' => {
-                j = string_end(b, j)?;
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(j + 1);
-                }
-            }
-            _ => {}
-        }
-        j += 1;
-    }
+    let mut items = ArrayItems::new(text);
+    let all = items.by_ref().map(Text).collect();
+    (!items.is_broken()).then_some(all)
 }
 
 /// Writes `inst` as serde_json's compact writer writes the value it parses to: scalars by

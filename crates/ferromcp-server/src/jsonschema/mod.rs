@@ -81,7 +81,6 @@ pub use limits::{InvalidPatternPolicy, Limits, UnknownKeywordPolicy};
 
 use compile::Node;
 use instance::{Instance, Text};
-pub(crate) use instance::{LONG_OBJECT, MemberWalk};
 use validate::{Budget, Evaluator, Path};
 
 /// A compiled JSON Schema: compile once, validate many times. Cheap to share (`Send + Sync`).
@@ -149,7 +148,7 @@ impl Schema {
     /// [`is_valid`](Self::is_valid) on the JSON text of the instance (see
     /// [`validate_json`](Self::validate_json)): text that is not JSON where the walk reads it
     /// is invalid. Allocates for each array it reads (its items' places), and for an object
-    /// of more than 6 members, of 256 bytes or more, or with keys escaped or out of order.
+    /// of more than 6 members or with keys escaped or out of order.
     pub fn is_valid_json(&self, json: &str) -> bool {
         self.check(Text(json.trim_matches(JSON_WS)))
     }

@@ -10,7 +10,7 @@ use ferromcp_types::mcp::{
     MaybeInputRequired, Meta, TaskMetadata, TaskSupport, Tool, ToolAnnotations, ToolExecution,
     methods,
 };
-use ferromcp_types::tables::ObjectMembers;
+use ferromcp_types::tables::{MemberWalk, unquote};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -24,7 +24,7 @@ use super::resolve::{self, ResolverRef, Round};
 use super::schema::object_schema;
 use crate::context::RequestContext;
 use crate::handler_fn::{Output, RequestFn, erase_request};
-use crate::jsonschema::{LONG_OBJECT, Limits, MemberWalk, Schema, ValidationErrors};
+use crate::jsonschema::{Limits, Schema, ValidationErrors};
 use crate::middleware::McpParams;
 use crate::server::BuildError;
 
@@ -360,9 +360,6 @@ impl<'a> ReadParams<'a> {
     /// string, arguments that are neither an object nor `null`, a `_meta` that is neither:
     /// `None`. So is anything else, which is then left to serde.
     fn walk(text: &'a str) -> Option<Self> {
-        if text.len() >= LONG_OBJECT {
-            return Self::walk_long(text);
-        }
         let mut name = None;
         let mut arguments = None;
         let mut meta = false;
@@ -377,9 +374,11 @@ impl<'a> ReadParams<'a> {
                 }
             };
             match key {
-                "name" if name.is_none() => name = Some(json_string(members.value()?.0)?),
+                "name" if name.is_none() => {
+                    name = Some(unquote(members.value()?)?.into_owned());
+                }
                 "arguments" if arguments.is_none() => {
-                    arguments = Some(object_or_null(members.value()?.0)?);
+                    arguments = Some(object_or_null(members.value()?)?);
                 }
                 "_meta" if !meta => {
                     meta = true;
@@ -401,33 +400,6 @@ impl<'a> ReadParams<'a> {
                     members.value()?;
                 }
             }
-        }
-        Some(Self::of(name?, arguments))
-    }
-
-    /// [`walk`](Self::walk) of long params (a long argument, most likely): the members found
-    /// by `ObjectMembers`, whose string search is vectorized.
-    fn walk_long(text: &'a str) -> Option<Self> {
-        let mut name = None;
-        let mut arguments = None;
-        let mut meta = false;
-        let mut members = ObjectMembers::new(text);
-        for (key, value) in members.by_ref() {
-            match key.as_ref() {
-                "name" if name.is_none() => name = Some(json_string(value)?),
-                "arguments" if arguments.is_none() => arguments = Some(object_or_null(value)?),
-                "_meta" if !meta && !too_deep(value) => {
-                    meta = true;
-                    serde_json::from_str::<Option<Meta>>(value).ok()?;
-                }
-                "name" | "arguments" | "_meta" | "task" | "inputResponses" | "requestState" => {
-                    return None;
-                }
-                _ => {}
-            }
-        }
-        if members.is_broken() {
-            return None;
         }
         Some(Self::of(name?, arguments))
     }
@@ -460,17 +432,6 @@ fn object_or_null(value: &str) -> Option<Option<&str>> {
 fn too_deep(meta: &str) -> bool {
     meta.len() >= 2 * SHALLOW_META
         && meta.bytes().filter(|c| matches!(c, b'{' | b'[')).count() >= SHALLOW_META
-}
-
-/// The content of a JSON string's text, as serde reads a `String` from it (`None`: not a
-/// string).
-fn json_string(text: &str) -> Option<String> {
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    // A tool's name is short: byte by byte costs less than a search.
-    if !inner.bytes().any(|c| c == b'\\') {
-        return Some(inner.to_owned());
-    }
-    serde_json::from_str(text).ok()
 }
 
 impl CallParams {

@@ -149,12 +149,12 @@ fn generated_texts_answer_as_their_values() {
     assert!(invalid > 3_000 && invalid < 24_000, "{invalid}");
 }
 
-/// S147: the text walk's short cuts answer as the value does: strings long enough to be
-/// searched eight bytes at a time, with a quote, a backslash or an escape at every offset
-/// (as values and as keys, so a wrong end shifts every later member); objects of more members
-/// than are kept in place, in order, reversed and repeated, and each object again made long
-/// (found by the vectorized walk); integers at the edges of the short parse (18 and 19 digits,
-/// `i64`/`u64` bounds, `-0`).
+/// S147: the text walk's short cuts answer as the value does: strings searched for their end
+/// in the first word and then by the vectorized search, with a quote, a backslash or an escape
+/// at every offset (as values and as keys, so a wrong end shifts every later member); objects
+/// of more members than are kept in place, in order, reversed and repeated, and each object
+/// again made long; integers at the edges of the short parse (18 and 19 digits, `i64`/`u64`
+/// bounds, `-0`).
 #[test]
 fn s147_short_cuts_answer_as_their_values() {
     let mut texts = Vec::new();
@@ -222,7 +222,7 @@ fn s147_short_cuts_answer_as_their_values() {
     .into_iter()
     .map(compile)
     .collect();
-    // The same objects made long (their members then found another way).
+    // The same objects made long.
     let long: Vec<String> = texts
         .iter()
         .filter_map(|t| t.strip_prefix('{'))

@@ -29,10 +29,11 @@ use std::borrow::Cow;
 use std::cell::Cell;
 
 use super::data::VersionData;
-use super::raw::{self, skip_ws, string_end_escaped, unquote, value_end};
+use super::raw;
 use super::schema::{Additional, Key, Node, NodeId, T_ARRAY, T_OBJECT};
 use super::shape::{META, RESULT_TYPE};
 use super::validate::MAX_DEPTH;
+use super::walk::{skip_ws, string_end_escaped, unquote, value_end};
 
 /// Whether the result text `text` matches node `root` and shaping for its revision leaves it
 /// as it is; `modern`: the revision is 2026-07-28 or later (before it, shaping removes a

@@ -47,16 +47,17 @@ mod shape_validate;
 #[cfg(test)]
 mod tests;
 mod validate;
+mod walk;
 
 use std::fmt;
 
 pub use handle::{Method, method};
-pub use raw::ObjectMembers;
 pub use shape::shape_result;
 pub use validate::{
     ParamsError, ParamsErrorKind, Target, validate_notification_params, validate_params,
     validate_result,
 };
+pub use walk::{ArrayItems, MemberKey, MemberWalk, ObjectMembers, unquote};
 
 use crate::ProtocolVersion;
 use data::VersionData;

@@ -10,8 +10,6 @@
 //! caller falls back to the walk over a parsed value, which also builds the error report: a
 //! false "no" costs time, never a wrong answer. The tests compare the two walks.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
 use super::data::VersionData;
@@ -21,6 +19,7 @@ use super::schema::{
     T_STRING, Union,
 };
 use super::validate::MAX_DEPTH;
+use super::walk::{ArrayItems, ObjectMembers, unquote};
 
 /// Whether the JSON text `text` (one value, no whitespace around it) matches node `id`.
 pub(super) fn matches(c: &VersionData, mut id: NodeId, text: &str, mut depth: u32) -> bool {
@@ -99,14 +98,14 @@ fn node_matches(c: &VersionData, node: &Node, text: &str, depth: u32) -> bool {
                 && (!node.inspects_fields() || object_matches(c, node, text, depth))
         }
         Some(b'[') => {
-            let mut items = Items::new(text);
+            let mut items = ArrayItems::new(text);
             let mut count = 0u64;
             let mut ok = node.constant.is_none();
             while ok && let Some(item) = items.next() {
                 count += 1;
                 ok = node.items.is_none_or(|id| matches(c, id, item, depth + 1));
             }
-            ok && !items.broken
+            ok && !items.is_broken()
                 && bounds.is_none_or(|b| {
                     c.enumeration(b).is_none()
                         && b.min_items.is_none_or(|min| count >= min)
@@ -151,7 +150,7 @@ fn node_matches(c: &VersionData, node: &Node, text: &str, depth: u32) -> bool {
 fn object_matches(c: &VersionData, node: &Node, text: &str, depth: u32) -> bool {
     let mut required_seen = 0;
     let props = c.props(node);
-    let mut members = Members::new(text);
+    let mut members = ObjectMembers::new(text);
     for (key, value) in members.by_ref() {
         let ok = match c.find_prop(props, &Key::new(&key)) {
             Some(prop) => {
@@ -168,7 +167,7 @@ fn object_matches(c: &VersionData, node: &Node, text: &str, depth: u32) -> bool 
             return false;
         }
     }
-    !members.broken
+    !members.is_broken()
         && (required_seen == node.required.len()
             || c.required(node)
                 .iter()
@@ -210,229 +209,6 @@ fn any_of_matches(c: &VersionData, node: &Node, text: &str, depth: u32) -> bool 
 
 /// The text of member `name` of the object text `text`.
 fn field<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    let mut members = Members::new(text);
+    let mut members = ObjectMembers::new(text);
     members.find(|(key, _)| key == name).map(|(_, value)| value)
-}
-
-/// The content of the string text `text` (quotes included), unescaped where it has escapes.
-pub(super) fn unquote(text: &str) -> Option<Cow<'_, str>> {
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
-        serde_json::from_str::<String>(text).ok().map(Cow::Owned)
-    } else {
-        Some(Cow::Borrowed(inner))
-    }
-}
-
-pub(super) fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-        i += 1;
-    }
-    i
-}
-
-/// The end (exclusive) of the string that starts at `i` (a quote).
-fn string_end(b: &[u8], i: usize) -> Option<usize> {
-    string_end_escaped(b, i).map(|(end, _)| end)
-}
-
-/// [`string_end`], and whether the string has an escape in it.
-pub(super) fn string_end_escaped(b: &[u8], i: usize) -> Option<(usize, bool)> {
-    let mut j = i + 1;
-    let mut escaped = false;
-    loop {
-        // Word at a time to the next quote or backslash: a long string costs a fraction of
-        // an instruction per byte.
-        j += memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
-        match b.get(j)? {
-            b'"' => return Some((j + 1, escaped)),
-            _ => {
-                escaped = true;
-                j += 2;
-            }
-        }
-    }
-}
-
-/// The end (exclusive) of the value that starts at `i`.
-pub(super) fn value_end(b: &[u8], i: usize) -> Option<usize> {
-    match b.get(i)? {
-        b'"' => string_end(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match b.get(j)? {
-                    b'"' => {
-                        j = string_end(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
-        _ => {
-            let mut j = i;
-            while b
-                .get(j)
-                .is_some_and(|c| !matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
-            {
-                j += 1;
-            }
-            Some(j)
-        }
-    }
-}
-
-/// The members of an object's text, in order; `broken` when the text was not an object.
-struct Members<'a> {
-    text: &'a str,
-    pos: usize,
-    broken: bool,
-}
-
-impl<'a> Members<'a> {
-    fn new(text: &'a str) -> Self {
-        Self {
-            text,
-            pos: 1,
-            broken: !text.starts_with('{'),
-        }
-    }
-
-    fn read(&mut self) -> Option<(Cow<'a, str>, &'a str)> {
-        let b = self.text.as_bytes();
-        let mut i = skip_ws(b, self.pos);
-        if *b.get(i)? == b',' {
-            i = skip_ws(b, i + 1);
-        }
-        if *b.get(i)? != b'"' {
-            return None;
-        }
-        let (key_end, escaped) = string_end_escaped(b, i)?;
-        let key = match escaped {
-            false => Cow::Borrowed(self.text.get(i + 1..key_end - 1)?),
-            true => unquote(self.text.get(i..key_end)?)?,
-        };
-        i = skip_ws(b, key_end);
-        if *b.get(i)? != b':' {
-            return None;
-        }
-        i = skip_ws(b, i + 1);
-        let end = value_end(b, i)?;
-        let value = self.text.get(i..end)?;
-        self.pos = end;
-        Some((key, value))
-    }
-}
-
-impl<'a> Iterator for Members<'a> {
-    type Item = (Cow<'a, str>, &'a str);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.broken {
-            return None;
-        }
-        let b = self.text.as_bytes();
-        let i = skip_ws(b, self.pos);
-        if b.get(i) == Some(&b'}') {
-            return None;
-        }
-        let member = self.read();
-        self.broken = member.is_none();
-        member
-    }
-}
-
-/// The members of a JSON object's text, in order, each value as its text (not parsed): the
-/// walk the tables' text checks use, for callers that read a few top-level members of text
-/// they know is one valid JSON value (a [`RawJson`](crate::jsonrpc::RawJson)). A key with an
-/// escape comes unescaped (owned). When the text is not an object, or stops being one, the
-/// iteration ends early and [`ObjectMembers::is_broken`] says so.
-///
-/// ```
-/// use ferromcp_types::tables::ObjectMembers;
-///
-/// let mut members = ObjectMembers::new(r#"{"content":[{"a":"}"}],"isError":true}"#);
-/// let keys: Vec<_> = members.by_ref().map(|(key, value)| (key.into_owned(), value)).collect();
-/// assert_eq!(keys, [("content".into(), r#"[{"a":"}"}]"#), ("isError".into(), "true")]);
-/// assert!(!members.is_broken());
-/// let mut not_one = ObjectMembers::new("[1]");
-/// assert!(not_one.next().is_none() && not_one.is_broken());
-/// ```
-pub struct ObjectMembers<'a>(Members<'a>);
-
-impl<'a> ObjectMembers<'a> {
-    /// The members of `text`.
-    pub fn new(text: &'a str) -> Self {
-        Self(Members::new(text))
-    }
-
-    /// Whether the text turned out not to be an object (the iteration ended there).
-    pub fn is_broken(&self) -> bool {
-        self.0.broken
-    }
-}
-
-impl<'a> Iterator for ObjectMembers<'a> {
-    type Item = (Cow<'a, str>, &'a str);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.0.next()
-    }
-}
-
-/// The items of an array's text, in order; `broken` when the text was not an array.
-struct Items<'a> {
-    text: &'a str,
-    pos: usize,
-    broken: bool,
-}
-
-impl<'a> Items<'a> {
-    fn new(text: &'a str) -> Self {
-        Self {
-            text,
-            pos: 1,
-            broken: !text.starts_with('['),
-        }
-    }
-
-    fn read(&mut self) -> Option<&'a str> {
-        let b = self.text.as_bytes();
-        let mut i = skip_ws(b, self.pos);
-        if *b.get(i)? == b',' {
-            i = skip_ws(b, i + 1);
-        }
-        let end = value_end(b, i)?;
-        let item = self.text.get(i..end).filter(|t| !t.is_empty())?;
-        self.pos = end;
-        Some(item)
-    }
-}
-
-impl<'a> Iterator for Items<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        if self.broken {
-            return None;
-        }
-        let b = self.text.as_bytes();
-        let i = skip_ws(b, self.pos);
-        if b.get(i) == Some(&b']') {
-            return None;
-        }
-        let item = self.read();
-        self.broken = item.is_none();
-        item
-    }
 }
