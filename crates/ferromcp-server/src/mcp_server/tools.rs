@@ -630,3 +630,27 @@ impl crate::tool_headers::ToolHeaders for super::Shared {
             .map(|entry| entry.param_headers.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{ReadParams, TextParams};
+
+    /// The walk reads a `_meta` on its own, one level shallower than serde reads it inside
+    /// the params: a `_meta` nested near serde_json's depth limit (`SHALLOW_META`) is left to
+    /// serde, so the walk never accepts params the typed params refuse. Text a `RawJson`
+    /// holds cannot nest that deep after the decoder; text kept unchecked can.
+    #[test]
+    fn a_meta_near_the_depth_limit_is_read_as_serde_reads_it() {
+        for depth in [99, 126, 127, 128, 140] {
+            let meta = format!(
+                "{}{{}}{}",
+                r#"{"a":"#.repeat(depth - 1),
+                "}".repeat(depth - 1)
+            );
+            let text = format!(r#"{{"name":"t","_meta":{meta}}}"#);
+            let serde = serde_json::from_str::<TextParams<'_>>(&text).is_ok();
+            let walk = ReadParams::read(&text).is_some();
+            assert_eq!(walk, serde, "a _meta {depth} deep");
+        }
+    }
+}
