@@ -34,7 +34,7 @@ impl Arguments {
                 text: Some((params, range)),
                 value: OnceLock::new(),
             },
-            _ => Self::from_value(Value::Object(serde_json::Map::new())),
+            _ => Self::default(),
         }
     }
 
