@@ -81,7 +81,8 @@ or, with --http ADDR, over Streamable HTTP at http://ADDR/mcp with the same defa
 `ferromcp serve --http` (loopback Host and Origin values only; --auth puts it behind the
 same embedded OAuth 2.1 authorization server). Every tool call is logged on stderr:
 `ferromcp gateway: audit who=... backend=... tool=... outcome=... duration_ms=...`, who
-being the authenticated principal (subject/client) with --auth, else the client's IP address.
+being the authenticated principal (subject/client) with --auth, else the client's IP address;
+a call the client cancels or abandons is logged with outcome=cancelled.
 
 With --redis URL (a ferromcp built with the `redis` feature) several gateway nodes behind one
 load balancer share the front's handshake-era sessions and resumable streams through that

@@ -109,6 +109,8 @@ enum Outcome {
     Error(i32),
     /// Any other failure.
     Failed,
+    /// Ended without an answer: the client cancelled it, or went away, before it finished.
+    Cancelled,
 }
 
 impl Outcome {
@@ -174,7 +176,13 @@ fn audit_line(who: &str, tool: &str, outcome: &Outcome, duration_ms: u128) {
     use std::fmt::Write as _;
     // Mount names contain no '_': the backend is the tool's prefix.
     let backend = tool.split_once('_').map_or("-", |(m, _)| m);
-    LINE.with_borrow_mut(|line| {
+    // `try_with`: a call dropped while the thread's locals are being torn down writes no
+    // line rather than panicking.
+    let _ = LINE.try_with(|line| {
+        let Ok(mut line) = line.try_borrow_mut() else {
+            return;
+        };
+        let line = &mut *line;
         line.clear();
         // Pieces pushed as they are (the formatting machinery only for the two numbers).
         for piece in [
@@ -197,6 +205,7 @@ fn audit_line(who: &str, tool: &str, outcome: &Outcome, duration_ms: u128) {
                 let _ = write!(line, "error:{code}");
             }
             Outcome::Failed => line.push_str("error"),
+            Outcome::Cancelled => line.push_str("cancelled"),
         }
         let ms = u64::try_from(duration_ms).unwrap_or(u64::MAX);
         let _ = writeln!(line, " duration_ms={ms}");
@@ -266,12 +275,38 @@ impl Middleware for Audit {
             refused.insert("isError".to_owned(), Value::Bool(true));
             return Box::pin(async move { Ok(refused.into()) });
         }
+        let mut pending = Pending {
+            who,
+            tool,
+            started,
+            done: false,
+        };
         Box::pin(async move {
             let result = next.run(request).await;
-            let ms = started.elapsed().as_millis();
-            audit_line(&who, &tool, &Outcome::of(&result), ms);
+            pending.done = true;
+            let ms = pending.started.elapsed().as_millis();
+            audit_line(&pending.who, &pending.tool, &Outcome::of(&result), ms);
             result
         })
+    }
+}
+
+/// A call's audit line while it is in flight: a call dropped before it ends (the client
+/// cancelled it, the connection closed, the gateway stopped) is audited `cancelled` when its
+/// future is dropped, so every admitted call has its line (C69).
+struct Pending {
+    who: Cow<'static, str>,
+    tool: String,
+    started: Instant,
+    done: bool,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.done {
+            let ms = self.started.elapsed().as_millis();
+            audit_line(&self.who, &self.tool, &Outcome::Cancelled, ms);
+        }
     }
 }
 
