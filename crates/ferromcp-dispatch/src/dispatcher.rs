@@ -22,6 +22,10 @@ pub trait Outbound: Send + Sync {
     /// Errors: the peer's error as it came; -32001 on timeout; -32000 when the connection
     /// closes first; -32600 when this context has no back channel or `options.request_id`
     /// correlates with a request already in flight.
+    ///
+    /// An implementation sends the params with `options.meta`'s members and the progress
+    /// token in their `_meta`, as
+    /// [`utility::params_with_meta`](crate::utility::params_with_meta) writes them.
     fn send_request(
         &self,
         method: &str,

@@ -124,6 +124,33 @@ fn may_hold_token(text: &str) -> bool {
     text.as_bytes().contains(&b'\\') || text.contains("progressToken")
 }
 
+/// The params a request goes out with, as ferromcp's dispatchers send them: an object
+/// carrying `_meta` with the progress token first (when the request asks for progress: its
+/// id) and then the members of [`CallOptions::meta`](crate::CallOptions::meta); params that
+/// are not an object go as they are. An [`Outbound`](crate::Outbound) implemented outside
+/// this crate calls it so that `CallOptions::meta` (an MCP client's 2026-07-28 envelope, for
+/// one) and the token reach the peer: a dispatcher that drops them sends requests a
+/// 2026-07-28 server refuses.
+///
+/// ```
+/// use ferromcp_dispatch::utility::params_with_meta;
+/// use ferromcp_jsonrpc::{Payload, RawJson, RequestId};
+///
+/// let params = Payload::Raw(RawJson::from_string(r#"{"name":"add"}"#.into()).unwrap());
+/// let meta = RawJson::from_string(r#"{"k":1}"#.into()).unwrap();
+/// let sent = params_with_meta(Some(params), Some(&RequestId::Number(7)), Some(&meta));
+/// let sent: serde_json::Value = sent.parse().unwrap();
+/// assert_eq!(sent["_meta"], serde_json::json!({"progressToken": 7, "k": 1}));
+/// assert_eq!(sent["name"], "add");
+/// ```
+pub fn params_with_meta(
+    params: Option<Payload>,
+    progress_token: Option<&RequestId>,
+    meta: Option<&RawJson>,
+) -> Payload {
+    with_meta(params, progress_token, meta)
+}
+
 /// Outbound request params, always an object carrying `_meta` (with the progress token when
 /// there is one, then the members of `extra`, [`CallOptions::meta`](crate::CallOptions::meta)).
 /// Params that are not an object are sent as they are.
