@@ -83,6 +83,24 @@ pub(super) fn value_end(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// [`value_end`], and whether the value is a string without an escape (seen by the same scan).
+#[inline]
+fn value_end_plain(b: &[u8], i: usize) -> Option<(usize, bool)> {
+    match b.get(i)? {
+        b'"' => string_end_escaped(b, i).map(|(end, escaped)| (end, !escaped)),
+        _ => value_end(b, i).map(|end| (end, false)),
+    }
+}
+
+/// A value's text and, when the walk saw it is a string with no escape, its content: the text
+/// between the quotes, what [`unquote`] borrows, so its reader need not scan it again.
+fn with_plain(value: &str, plain: bool) -> (&str, Option<&str>) {
+    let content = plain
+        .then(|| value.strip_prefix('"')?.strip_suffix('"'))
+        .flatten();
+    (value, content)
+}
+
 /// [`value_end`] of an array or an object.
 fn container_end(b: &[u8], i: usize) -> Option<usize> {
     let mut depth = 0usize;
@@ -120,10 +138,21 @@ fn container_end(b: &[u8], i: usize) -> Option<usize> {
 #[inline]
 pub fn unquote(text: &str) -> Option<Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
+    if has_backslash(inner.as_bytes()) {
         serde_json::from_str::<String>(text).ok().map(Cow::Owned)
     } else {
         Some(Cow::Borrowed(inner))
+    }
+}
+
+/// Whether `b` has a backslash: a short text byte by byte (no call), a long one by `memchr`'s
+/// vectorized search (`str::contains` reads it a word at a time, four times the instructions).
+#[inline(always)]
+fn has_backslash(b: &[u8]) -> bool {
+    if b.len() < 32 {
+        b.iter().any(|&c| c == b'\\')
+    } else {
+        memchr::memchr(b'\\', b).is_some()
     }
 }
 
@@ -214,7 +243,7 @@ impl<'a> MemberWalk<'a> {
     /// The next member's key, the walk left at its value (then [`value`](Self::value), or
     /// [`rest`](Self::rest) and [`skip`](Self::skip)); `Some(None)` at the end, `None` where
     /// the text stops being an object.
-    #[inline]
+    #[inline(always)]
     pub fn next_key(&mut self) -> Option<Option<MemberKey<'a>>> {
         let b = self.text.as_bytes();
         let mut i = skip_ws(b, self.pos);
@@ -244,6 +273,29 @@ impl<'a> MemberWalk<'a> {
         let value = self.text.get(self.pos..end)?;
         self.pos = end;
         Some(value)
+    }
+
+    /// [`value`](Self::value), and the content of a string with no escape (the text between
+    /// its quotes, as [`unquote`] borrows it) found by the same scan: `None` beside a string
+    /// with an escape and any other value. A reader of strings that would unquote what it
+    /// reads skips a second scan of each for a backslash.
+    ///
+    /// ```
+    /// use ferromcp_types::tables::MemberWalk;
+    ///
+    /// let mut walk = MemberWalk::new(r#"{"a":"x y","b":"x\ny","c":[1]}"#).unwrap();
+    /// let mut read = Vec::new();
+    /// while walk.next_key().unwrap().is_some() {
+    ///     read.push(walk.value_plain().unwrap());
+    /// }
+    /// assert_eq!(read, [(r#""x y""#, Some("x y")), (r#""x\ny""#, None), ("[1]", None)]);
+    /// ```
+    #[inline]
+    pub fn value_plain(&mut self) -> Option<(&'a str, Option<&'a str>)> {
+        let (end, plain) = value_end_plain(self.text.as_bytes(), self.pos)?;
+        let value = self.text.get(self.pos..end)?;
+        self.pos = end;
+        Some(with_plain(value, plain))
     }
 
     /// The text from the value of the member whose key was just read to the end.
@@ -345,7 +397,31 @@ impl<'a> ArrayItems<'a> {
         self.broken
     }
 
-    fn read(&mut self) -> Option<Option<&'a str>> {
+    /// The next item as [`next`](Iterator::next) reads it, with the content of a string item
+    /// that has no escape (the text between its quotes, as [`unquote`] borrows it) found by
+    /// the same scan; `None` beside any other item.
+    ///
+    /// ```
+    /// use ferromcp_types::tables::ArrayItems;
+    ///
+    /// let mut items = ArrayItems::new(r#"["a", "\u0062", 3]"#);
+    /// assert_eq!(items.next_plain(), Some((r#""a""#, Some("a"))));
+    /// assert_eq!(items.next_plain(), Some((r#""\u0062""#, None)));
+    /// assert_eq!(items.next_plain(), Some(("3", None)));
+    /// assert_eq!(items.next_plain(), None);
+    /// assert!(!items.is_broken());
+    /// ```
+    pub fn next_plain(&mut self) -> Option<(&'a str, Option<&'a str>)> {
+        if self.broken {
+            return None;
+        }
+        let item = self.read();
+        self.broken = item.is_none();
+        let (item, plain) = item.flatten()?;
+        Some(with_plain(item, plain))
+    }
+
+    fn read(&mut self) -> Option<Option<(&'a str, bool)>> {
         let b = self.text.as_bytes();
         let mut i = skip_ws(b, self.pos);
         match (*b.get(i)?, self.first) {
@@ -354,10 +430,10 @@ impl<'a> ArrayItems<'a> {
             (_, true) => self.first = false,
             (_, false) => return None,
         }
-        let end = value_end(b, i)?;
+        let (end, plain) = value_end_plain(b, i)?;
         let item = self.text.get(i..end).filter(|t| !t.is_empty())?;
         self.pos = end;
-        Some(Some(item))
+        Some(Some((item, plain)))
     }
 }
 
@@ -365,11 +441,68 @@ impl<'a> Iterator for ArrayItems<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
-        if self.broken {
-            return None;
+        self.next_plain().map(|(item, _)| item)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::{ArrayItems, MemberWalk, unquote};
+
+    /// Strings without and with an escape at its start, middle and end, short and long (both
+    /// sides of `has_backslash`'s 32-byte switch), with the content serde_json reads.
+    fn strings() -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for len in [0, 1, 7, 8, 16, 30, 31, 32, 33, 64, 300] {
+            let plain = "x".repeat(len);
+            out.push(format!(r#""{plain}""#));
+            for escape in [r#"\""#, r"\\", r"\n", r"\u00e9", r"\/"] {
+                for at in [0, len / 2, len] {
+                    let mut s = plain.clone();
+                    s.insert_str(at, escape);
+                    out.push(format!(r#""{s}""#));
+                }
+            }
         }
-        let item = self.read();
-        self.broken = item.is_none();
-        item.flatten()
+        out.into_iter()
+            .map(|s| {
+                let content = serde_json::from_str::<String>(&s).unwrap();
+                (s, content)
+            })
+            .collect()
+    }
+
+    /// S150: `unquote` reads a string as serde_json does, and the content the walk hands
+    /// with a value (`MemberWalk::value_plain`, `ArrayItems::next_plain`) is there exactly
+    /// when the string has no escape, and is then that content.
+    #[test]
+    fn s150_plain_contents_are_what_serde_reads() {
+        for (s, content) in strings() {
+            assert_eq!(unquote(&s).as_deref(), Some(content.as_str()), "{s}");
+            let escaped = s.contains('\\');
+            let object = format!(r#"{{"k":{s}, "n":1}}"#);
+            let mut walk = MemberWalk::new(&object).unwrap();
+            walk.next_key().unwrap().unwrap();
+            let (text, plain) = walk.value_plain().unwrap();
+            assert_eq!(text, s);
+            assert_eq!(plain, (!escaped).then_some(content.as_str()), "{s}");
+            walk.next_key().unwrap().unwrap();
+            assert_eq!(walk.value_plain(), Some(("1", None)));
+            assert!(walk.next_key().unwrap().is_none());
+            let array = format!("[{s}, 2, {s}]");
+            let mut items = ArrayItems::new(&array);
+            let mut read = Vec::new();
+            while let Some(item) = items.next_plain() {
+                read.push(item);
+            }
+            assert!(!items.is_broken());
+            let plain = (!escaped).then_some(content.as_str());
+            assert_eq!(
+                read,
+                [(s.as_str(), plain), ("2", None), (s.as_str(), plain)]
+            );
+        }
     }
 }
