@@ -15,9 +15,40 @@ pub(super) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The end (exclusive) of the string that starts at `i` (a quote).
+/// The end (exclusive) of the string that starts at `i` (a quote), for a reader that skips
+/// it: a quote inside a string is always escaped (`\"`), so its first quote that does not
+/// follow a backslash closes it, found by a search for quotes alone (cheaper than for quotes
+/// and backslashes). A first quote after a backslash (escaped, or closing a string that ends
+/// in an escaped backslash) takes [`string_end_escaped`]'s walk from the start: the same end
+/// on any text.
+#[inline(always)]
 fn string_end(b: &[u8], i: usize) -> Option<usize> {
-    string_end_escaped(b, i).map(|(end, _)| end)
+    let q = find_quote(b, i + 1)?;
+    // `q > i`: the byte before it is the opening quote or part of the string.
+    if b.get(q - 1) == Some(&b'\\') {
+        return string_end_escaped(b, i).map(|(end, _)| end);
+    }
+    Some(q + 1)
+}
+
+/// The first quote at or after `j`: [`quote_or_backslash`] for quotes alone.
+#[inline(always)]
+fn find_quote(b: &[u8], j: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    let mut at = j;
+    while at < j + 16
+        && let Some(&[b0, b1, b2, b3, b4, b5, b6, b7]) = b.get(at..at + 8)
+    {
+        let q = u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7]) ^ QUOTES;
+        let found = q.wrapping_sub(ONES) & !q & HIGHS;
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    Some(at + memchr::memchr(b'"', b.get(at..)?)?)
 }
 
 /// [`string_end`], and whether the string has an escape in it.
@@ -449,7 +480,7 @@ impl<'a> Iterator for ArrayItems<'a> {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
-    use super::{ArrayItems, MemberWalk, unquote};
+    use super::{ArrayItems, MemberWalk, ObjectMembers, string_end, string_end_escaped, unquote};
 
     /// Strings without and with an escape at its start, middle and end, short and long (both
     /// sides of `has_backslash`'s 32-byte switch), with the content serde_json reads.
@@ -503,6 +534,60 @@ mod tests {
                 read,
                 [(s.as_str(), plain), ("2", None), (s.as_str(), plain)]
             );
+        }
+    }
+
+    /// S151: a string skipped by its first quote not after a backslash ends where the walk
+    /// that reads every escape ends it, on any text: quotes, backslashes and escaped
+    /// backslashes at every offset of strings on both sides of the two words read in place,
+    /// closed or not, and bytes from a fixed-seed generator of `"`, `\`, `x` and `é`; and a
+    /// member skipped so (`ObjectMembers`, `MemberWalk::value`) is the text serde_json reads.
+    #[test]
+    fn s151_a_string_skipped_by_its_quotes_ends_where_every_escape_is_read() {
+        let mut texts = Vec::new();
+        for len in [0, 1, 6, 7, 8, 9, 15, 16, 17, 23, 24, 25, 40, 100] {
+            for special in [r#"\""#, r"\\", r#"\\\""#, r"\n", r#"""#, r"\"] {
+                for at in 0..=len {
+                    let mut s = "x".repeat(len);
+                    s.insert_str(at, special);
+                    texts.push(format!(r#""{s}""#));
+                    texts.push(format!(r#""{s}"#));
+                    texts.push(format!(r#""{s}\"#));
+                }
+            }
+        }
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        for _ in 0..20_000 {
+            let mut s = String::from('"');
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let mut bits = seed;
+            for _ in 0..(bits % 40) {
+                bits = bits.rotate_right(2) ^ 0x5bd1_e995;
+                s.push_str(["\"", "\\", "x", "\u{e9}"][(bits % 4) as usize]);
+            }
+            texts.push(s);
+        }
+        for t in &texts {
+            let b = t.as_bytes();
+            let careful = string_end_escaped(b, 0).map(|(end, _)| end);
+            assert_eq!(string_end(b, 0), careful, "{t}");
+            // As a member's value, where the text is JSON.
+            if careful == Some(b.len()) && serde_json::from_str::<String>(t).is_ok() {
+                let object = format!(r#"{{"a":{t},"b":[{t}],"c":1}}"#);
+                let members: Vec<_> = ObjectMembers::new(&object).collect();
+                let wanted: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_str(&object).unwrap();
+                assert_eq!(members.len(), 3, "{object}");
+                for (key, text) in members {
+                    let value: serde_json::Value = serde_json::from_str(text).unwrap();
+                    assert_eq!(Some(&value), wanted.get(key.as_ref()), "{object}");
+                }
+                let mut walk = MemberWalk::new(&object).unwrap();
+                walk.next_key().unwrap().unwrap();
+                assert_eq!(walk.value(), Some(t.as_str()));
+            }
         }
     }
 }
