@@ -138,6 +138,10 @@ type InlineMember<'a> = (&'a str, Text<'a>);
 /// A member of any other object: its key (unescaped) and its value.
 type HeapMember<'a> = (Cow<'a, str>, Text<'a>);
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "the members kept in place are the allocation this avoids"
+)]
 enum ObjectRepr<'a> {
     /// The first `len` of `members`: keys without escapes, strictly ascending (the order a
     /// `Map` of them iterates in, whatever its ordering), so each key once.

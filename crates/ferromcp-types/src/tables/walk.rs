@@ -181,6 +181,10 @@ pub fn unquote(text: &str) -> Option<Cow<'_, str>> {
 #[inline(always)]
 fn has_backslash(b: &[u8]) -> bool {
     if b.len() < 32 {
+        #[allow(
+            clippy::manual_contains,
+            reason = "a loop inlined here: `contains` calls core's search"
+        )]
         b.iter().any(|&c| c == b'\\')
     } else {
         memchr::memchr(b'\\', b).is_some()
