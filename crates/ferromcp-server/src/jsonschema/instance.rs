@@ -107,7 +107,24 @@ impl<'a> Members<'a, &'a Value> for &'a Map<String, Value> {
 
 /// The text of one JSON value (no whitespace around it), as the evaluator reads it.
 #[derive(Clone, Copy)]
-pub(crate) struct Text<'a>(pub(crate) &'a str);
+pub(crate) struct Text<'a> {
+    text: &'a str,
+    /// When the walk that found the text saw a string with no escape: its content (the text
+    /// between the quotes), so reading it does not scan the string again.
+    plain: Option<&'a str>,
+}
+
+impl<'a> Text<'a> {
+    /// The text of one JSON value.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Self { text, plain: None }
+    }
+
+    /// A value's text as the walk found it, and a string's content when it has no escape.
+    fn walked((text, plain): (&'a str, Option<&'a str>)) -> Self {
+        Self { text, plain }
+    }
+}
 
 /// How many members an object keeps in place, with no allocation: all of them when their
 /// keys have no escapes and come in ascending order (the common case).
@@ -121,6 +138,10 @@ type InlineMember<'a> = (&'a str, Text<'a>);
 /// A member of any other object: its key (unescaped) and its value.
 type HeapMember<'a> = (Cow<'a, str>, Text<'a>);
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "the members kept in place are the allocation this avoids"
+)]
 enum ObjectRepr<'a> {
     /// The first `len` of `members`: keys without escapes, strictly ascending (the order a
     /// `Map` of them iterates in, whatever its ordering), so each key once.
@@ -141,11 +162,14 @@ impl<'a> Instance<'a> for Text<'a> {
     type Object = TextObject<'a>;
 
     fn kind(self) -> Kind<'a, Self> {
-        let text = self.0;
+        let text = self.text;
         match text.as_bytes().first() {
             Some(b'{') => object(text),
             Some(b'[') => array(text).map_or(Kind::Malformed, Kind::Array),
-            Some(b'"') => unquote(text).map_or(Kind::Malformed, Kind::String),
+            Some(b'"') => match self.plain {
+                Some(content) => Kind::String(Cow::Borrowed(content)),
+                None => unquote(text).map_or(Kind::Malformed, Kind::String),
+            },
             Some(b'n') if text == "null" => Kind::Null,
             Some(b't') if text == "true" => Kind::Bool(true),
             Some(b'f') if text == "false" => Kind::Bool(false),
@@ -252,19 +276,22 @@ fn object(text: &str) -> Kind<'_, Text<'_>> {
     let Some(mut walk) = MemberWalk::new(text) else {
         return Kind::Malformed;
     };
-    let mut inline = [("", Text("")); INLINE];
+    let mut inline = [("", Text::new("")); INLINE];
     let mut len = 0;
     let spilled = loop {
-        let Some(member) = walk.next() else {
+        let Some(key) = walk.next_key() else {
             return Kind::Malformed;
         };
-        let Some((key, value)) = member else {
+        let Some(key) = key else {
             return Kind::Object(TextObject(ObjectRepr::Inline {
                 len,
                 members: inline,
             }));
         };
-        let value = Text(value);
+        let Some(value) = walk.value_plain() else {
+            return Kind::Malformed;
+        };
+        let value = Text::walked(value);
         let plain = key.plain().filter(|plain| {
             len.checked_sub(1)
                 .and_then(|last| inline.get(last))
@@ -292,8 +319,8 @@ fn spill<'a>(
     members.extend(kept.iter().map(|(k, v)| (Cow::Borrowed(*k), *v)));
     let (key, value) = next;
     members.push((key.unquoted()?, value));
-    while let Some((key, value)) = walk.next()? {
-        members.push((key.unquoted()?, Text(value)));
+    while let Some(key) = walk.next_key()? {
+        members.push((key.unquoted()?, Text::walked(walk.value_plain()?)));
     }
     Some(in_map_order(members))
 }
@@ -330,7 +357,9 @@ fn in_map_order<'a>(members: Vec<(Cow<'a, str>, Text<'a>)>) -> TextObject<'a> {
 /// An array's items, each as its text.
 fn array(text: &str) -> Option<Vec<Text<'_>>> {
     let mut items = ArrayItems::new(text);
-    let all = items.by_ref().map(Text).collect();
+    let all = std::iter::from_fn(|| items.next_plain())
+        .map(Text::walked)
+        .collect();
     (!items.is_broken()).then_some(all)
 }
 

@@ -142,7 +142,7 @@ impl Schema {
     /// assert_eq!(schema.validate_json(r#"{"a": tru}"#).unwrap_err().errors[0].keyword, "json");
     /// ```
     pub fn validate_json(&self, json: &str) -> Result<(), ValidationErrors> {
-        self.run(Text(json.trim_matches(JSON_WS)))
+        self.run(Text::new(json.trim_matches(JSON_WS)))
     }
 
     /// [`is_valid`](Self::is_valid) on the JSON text of the instance (see
@@ -150,7 +150,7 @@ impl Schema {
     /// is invalid. Allocates for each array it reads (its items' places), and for an object
     /// of more than 6 members or with keys escaped or out of order.
     pub fn is_valid_json(&self, json: &str) -> bool {
-        self.check(Text(json.trim_matches(JSON_WS)))
+        self.check(Text::new(json.trim_matches(JSON_WS)))
     }
 
     fn run<'i, I: Instance<'i>>(&self, instance: I) -> Result<(), ValidationErrors> {

@@ -241,3 +241,69 @@ fn s147_short_cuts_answer_as_their_values() {
         assert!(!schemas[2].is_valid_json(bad), "{bad}");
     }
 }
+
+/// S149: a string's content as the text walk reads it (borrowed where the walk saw no escape,
+/// without scanning it again; unescaped where it has one) is what the value holds: strings
+/// without and with an escape (at the start, the middle, the end), short and long (both sides
+/// of the 32-byte switch to the vectorized backslash search, and past 256 bytes), as the
+/// whole instance, an object's member (kept in place, and past 6 members out of order) and an
+/// array's item, against `const`, `enum`, `pattern`, `minLength`/`maxLength` and
+/// `uniqueItems` (two spellings of one string).
+#[test]
+fn s149_string_contents_read_without_a_second_scan_answer_as_their_values() {
+    let mut strings = Vec::new();
+    for len in [0, 1, 7, 8, 15, 16, 17, 30, 31, 32, 33, 63, 64, 300] {
+        strings.push(format!(r#""{}""#, "x".repeat(len)));
+        for escape in [r#"\""#, r"\\", r"\n", r"\u0041", r"\/"] {
+            for at in [0, len / 2, len] {
+                let mut s = "x".repeat(len);
+                s.insert_str(at, escape);
+                strings.push(format!(r#""{s}""#));
+            }
+        }
+    }
+    let filler: String = (0..7).map(|i| format!(r#""k{i}":{i},"#)).collect();
+    let mut agreed = 0;
+    for s in &strings {
+        let value: Value = serde_json::from_str(s).unwrap();
+        let content = value.as_str().unwrap();
+        let chars = content.chars().count();
+        // The same content spelled otherwise: `A` and `/` escaped, or an `x` as `\u0078`.
+        let respelled = if content.contains(['A', '/']) {
+            serde_json::to_string(content).unwrap()
+        } else {
+            s.replacen('x', r"\u0078", 1)
+        };
+        let texts = [
+            s.clone(),
+            format!(r#"{{"s":{s}}}"#),
+            format!(r#"{{"s":{s},{filler}"a":{s}}}"#),
+            format!(r#"[{s},"y",{s}]"#),
+            format!(r#"[{s},{respelled}]"#),
+        ];
+        let own = json!({"const": value, "maxLength": chars, "minLength": chars});
+        let schemas = [
+            own.clone(),
+            json!({"properties": {"s": own.clone(), "a": own.clone()}}),
+            json!({"items": {"enum": [1, value, "y"]}}),
+            json!({"items": {"pattern": "^x*$"}, "uniqueItems": true}),
+            json!({"items": {"maxLength": chars.saturating_sub(1)}, "uniqueItems": true}),
+            json!({"not": {"const": value}, "minLength": chars + 1}),
+        ];
+        for text in &texts {
+            let parsed: Value =
+                serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            for schema in &schemas {
+                let schema = compile(schema.clone());
+                if same_on_text(&schema, &parsed, text).is_ok() {
+                    agreed += 1;
+                }
+            }
+        }
+        // The string's own schema holds for it, read alone and as a member.
+        let own = compile(own);
+        assert!(own.validate_json(s).is_ok(), "{s}");
+    }
+    // Both verdicts occur.
+    assert!(agreed > 500 && agreed < strings.len() * 30, "{agreed}");
+}

@@ -15,9 +15,40 @@ pub(super) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The end (exclusive) of the string that starts at `i` (a quote).
+/// The end (exclusive) of the string that starts at `i` (a quote), for a reader that skips
+/// it: a quote inside a string is always escaped (`\"`), so its first quote that does not
+/// follow a backslash closes it, found by a search for quotes alone (cheaper than for quotes
+/// and backslashes). A first quote after a backslash (escaped, or closing a string that ends
+/// in an escaped backslash) takes [`string_end_escaped`]'s walk from the start: the same end
+/// on any text.
+#[inline(always)]
 fn string_end(b: &[u8], i: usize) -> Option<usize> {
-    string_end_escaped(b, i).map(|(end, _)| end)
+    let q = find_quote(b, i + 1)?;
+    // `q > i`: the byte before it is the opening quote or part of the string.
+    if b.get(q - 1) == Some(&b'\\') {
+        return string_end_escaped(b, i).map(|(end, _)| end);
+    }
+    Some(q + 1)
+}
+
+/// The first quote at or after `j`: [`quote_or_backslash`] for quotes alone.
+#[inline(always)]
+fn find_quote(b: &[u8], j: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    let mut at = j;
+    while at < j + 16
+        && let Some(&[b0, b1, b2, b3, b4, b5, b6, b7]) = b.get(at..at + 8)
+    {
+        let q = u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7]) ^ QUOTES;
+        let found = q.wrapping_sub(ONES) & !q & HIGHS;
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    Some(at + memchr::memchr(b'"', b.get(at..)?)?)
 }
 
 /// [`string_end`], and whether the string has an escape in it.
@@ -83,6 +114,24 @@ pub(super) fn value_end(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// [`value_end`], and whether the value is a string without an escape (seen by the same scan).
+#[inline]
+fn value_end_plain(b: &[u8], i: usize) -> Option<(usize, bool)> {
+    match b.get(i)? {
+        b'"' => string_end_escaped(b, i).map(|(end, escaped)| (end, !escaped)),
+        _ => value_end(b, i).map(|end| (end, false)),
+    }
+}
+
+/// A value's text and, when the walk saw it is a string with no escape, its content: the text
+/// between the quotes, what [`unquote`] borrows, so its reader need not scan it again.
+fn with_plain(value: &str, plain: bool) -> (&str, Option<&str>) {
+    let content = plain
+        .then(|| value.strip_prefix('"')?.strip_suffix('"'))
+        .flatten();
+    (value, content)
+}
+
 /// [`value_end`] of an array or an object.
 fn container_end(b: &[u8], i: usize) -> Option<usize> {
     let mut depth = 0usize;
@@ -120,10 +169,25 @@ fn container_end(b: &[u8], i: usize) -> Option<usize> {
 #[inline]
 pub fn unquote(text: &str) -> Option<Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
+    if has_backslash(inner.as_bytes()) {
         serde_json::from_str::<String>(text).ok().map(Cow::Owned)
     } else {
         Some(Cow::Borrowed(inner))
+    }
+}
+
+/// Whether `b` has a backslash: a short text byte by byte (no call), a long one by `memchr`'s
+/// vectorized search (`str::contains` reads it a word at a time, four times the instructions).
+#[inline(always)]
+fn has_backslash(b: &[u8]) -> bool {
+    if b.len() < 32 {
+        #[allow(
+            clippy::manual_contains,
+            reason = "a loop inlined here: `contains` calls core's search"
+        )]
+        b.iter().any(|&c| c == b'\\')
+    } else {
+        memchr::memchr(b'\\', b).is_some()
     }
 }
 
@@ -214,7 +278,7 @@ impl<'a> MemberWalk<'a> {
     /// The next member's key, the walk left at its value (then [`value`](Self::value), or
     /// [`rest`](Self::rest) and [`skip`](Self::skip)); `Some(None)` at the end, `None` where
     /// the text stops being an object.
-    #[inline]
+    #[inline(always)]
     pub fn next_key(&mut self) -> Option<Option<MemberKey<'a>>> {
         let b = self.text.as_bytes();
         let mut i = skip_ws(b, self.pos);
@@ -244,6 +308,29 @@ impl<'a> MemberWalk<'a> {
         let value = self.text.get(self.pos..end)?;
         self.pos = end;
         Some(value)
+    }
+
+    /// [`value`](Self::value), and the content of a string with no escape (the text between
+    /// its quotes, as [`unquote`] borrows it) found by the same scan: `None` beside a string
+    /// with an escape and any other value. A reader of strings that would unquote what it
+    /// reads skips a second scan of each for a backslash.
+    ///
+    /// ```
+    /// use ferromcp_types::tables::MemberWalk;
+    ///
+    /// let mut walk = MemberWalk::new(r#"{"a":"x y","b":"x\ny","c":[1]}"#).unwrap();
+    /// let mut read = Vec::new();
+    /// while walk.next_key().unwrap().is_some() {
+    ///     read.push(walk.value_plain().unwrap());
+    /// }
+    /// assert_eq!(read, [(r#""x y""#, Some("x y")), (r#""x\ny""#, None), ("[1]", None)]);
+    /// ```
+    #[inline]
+    pub fn value_plain(&mut self) -> Option<(&'a str, Option<&'a str>)> {
+        let (end, plain) = value_end_plain(self.text.as_bytes(), self.pos)?;
+        let value = self.text.get(self.pos..end)?;
+        self.pos = end;
+        Some(with_plain(value, plain))
     }
 
     /// The text from the value of the member whose key was just read to the end.
@@ -345,7 +432,31 @@ impl<'a> ArrayItems<'a> {
         self.broken
     }
 
-    fn read(&mut self) -> Option<Option<&'a str>> {
+    /// The next item as [`next`](Iterator::next) reads it, with the content of a string item
+    /// that has no escape (the text between its quotes, as [`unquote`] borrows it) found by
+    /// the same scan; `None` beside any other item.
+    ///
+    /// ```
+    /// use ferromcp_types::tables::ArrayItems;
+    ///
+    /// let mut items = ArrayItems::new(r#"["a", "\u0062", 3]"#);
+    /// assert_eq!(items.next_plain(), Some((r#""a""#, Some("a"))));
+    /// assert_eq!(items.next_plain(), Some((r#""\u0062""#, None)));
+    /// assert_eq!(items.next_plain(), Some(("3", None)));
+    /// assert_eq!(items.next_plain(), None);
+    /// assert!(!items.is_broken());
+    /// ```
+    pub fn next_plain(&mut self) -> Option<(&'a str, Option<&'a str>)> {
+        if self.broken {
+            return None;
+        }
+        let item = self.read();
+        self.broken = item.is_none();
+        let (item, plain) = item.flatten()?;
+        Some(with_plain(item, plain))
+    }
+
+    fn read(&mut self) -> Option<Option<(&'a str, bool)>> {
         let b = self.text.as_bytes();
         let mut i = skip_ws(b, self.pos);
         match (*b.get(i)?, self.first) {
@@ -354,10 +465,10 @@ impl<'a> ArrayItems<'a> {
             (_, true) => self.first = false,
             (_, false) => return None,
         }
-        let end = value_end(b, i)?;
+        let (end, plain) = value_end_plain(b, i)?;
         let item = self.text.get(i..end).filter(|t| !t.is_empty())?;
         self.pos = end;
-        Some(Some(item))
+        Some(Some((item, plain)))
     }
 }
 
@@ -365,11 +476,122 @@ impl<'a> Iterator for ArrayItems<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
-        if self.broken {
-            return None;
+        self.next_plain().map(|(item, _)| item)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::{ArrayItems, MemberWalk, ObjectMembers, string_end, string_end_escaped, unquote};
+
+    /// Strings without and with an escape at its start, middle and end, short and long (both
+    /// sides of `has_backslash`'s 32-byte switch), with the content serde_json reads.
+    fn strings() -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for len in [0, 1, 7, 8, 16, 30, 31, 32, 33, 64, 300] {
+            let plain = "x".repeat(len);
+            out.push(format!(r#""{plain}""#));
+            for escape in [r#"\""#, r"\\", r"\n", r"\u00e9", r"\/"] {
+                for at in [0, len / 2, len] {
+                    let mut s = plain.clone();
+                    s.insert_str(at, escape);
+                    out.push(format!(r#""{s}""#));
+                }
+            }
         }
-        let item = self.read();
-        self.broken = item.is_none();
-        item.flatten()
+        out.into_iter()
+            .map(|s| {
+                let content = serde_json::from_str::<String>(&s).unwrap();
+                (s, content)
+            })
+            .collect()
+    }
+
+    /// S150: `unquote` reads a string as serde_json does, and the content the walk hands
+    /// with a value (`MemberWalk::value_plain`, `ArrayItems::next_plain`) is there exactly
+    /// when the string has no escape, and is then that content.
+    #[test]
+    fn s150_plain_contents_are_what_serde_reads() {
+        for (s, content) in strings() {
+            assert_eq!(unquote(&s).as_deref(), Some(content.as_str()), "{s}");
+            let escaped = s.contains('\\');
+            let object = format!(r#"{{"k":{s}, "n":1}}"#);
+            let mut walk = MemberWalk::new(&object).unwrap();
+            walk.next_key().unwrap().unwrap();
+            let (text, plain) = walk.value_plain().unwrap();
+            assert_eq!(text, s);
+            assert_eq!(plain, (!escaped).then_some(content.as_str()), "{s}");
+            walk.next_key().unwrap().unwrap();
+            assert_eq!(walk.value_plain(), Some(("1", None)));
+            assert!(walk.next_key().unwrap().is_none());
+            let array = format!("[{s}, 2, {s}]");
+            let mut items = ArrayItems::new(&array);
+            let mut read = Vec::new();
+            while let Some(item) = items.next_plain() {
+                read.push(item);
+            }
+            assert!(!items.is_broken());
+            let plain = (!escaped).then_some(content.as_str());
+            assert_eq!(
+                read,
+                [(s.as_str(), plain), ("2", None), (s.as_str(), plain)]
+            );
+        }
+    }
+
+    /// S151: a string skipped by its first quote not after a backslash ends where the walk
+    /// that reads every escape ends it, on any text: quotes, backslashes and escaped
+    /// backslashes at every offset of strings on both sides of the two words read in place,
+    /// closed or not, and bytes from a fixed-seed generator of `"`, `\`, `x` and `é`; and a
+    /// member skipped so (`ObjectMembers`, `MemberWalk::value`) is the text serde_json reads.
+    #[test]
+    fn s151_a_string_skipped_by_its_quotes_ends_where_every_escape_is_read() {
+        let mut texts = Vec::new();
+        for len in [0, 1, 6, 7, 8, 9, 15, 16, 17, 23, 24, 25, 40, 100] {
+            for special in [r#"\""#, r"\\", r#"\\\""#, r"\n", r#"""#, r"\"] {
+                for at in 0..=len {
+                    let mut s = "x".repeat(len);
+                    s.insert_str(at, special);
+                    texts.push(format!(r#""{s}""#));
+                    texts.push(format!(r#""{s}"#));
+                    texts.push(format!(r#""{s}\"#));
+                }
+            }
+        }
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        for _ in 0..20_000 {
+            let mut s = String::from('"');
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let mut bits = seed;
+            for _ in 0..(bits % 40) {
+                bits = bits.rotate_right(2) ^ 0x5bd1_e995;
+                s.push_str(["\"", "\\", "x", "\u{e9}"][(bits % 4) as usize]);
+            }
+            texts.push(s);
+        }
+        for t in &texts {
+            let b = t.as_bytes();
+            let careful = string_end_escaped(b, 0).map(|(end, _)| end);
+            assert_eq!(string_end(b, 0), careful, "{t}");
+            // As a member's value, where the text is JSON.
+            if careful == Some(b.len()) && serde_json::from_str::<String>(t).is_ok() {
+                let object = format!(r#"{{"a":{t},"b":[{t}],"c":1}}"#);
+                let members: Vec<_> = ObjectMembers::new(&object).collect();
+                let wanted: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_str(&object).unwrap();
+                assert_eq!(members.len(), 3, "{object}");
+                for (key, text) in members {
+                    let value: serde_json::Value = serde_json::from_str(text).unwrap();
+                    assert_eq!(Some(&value), wanted.get(key.as_ref()), "{object}");
+                }
+                let mut walk = MemberWalk::new(&object).unwrap();
+                walk.next_key().unwrap().unwrap();
+                assert_eq!(walk.value(), Some(t.as_str()));
+            }
+        }
     }
 }
