@@ -31,24 +31,10 @@ fn string_end(b: &[u8], i: usize) -> Option<usize> {
     Some(q + 1)
 }
 
-/// The first quote at or after `j`: [`quote_or_backslash`] for quotes alone.
+/// The first quote at or after `j`: [`find_special`] for quotes alone.
 #[inline(always)]
 fn find_quote(b: &[u8], j: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    const QUOTES: u64 = ONES * b'"' as u64;
-    let mut at = j;
-    while at < j + 16
-        && let Some(&[b0, b1, b2, b3, b4, b5, b6, b7]) = b.get(at..at + 8)
-    {
-        let q = u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7]) ^ QUOTES;
-        let found = q.wrapping_sub(ONES) & !q & HIGHS;
-        if found != 0 {
-            return Some(at + (found.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    Some(at + memchr::memchr(b'"', b.get(at..)?)?)
+    find_special::<false>(b, j)
 }
 
 /// [`string_end`], and whether the string has an escape in it.
@@ -68,29 +54,46 @@ pub(super) fn string_end_escaped(b: &[u8], i: usize) -> Option<(usize, bool)> {
     }
 }
 
-/// The first quote or backslash at or after `j`. Most strings (keys, names, short values) end
-/// within two words, found eight bytes at a time without a call; past that, `memchr`'s
-/// vectorized search, so a long string costs a fraction of an instruction per byte.
+/// The first quote or backslash at or after `j`: [`find_special`] for both.
 #[inline(always)]
 fn quote_or_backslash(b: &[u8], j: usize) -> Option<usize> {
+    find_special::<true>(b, j)
+}
+
+/// The first quote (or backslash, with `BACKSLASH`) at or after `j`. Most strings (keys,
+/// names, short values) end within two words, found eight bytes at a time without a call;
+/// past that, `memchr`'s vectorized search, so a long string costs a fraction of an
+/// instruction per byte.
+#[inline(always)]
+fn find_special<const BACKSLASH: bool>(b: &[u8], j: usize) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     const QUOTES: u64 = ONES * b'"' as u64;
     const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    // A zero byte of `x` flagged in its high bit; the lowest flagged byte is exact.
+    let zeros = |x: u64| x.wrapping_sub(ONES) & !x;
     let mut at = j;
     while at < j + 16
         && let Some(&[b0, b1, b2, b3, b4, b5, b6, b7]) = b.get(at..at + 8)
     {
         let w = u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7]);
-        // A zero byte of `w ^ c` is a byte equal to `c`; the lowest flagged byte is exact.
-        let (q, s) = (w ^ QUOTES, w ^ BACKSLASHES);
-        let found = (q.wrapping_sub(ONES) & !q | s.wrapping_sub(ONES) & !s) & HIGHS;
+        // A zero byte of `w ^ c` is a byte equal to `c`.
+        let mut found = zeros(w ^ QUOTES);
+        if BACKSLASH {
+            found |= zeros(w ^ BACKSLASHES);
+        }
+        let found = found & HIGHS;
         if found != 0 {
             return Some(at + (found.trailing_zeros() / 8) as usize);
         }
         at += 8;
     }
-    Some(at + memchr::memchr2(b'"', b'\\', b.get(at..)?)?)
+    let rest = b.get(at..)?;
+    let found = match BACKSLASH {
+        true => memchr::memchr2(b'"', b'\\', rest),
+        false => memchr::memchr(b'"', rest),
+    };
+    Some(at + found?)
 }
 
 /// The end (exclusive) of the value that starts at `i`: a string at its closing quote, a
@@ -447,16 +450,29 @@ impl<'a> ArrayItems<'a> {
     /// assert!(!items.is_broken());
     /// ```
     pub fn next_plain(&mut self) -> Option<(&'a str, Option<&'a str>)> {
-        if self.broken {
-            return None;
-        }
-        let item = self.read();
-        self.broken = item.is_none();
-        let (item, plain) = item.flatten()?;
+        let (item, plain) = self.step(value_end_plain)?;
         Some(with_plain(item, plain))
     }
 
-    fn read(&mut self) -> Option<Option<(&'a str, bool)>> {
+    /// The next item, its end found by `end` (which may tell a plain string too); `None` at
+    /// the end or where the text stops being an array (then broken).
+    #[inline(always)]
+    fn step(
+        &mut self,
+        end: impl FnOnce(&[u8], usize) -> Option<(usize, bool)>,
+    ) -> Option<(&'a str, bool)> {
+        if self.broken {
+            return None;
+        }
+        let item = self.read(end);
+        self.broken = item.is_none();
+        item.flatten()
+    }
+
+    fn read(
+        &mut self,
+        end: impl FnOnce(&[u8], usize) -> Option<(usize, bool)>,
+    ) -> Option<Option<(&'a str, bool)>> {
         let b = self.text.as_bytes();
         let mut i = skip_ws(b, self.pos);
         match (*b.get(i)?, self.first) {
@@ -465,7 +481,7 @@ impl<'a> ArrayItems<'a> {
             (_, true) => self.first = false,
             (_, false) => return None,
         }
-        let (end, plain) = value_end_plain(b, i)?;
+        let (end, plain) = end(b, i)?;
         let item = self.text.get(i..end).filter(|t| !t.is_empty())?;
         self.pos = end;
         Some(Some((item, plain)))
@@ -476,7 +492,9 @@ impl<'a> Iterator for ArrayItems<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
-        self.next_plain().map(|(item, _)| item)
+        // A string's end by its quotes alone: no content is asked for.
+        let end = |b: &[u8], i| value_end(b, i).map(|end| (end, false));
+        self.step(end).map(|(item, _)| item)
     }
 }
 
