@@ -283,9 +283,7 @@ impl Middleware for Audit {
         };
         Box::pin(async move {
             let result = next.run(request).await;
-            pending.done = true;
-            let ms = pending.started.elapsed().as_millis();
-            audit_line(&pending.who, &pending.tool, &Outcome::of(&result), ms);
+            pending.write(&Outcome::of(&result));
             result
         })
     }
@@ -301,11 +299,19 @@ struct Pending {
     done: bool,
 }
 
+impl Pending {
+    /// Writes the call's line, once.
+    fn write(&mut self, outcome: &Outcome) {
+        let ms = self.started.elapsed().as_millis();
+        audit_line(&self.who, &self.tool, outcome, ms);
+        self.done = true;
+    }
+}
+
 impl Drop for Pending {
     fn drop(&mut self) {
         if !self.done {
-            let ms = self.started.elapsed().as_millis();
-            audit_line(&self.who, &self.tool, &Outcome::Cancelled, ms);
+            self.write(&Outcome::Cancelled);
         }
     }
 }
